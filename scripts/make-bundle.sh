@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds nerve and packs the portable bundle
+#   $NERVE_BUILD_DIR/nerve-<version>-linux-x86_64.tar.xz
+# with bin/ (nerve's tools, stripped) and lib/ (nerve's shared libraries and
+# every non-system shared library they load), all with RPATH $ORIGIN/../lib
+# or $ORIGIN, so it runs on any x86-64 Linux with glibc >= Debian 12's and no
+# LLVM installed. Prints the bundle's path last.
+set -u
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+nerve_install_deps
+nerve_build all
+
+version=$(sed -n 's/^#define NERVE_VERSION_STRING "\(.*\)"/\1/p' "$NERVE_BUILD_DIR/include/nerve/NerveVersion.inc")
+name="nerve-$version-linux-x86_64"
+stage="$NERVE_BUILD_DIR/bundle/$name"
+rm -rf "$NERVE_BUILD_DIR/bundle" && mkdir -p "$stage/lib"
+
+cmake --install "$NERVE_BUILD_DIR" --prefix "$stage" --strip >"$NERVE_LOG_DIR/bundle.log" 2>&1 ||
+  die "install into the bundle failed (log: $NERVE_LOG_DIR/bundle.log)"
+
+# Debian's LLVM/MLIR and what they pull in that a stock Linux lacks; the rest
+# (libc, libstdc++, zlib, zstd, libxml2, libffi, libtinfo) is on every system.
+carried=(libMLIR.so.22.1 libLLVM.so.22.1 libz3.so.4 libedit.so.2 libbsd.so.0 libmd.so.0)
+for lib in "${carried[@]}"; do
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+  [ -n "$path" ] || path="/usr/lib/llvm-22/lib/$lib"
+  [ -f "$path" ] || die "cannot find $lib to carry in the bundle"
+  cp -L "$path" "$stage/lib/$lib"
+  chmod u+w "$stage/lib/$lib"
+  patchelf --set-rpath '$ORIGIN' "$stage/lib/$lib" || die "patchelf failed on $lib"
+done
+
+# Every executable and library must find the rest inside the bundle.
+for f in "$stage"/bin/* "$stage"/lib/*.so*; do
+  missing=$(env -u LD_LIBRARY_PATH ldd "$f" 2>/dev/null | grep 'not found' || true)
+  [ -z "$missing" ] || die "$(basename "$f") does not resolve inside the bundle: $missing"
+done
+
+say "compressing $name.tar.xz"
+tar -C "$NERVE_BUILD_DIR/bundle" -cf - "$name" | xz -9 -T"$(nproc)" >"$NERVE_BUILD_DIR/$name.tar.xz" ||
+  die "compressing the bundle failed"
+size=$(du -m "$NERVE_BUILD_DIR/$name.tar.xz" | cut -f1)
+[ "$size" -le 60 ] || die "bundle is ${size} MiB, over the 60 MiB limit"
+say "bundle: $NERVE_BUILD_DIR/$name.tar.xz (${size} MiB)"

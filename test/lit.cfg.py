@@ -1,0 +1,55 @@
+# -*- Python -*-
+# lit configuration for nerve's FileCheck and end-to-end tests.
+
+import ctypes
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "nerve"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.nerve_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%nerve_src", config.nerve_src_root))
+config.substitutions.append(("%nerve_version", config.nerve_version))
+config.substitutions.append(("%llvm_version", config.llvm_version))
+# Test scripts use Debian's interpreter, which is where python3-numpy lives.
+python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+config.substitutions.append(("%python", python))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.nerve_tools_dir, append_path=True)
+
+tools = [ToolSubst("nerve-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, [config.nerve_tools_dir])
+
+
+def cuda_device_count():
+    """Counts CUDA devices through the driver library, without any toolkit."""
+    if os.environ.get("NERVE_TEST_NO_CUDA"):
+        return 0
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    if cuda.cuInit(0) != 0:
+        return 0
+    count = ctypes.c_int(0)
+    if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
+# GPU tests say `REQUIRES: cuda`; without a device lit reports them as
+# UNSUPPORTED, so the skip shows in the summary with its count.
+if cuda_device_count() > 0:
+    config.available_features.add("cuda")
+else:
+    lit_config.note("no CUDA device: tests marked `REQUIRES: cuda` are reported UNSUPPORTED")
