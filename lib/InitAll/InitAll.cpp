@@ -2,8 +2,11 @@
 
 #include "nerve/InitAll.h"
 
+#include "nerve/Conversion/Passes.h"
 #include "nerve/Dialect/Neuron/IR/NeuronDialect.h"
 #include "nerve/Dialect/Tdim/IR/TdimDialect.h"
+#include "nerve/Dialect/Tdim/Transforms/Passes.h"
+#include "nerve/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -44,4 +47,9 @@ void nerve::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::registerNVVMDialectTranslation(registry);
 }
 
-void nerve::registerAllPasses() { mlir::registerAllPasses(); }
+void nerve::registerAllPasses() {
+  mlir::registerAllPasses();
+  tdim::registerTdimPasses();
+  registerNerveConversionPasses();
+  registerNervePipelines();
+}

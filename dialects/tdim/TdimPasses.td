@@ -1,0 +1,30 @@
+//===- TdimPasses.td - tdim transformations ----------------*- tablegen -*-===//
+
+#ifndef NERVE_DIALECTS_TDIM_PASSES
+#define NERVE_DIALECTS_TDIM_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def TdimDecompose : Pass<"tdim-decompose"> {
+  let summary = "Expresses composite tdim ops with tdim.map and tdim.reduce";
+  let description = [{
+    Rewrites `tdim.softmax`, `tdim.log_softmax`, `tdim.layer_norm`,
+    `tdim.broadcast`, `tdim.relayout` and `tdim.concat` into `tdim.map` and
+    `tdim.reduce` over the same named dimensions, with `tdim.alloc`ed
+    row statistics where a second pass over the data needs them.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
+def TdimFuseElementwise : Pass<"tdim-fuse-elementwise"> {
+  let summary = "Fuses tdim.map producers into their tdim.map and tdim.reduce consumers";
+  let description = [{
+    When a `tdim.map` writes a `tdim.alloc`ed tensor that exactly one later
+    `tdim.map` or `tdim.reduce` reads (and nothing else touches), the
+    producer's region is inlined into the consumer and the intermediate
+    tensor disappears, so a chain of elementwise ops makes one pass over
+    memory.
+  }];
+}
+
+#endif // NERVE_DIALECTS_TDIM_PASSES

@@ -1,0 +1,20 @@
+//===- Passes.h - nerve's conversions ----------------------------*- C++ -*-===//
+
+#ifndef NERVE_CONVERSION_PASSES_H
+#define NERVE_CONVERSION_PASSES_H
+
+#include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
+
+#include "mlir/Pass/Pass.h"
+
+namespace nerve {
+
+#define GEN_PASS_DECL
+#include "nerve/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "nerve/Conversion/Passes.h.inc"
+
+} // namespace nerve
+
+#endif // NERVE_CONVERSION_PASSES_H

@@ -1,0 +1,36 @@
+//===- TdimOps.h - tdim operations -------------------------------*- C++ -*-===//
+
+#ifndef NERVE_DIALECT_TDIM_IR_TDIMOPS_H
+#define NERVE_DIALECT_TDIM_IR_TDIMOPS_H
+
+#include "nerve/Dialect/Tdim/IR/TdimAttrs.h"
+#include "nerve/Dialect/Tdim/IR/TdimDialect.h"
+#include "nerve/Dialect/Tdim/IR/TdimTypes.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+
+#define GET_OP_CLASSES
+#include "dialects/tdim/TdimOps.h.inc"
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
+namespace nerve::tdim {
+
+/// Adds the patterns that inline a `tdim.map` writing a `tdim.alloc`ed
+/// tensor into the single `tdim.map` or `tdim.reduce` that reads it, so the
+/// intermediate tensor disappears (also part of canonicalization).
+void populateElementwiseFusionPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace nerve::tdim
+
+#endif // NERVE_DIALECT_TDIM_IR_TDIMOPS_H

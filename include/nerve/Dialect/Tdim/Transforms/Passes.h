@@ -1,0 +1,26 @@
+//===- Passes.h - tdim transformations ---------------------------*- C++ -*-===//
+
+#ifndef NERVE_DIALECT_TDIM_TRANSFORMS_PASSES_H
+#define NERVE_DIALECT_TDIM_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
+namespace nerve::tdim {
+
+#define GEN_PASS_DECL
+#include "dialects/tdim/TdimPasses.h.inc"
+
+/// Patterns that rewrite softmax, log_softmax, layer_norm, broadcast,
+/// relayout and concat into tdim.map / tdim.reduce.
+void populateDecompositionPatterns(mlir::RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "dialects/tdim/TdimPasses.h.inc"
+
+} // namespace nerve::tdim
+
+#endif // NERVE_DIALECT_TDIM_TRANSFORMS_PASSES_H

@@ -1,0 +1,134 @@
+//===- nerve.h - nerve's C++ API ---------------------------------*- C++ -*-===//
+//
+// Compile a spec, look up its kernels, and run them on caller-owned device
+// buffers and streams or on host arrays. Only the C++ standard library is
+// needed to use this header; failures come back as values (Status, Result).
+//
+//   auto module = nerve::compile(specText, options);
+//   if (!module) { std::cerr << module.message() << "\n"; return 1; }
+//   for (const nerve::EntryInfo &e : (*module)->entries()) ...
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_NERVE_H
+#define NERVE_NERVE_H
+
+#include "nerve/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nerve {
+
+/// Where kernels run. `Auto` picks CUDA when a driver and a device are
+/// present, the CPU otherwise.
+enum class Target { Auto, CPU, CUDA };
+
+/// Element types of kernel arguments.
+enum class DType { F32, F16, BF16, F64, I1, I8, I32, I64, Index };
+
+const char *toString(DType dtype);
+const char *toString(Target target);
+/// Bytes one element occupies in memory (i1 takes a byte).
+int64_t byteWidth(DType dtype);
+
+struct CompileOptions {
+  Target target = Target::Auto;
+  /// GPU architecture: sm_80, sm_89, sm_90 or sm_100.
+  std::string chip = "sm_90";
+  /// LLVM optimisation level for host and device code, 0-3.
+  int optLevel = 3;
+  /// Allow reassociation and approximate math (off: IEEE semantics).
+  bool fastMath = false;
+  /// libdevice.10.bc; empty: look in $CUDA_HOME and /usr/local/cuda.
+  std::string libdevice;
+};
+
+/// One argument of a kernel, as its spec declares it.
+struct ArgInfo {
+  std::string name;
+  bool isOutput = false;
+  bool isTensor = false;
+  DType dtype = DType::F32;
+  /// Dimension names in layout order, outermost first ("i/64" for folds).
+  std::vector<std::string> dims;
+  /// Static sizes, -1 where bound at launch.
+  std::vector<int64_t> sizes;
+  /// Strides in elements, -1 where bound at launch; empty when row-major.
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+/// A kernel of a compiled module.
+struct EntryInfo {
+  std::string name;
+  std::vector<ArgInfo> args;
+  unsigned numInputs() const;
+};
+
+/// An argument value: a tensor (pointer, sizes and strides in the
+/// argument's dimension order, in elements) or a scalar.
+struct Arg {
+  enum class Kind { Tensor, Float, Int } kind = Kind::Tensor;
+  void *data = nullptr;
+  std::vector<int64_t> sizes;
+  /// Empty: row-major in the argument's dimension order.
+  std::vector<int64_t> strides;
+  double floatValue = 0;
+  int64_t intValue = 0;
+
+  static Arg tensor(void *data, std::vector<int64_t> sizes,
+                    std::vector<int64_t> strides = {});
+  static Arg scalar(double value);
+  static Arg scalarInt(int64_t value);
+};
+
+/// A compiled spec: its kernels, ready to launch.
+class Module {
+public:
+  virtual ~Module();
+
+  Target target() const;
+  const std::vector<EntryInfo> &entries() const;
+  /// The kernel called `name`, or nullptr.
+  const EntryInfo *findEntry(const std::string &name) const;
+
+  /// PTX of the device code (empty for the CPU target).
+  const std::string &ptx() const;
+  /// LLVM IR of the host code.
+  const std::string &llvmIR() const;
+
+  /// Runs `entry` on buffers the caller owns: device pointers for CUDA (on
+  /// `stream`, a CUstream; null is the default stream) and host pointers
+  /// for the CPU. nerve does not synchronise the stream.
+  Status launch(const std::string &entry, const std::vector<Arg> &args,
+                void *stream = nullptr) const;
+
+  struct Impl;
+
+protected:
+  explicit Module(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  friend Result<std::shared_ptr<Module>> compile(const std::string &,
+                                                 const CompileOptions &);
+};
+
+/// Compiles spec text (a module of tdim kernels and neuron ops).
+Result<std::shared_ptr<Module>> compile(const std::string &spec,
+                                        const CompileOptions &options = {});
+/// Compiles the spec in a file.
+Result<std::shared_ptr<Module>> compileFile(const std::string &path,
+                                            const CompileOptions &options = {});
+
+/// Whether a CUDA driver library and at least one device are usable; when
+/// not, `why` says what is missing.
+bool cudaAvailable(std::string *why = nullptr);
+
+/// nerve's and LLVM's versions, one line.
+std::string versionString();
+
+} // namespace nerve
+
+#endif // NERVE_NERVE_H

@@ -1,0 +1,265 @@
+//===- TensorOps.cpp - maps, reductions and contractions to loop nests --===//
+//
+// The independent dimensions of each op become one scf.parallel, ordered as
+// the first output is laid out (innermost = contiguous) so that neighbouring
+// iterations touch neighbouring addresses; reductions are scf.for nests
+// inside it, combining in a fixed order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Patterns.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace nerve;
+using namespace nerve::tdim;
+using namespace nerve::tdim_to_scf;
+
+/// Builds `scf.parallel` over `dims` (sizes from `memref` of type `type`) and
+/// calls `body` inside it with the induction variables; without dimensions
+/// the body is built in place.
+static void buildParallel(OpBuilder &b, Location loc, Value memref,
+                          TdimTensorType type, ArrayRef<DimAttr> dims,
+                          function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  if (dims.empty()) {
+    body(b, loc, {});
+    return;
+  }
+  SmallVector<Value> lbs, ubs, steps;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  for (DimAttr d : dims) {
+    lbs.push_back(zero);
+    steps.push_back(one);
+    ubs.push_back(buildDimSize(b, loc, memref, type, d));
+  }
+  scf::ParallelOp::create(b, loc, lbs, ubs, steps,
+                          [&](OpBuilder &nb, Location nl, ValueRange ivs) {
+                            body(nb, nl, ivs);
+                          });
+}
+
+/// Loads `input` (a tensor, or a scalar passed through) at the point `ivs`
+/// of `dims`, converted to `type`.
+static Value loadAt(OpBuilder &b, Location loc, Value original, Value converted,
+                    ArrayRef<DimAttr> dims, ValueRange ivs, Type type) {
+  auto tensor = llvm::dyn_cast<TdimTensorType>(original.getType());
+  if (!tensor)
+    return converted;
+  Value v = memref::LoadOp::create(b, loc, converted, indicesFor(tensor, dims, ivs));
+  return convertFloat(b, loc, v, type);
+}
+
+static void storeAt(OpBuilder &b, Location loc, Value value, Value original,
+                    Value converted, ArrayRef<DimAttr> dims, ValueRange ivs) {
+  auto tensor = llvm::cast<TdimTensorType>(original.getType());
+  value = convertFloat(b, loc, value, tensor.getElementType());
+  memref::StoreOp::create(b, loc, value, converted, indicesFor(tensor, dims, ivs));
+}
+
+/// Builds nested scf.for loops over `dims` carrying `inits`; `body` maps the
+/// induction variables (aligned with `dims`) and the carried values to the
+/// next carried values. Returns the final values.
+static SmallVector<Value>
+buildSequential(OpBuilder &b, Location loc, ArrayRef<DimAttr> dims,
+                ArrayRef<Value> ubs, ValueRange inits,
+                function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
+                                                ValueRange)> body,
+                SmallVector<Value> ivs = {}) {
+  if (ivs.size() == dims.size())
+    return body(b, loc, ivs, inits);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, ubs[ivs.size()], one, inits,
+      [&](OpBuilder &nb, Location nl, Value iv, ValueRange carried) {
+        SmallVector<Value> inner(ivs);
+        inner.push_back(iv);
+        SmallVector<Value> next =
+            buildSequential(nb, nl, dims, ubs, carried, body, inner);
+        scf::YieldOp::create(nb, nl, next);
+      });
+  return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+}
+
+/// The size of `dim` taken from whichever operand has it.
+static Value sizeFromOperands(OpBuilder &b, Location loc, ValueRange original,
+                              ValueRange converted, DimAttr dim) {
+  for (auto [o, c] : llvm::zip(original, converted))
+    if (auto t = llvm::dyn_cast<TdimTensorType>(o.getType()); t && t.hasDim(dim))
+      return buildDimSize(b, loc, c, t, dim);
+  llvm_unreachable("verifier guarantees an operand with the dimension");
+}
+
+namespace {
+
+struct MapLowering : OpConversionPattern<MapOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(MapOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value firstOut = op.getOutputs().front();
+    auto space = llvm::cast<TdimTensorType>(firstOut.getType());
+    SmallVector<DimAttr> dims(space.getDims());
+    Block &body = op.getBody().front();
+    buildParallel(rewriter, loc, adaptor.getOutputs().front(), space, dims,
+                  [&](OpBuilder &b, Location l, ValueRange ivs) {
+                    SmallVector<Value> args;
+                    for (auto [i, in] : llvm::enumerate(op.getInputs()))
+                      args.push_back(loadAt(b, l, in, adaptor.getInputs()[i], dims, ivs,
+                                            body.getArgument(i).getType()));
+                    SmallVector<Value> results = inlineRegion(b, op.getBody(), args);
+                    for (auto [i, out] : llvm::enumerate(op.getOutputs()))
+                      storeAt(b, l, results[i], out, adaptor.getOutputs()[i], dims, ivs);
+                  });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ReduceLowering : OpConversionPattern<ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto outType = llvm::cast<TdimTensorType>(op.getOutputs().front().getType());
+    SmallVector<DimAttr> kept(outType.getDims());
+    // Reduce in the order the first input that has each dimension lays it
+    // out (outermost first), so the innermost loop walks contiguous memory.
+    SmallVector<DimAttr> over;
+    for (Attribute a : op.getOver())
+      over.push_back(llvm::cast<DimAttr>(a));
+    SmallVector<DimAttr> overInOrder;
+    for (Value in : op.getInputs())
+      for (DimAttr d : llvm::cast<TdimTensorType>(in.getType()).getDims())
+        if (llvm::is_contained(over, d) && !llvm::is_contained(overInOrder, d))
+          overInOrder.push_back(d);
+    SmallVector<Type> acc = op.getAccumulatorTypes();
+
+    buildParallel(rewriter, loc, adaptor.getOutputs().front(), outType, kept,
+                  [&](OpBuilder &b, Location l, ValueRange keptIvs) {
+                    SmallVector<Value> inits, ubs;
+                    for (Attribute a : op.getInit())
+                      inits.push_back(arith::ConstantOp::create(
+                          b, l, llvm::cast<TypedAttr>(a)));
+                    for (DimAttr d : overInOrder)
+                      ubs.push_back(sizeFromOperands(b, l, op.getInputs(),
+                                                     adaptor.getInputs(), d));
+                    SmallVector<Value> finals = buildSequential(
+                        b, l, overInOrder, ubs, inits,
+                        [&](OpBuilder &ib, Location il, ValueRange overIvs,
+                            ValueRange carried) {
+                          return combineAt(ib, il, op, adaptor, kept, keptIvs,
+                                           overInOrder, overIvs, over, acc, carried);
+                        });
+                    SmallVector<Value> results = finals;
+                    if (!op.getPost().empty()) {
+                      Value count = arith::ConstantIndexOp::create(b, l, 1);
+                      for (Value ub : ubs)
+                        count = arith::MulIOp::create(b, l, count, ub);
+                      SmallVector<Value> args(finals);
+                      args.push_back(count);
+                      results = inlineRegion(b, op.getPost(), args);
+                    }
+                    for (auto [i, out] : llvm::enumerate(op.getOutputs()))
+                      storeAt(b, l, results[i], out, adaptor.getOutputs()[i], kept,
+                              keptIvs);
+                  });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// One step of the reduction: load, map, combine.
+  static SmallVector<Value> combineAt(OpBuilder &b, Location l, ReduceOp op,
+                                      OpAdaptor adaptor, ArrayRef<DimAttr> kept,
+                                      ValueRange keptIvs, ArrayRef<DimAttr> overInOrder,
+                                      ValueRange overIvs, ArrayRef<DimAttr> over,
+                                      ArrayRef<Type> acc, ValueRange carried) {
+    SmallVector<DimAttr> dims(kept);
+    dims.append(overInOrder.begin(), overInOrder.end());
+    SmallVector<Value> ivs(keptIvs);
+    ivs.append(overIvs.begin(), overIvs.end());
+    SmallVector<Value> mapped;
+    if (!op.getMap().empty()) {
+      Block &mapBlock = op.getMap().front();
+      SmallVector<Value> args;
+      for (auto [i, in] : llvm::enumerate(op.getInputs()))
+        args.push_back(loadAt(b, l, in, adaptor.getInputs()[i], dims, ivs,
+                              mapBlock.getArgument(i).getType()));
+      // Positions along the reduced dimensions, in `over` order.
+      if (mapBlock.getNumArguments() > op.getInputs().size())
+        for (DimAttr d : over)
+          args.push_back(ivs[llvm::find(dims, d) - dims.begin()]);
+      mapped = inlineRegion(b, op.getMap(), args);
+    } else {
+      for (auto [i, in] : llvm::enumerate(op.getInputs()))
+        mapped.push_back(loadAt(b, l, in, adaptor.getInputs()[i], dims, ivs, acc[i]));
+    }
+    SmallVector<Value> args(carried);
+    args.append(mapped);
+    return inlineRegion(b, op.getCombine(), args);
+  }
+};
+
+struct ContractLowering : OpConversionPattern<ContractOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(ContractOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto lhs = llvm::cast<TdimTensorType>(op.getLhs().getType());
+    auto out = llvm::cast<TdimTensorType>(op.getOutput().getType());
+    SmallVector<DimAttr> kept(out.getDims());
+    SmallVector<DimAttr> contracted;
+    for (DimAttr d : lhs.getDims())
+      if (!out.hasDim(d))
+        contracted.push_back(d);
+    Type accType = getComputeType(out.getElementType());
+    SmallVector<Value> originals{op.getLhs(), op.getRhs()};
+    SmallVector<Value> converted{adaptor.getLhs(), adaptor.getRhs()};
+
+    buildParallel(rewriter, loc, adaptor.getOutput(), out, kept,
+                  [&](OpBuilder &b, Location l, ValueRange keptIvs) {
+                    Value init;
+                    if (op.getAccumulate())
+                      init = loadAt(b, l, op.getOutput(), adaptor.getOutput(), kept,
+                                    keptIvs, accType);
+                    else
+                      init = arith::ConstantOp::create(b, l, b.getFloatAttr(accType, 0.0));
+                    SmallVector<Value> ubs;
+                    for (DimAttr d : contracted)
+                      ubs.push_back(sizeFromOperands(b, l, originals, converted, d));
+                    SmallVector<Value> sum = buildSequential(
+                        b, l, contracted, ubs, ValueRange{init},
+                        [&](OpBuilder &ib, Location il, ValueRange cIvs, ValueRange carried) {
+                          SmallVector<DimAttr> dims(kept);
+                          dims.append(contracted.begin(), contracted.end());
+                          SmallVector<Value> ivs(keptIvs);
+                          ivs.append(cIvs.begin(), cIvs.end());
+                          Value a = loadAt(ib, il, op.getLhs(), adaptor.getLhs(), dims, ivs,
+                                           accType);
+                          Value c = loadAt(ib, il, op.getRhs(), adaptor.getRhs(), dims, ivs,
+                                           accType);
+                          Value p = arith::MulFOp::create(ib, il, a, c);
+                          return SmallVector<Value>{
+                              arith::AddFOp::create(ib, il, carried[0], p)};
+                        });
+                    storeAt(b, l, sum[0], op.getOutput(), adaptor.getOutput(), kept, keptIvs);
+                  });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void nerve::tdim_to_scf::populateTensorOpPatterns(const TdimTypeConverter &converter,
+                                                  RewritePatternSet &patterns) {
+  patterns.add<MapLowering, ReduceLowering, ContractLowering>(converter,
+                                                              patterns.getContext());
+}

@@ -1,0 +1,228 @@
+//===- Decompose.cpp - composite tdim ops as maps and reductions --------===//
+//
+// softmax:     m = max(x); s = sum(exp(x - m)); y = exp(x - m) / s
+// log_softmax: m = max(x); s = sum(exp(x - m)); y = x - m - log(s)
+// layer_norm:  (mean, rstd) = one Welford reduction; y = (x - mean) * rstd * w + b
+// broadcast, relayout: an identity map; concat: identity maps into slices.
+//
+// Statistics are kept in the compute type (f32 for f16/bf16 storage).
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Dialect/Tdim/Transforms/Passes.h"
+
+#include "nerve/Dialect/Tdim/IR/TdimBuilders.h"
+#include "nerve/Dialect/Tdim/IR/TdimOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace nerve::tdim {
+#define GEN_PASS_DEF_TDIMDECOMPOSE
+#include "dialects/tdim/TdimPasses.h.inc"
+} // namespace nerve::tdim
+
+using namespace mlir;
+using namespace nerve::tdim;
+
+static Value floatConst(OpBuilder &b, Location loc, Type type, double v) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v));
+}
+
+static TdimTensorType tensorOf(Value v) { return llvm::cast<TdimTensorType>(v.getType()); }
+
+/// Row statistic of `x` over `dim`: reduce with `combine` from `init`,
+/// applying `mapFn` to (x, extra inputs...) first.
+static Value reduceRows(OpBuilder &b, Location loc, Value x, ValueRange extra,
+                        DimAttr dim, Attribute init, const RegionBodyFn &mapFn,
+                        const RegionBodyFn &combineFn) {
+  Type compute = llvm::cast<TypedAttr>(init).getType();
+  Value out = buildAllocLike(b, loc, x, dimsWithout(tensorOf(x), {dim}), compute);
+  SmallVector<Value> inputs{x};
+  llvm::append_range(inputs, extra);
+  auto reduce = ReduceOp::create(b, loc, inputs, ValueRange{out},
+                                 b.getArrayAttr({dim}), b.getArrayAttr({init}));
+  buildRegion(b, loc, reduce.getMap(), computeTypesOf(inputs), mapFn);
+  buildRegion(b, loc, reduce.getCombine(), {compute, compute}, combineFn);
+  return out;
+}
+
+namespace {
+
+template <typename OpTy>
+struct DecomposeSoftmax : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  static constexpr bool isLog = std::is_same_v<OpTy, LogSoftmaxOp>;
+
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    DimAttr dim = op.getDim();
+    Type compute = getComputeType(tensorOf(x).getElementType());
+    auto negInf = rewriter.getFloatAttr(
+        compute, APFloat::getInf(llvm::cast<FloatType>(compute).getFloatSemantics(), true));
+    Value max = reduceRows(
+        rewriter, loc, x, {}, dim, negInf,
+        [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
+        });
+    Value sum = reduceRows(
+        rewriter, loc, x, {max}, dim, rewriter.getFloatAttr(compute, 0.0),
+        [](OpBuilder &b, Location l, ValueRange a) {
+          Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+          return SmallVector<Value>{math::ExpOp::create(b, l, shifted)};
+        },
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
+        });
+    buildMap(rewriter, loc, ValueRange{x, max, sum}, ValueRange{op.getOutput()},
+             computeTypesOf({x, max, sum}), [](OpBuilder &b, Location l, ValueRange a) {
+               Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+               if (isLog)
+                 return SmallVector<Value>{
+                     arith::SubFOp::create(b, l, shifted, math::LogOp::create(b, l, a[2]))};
+               Value e = math::ExpOp::create(b, l, shifted);
+               return SmallVector<Value>{arith::DivFOp::create(b, l, e, a[2])};
+             });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LayerNormOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    SmallVector<DimAttr> over;
+    for (Attribute a : op.getOver())
+      over.push_back(llvm::cast<DimAttr>(a));
+    Type compute = getComputeType(tensorOf(x).getElementType());
+    SmallVector<DimAttr> kept = dimsWithout(tensorOf(x), over);
+    Value mean = buildAllocLike(rewriter, loc, x, kept, compute);
+    Value rstd = buildAllocLike(rewriter, loc, x, kept, compute);
+    Attribute zero = rewriter.getFloatAttr(compute, 0.0);
+    double eps = op.getEps().convertToDouble();
+
+    // Welford: accumulators (count, mean, M2), merged pairwise.
+    auto reduce = ReduceOp::create(rewriter, loc, ValueRange{x}, ValueRange{mean, rstd},
+                                   op.getOver(), rewriter.getArrayAttr({zero, zero, zero}));
+    buildRegion(rewriter, loc, reduce.getMap(), {compute},
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  return SmallVector<Value>{floatConst(b, l, compute, 1.0), a[0],
+                                            floatConst(b, l, compute, 0.0)};
+                });
+    buildRegion(rewriter, loc, reduce.getCombine(),
+                {compute, compute, compute, compute, compute, compute},
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value na = a[0], ma = a[1], qa = a[2], nb = a[3], mb = a[4], qb = a[5];
+                  Value n = arith::AddFOp::create(b, l, na, nb);
+                  Value zeroV = floatConst(b, l, compute, 0.0);
+                  Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, n, zeroV);
+                  Value safeN = arith::SelectOp::create(b, l, empty,
+                                                        floatConst(b, l, compute, 1.0), n);
+                  Value delta = arith::SubFOp::create(b, l, mb, ma);
+                  Value wb = arith::DivFOp::create(b, l, nb, safeN);
+                  Value m = arith::AddFOp::create(
+                      b, l, ma, arith::MulFOp::create(b, l, delta, wb));
+                  Value cross = arith::MulFOp::create(
+                      b, l, arith::MulFOp::create(b, l, delta, delta),
+                      arith::MulFOp::create(b, l, na, wb));
+                  Value q = arith::AddFOp::create(
+                      b, l, arith::AddFOp::create(b, l, qa, qb), cross);
+                  return SmallVector<Value>{n, m, q};
+                });
+    buildRegion(rewriter, loc, reduce.getPost(),
+                {compute, compute, compute, rewriter.getIndexType()},
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value var = arith::DivFOp::create(b, l, a[2], a[0]);
+                  Value shifted = arith::AddFOp::create(b, l, var,
+                                                        floatConst(b, l, compute, eps));
+                  return SmallVector<Value>{a[1], math::RsqrtOp::create(b, l, shifted)};
+                });
+
+    SmallVector<Value> inputs{x, mean, rstd};
+    if (op.getWeight())
+      inputs.push_back(op.getWeight());
+    if (op.getBias())
+      inputs.push_back(op.getBias());
+    bool hasWeight = !!op.getWeight(), hasBias = !!op.getBias();
+    buildMap(rewriter, loc, inputs, ValueRange{op.getOutput()}, computeTypesOf(inputs),
+             [&](OpBuilder &b, Location l, ValueRange a) {
+               Value y = arith::MulFOp::create(
+                   b, l, arith::SubFOp::create(b, l, a[0], a[1]), a[2]);
+               unsigned next = 3;
+               if (hasWeight)
+                 y = arith::MulFOp::create(b, l, y, a[next++]);
+               if (hasBias)
+                 y = arith::AddFOp::create(b, l, y, a[next++]);
+               return SmallVector<Value>{y};
+             });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// broadcast and relayout: a map that copies.
+template <typename OpTy>
+struct CopyAsMap : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+    Type element = tensorOf(op.getInput()).getElementType();
+    buildMap(rewriter, op.getLoc(), ValueRange{op.getInput()}, ValueRange{op.getOutput()},
+             {element}, [](OpBuilder &, Location, ValueRange a) {
+               return SmallVector<Value>{a[0]};
+             });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct DecomposeConcat : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    DimAttr dim = op.getDim();
+    Value offset = ConstOp::create(rewriter, loc, TdimIndexType::get(getContext(), dim),
+                                   rewriter.getI64IntegerAttr(0));
+    for (Value in : op.getInputs()) {
+      TdimTensorType type = tensorOf(in);
+      int64_t size = type.getSize(dim);
+      Value length = buildSize(rewriter, loc, in, dim);
+      Value view;
+      if (size != ShapedType::kDynamic)
+        view = SliceOp::create(rewriter, loc, op.getOutput(), dim, offset, Value(),
+                               rewriter.getI64IntegerAttr(size));
+      else
+        view = SliceOp::create(rewriter, loc, op.getOutput(), dim, offset, length,
+                               IntegerAttr());
+      buildMap(rewriter, loc, ValueRange{in}, ValueRange{view}, {type.getElementType()},
+               [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; });
+      offset = AddOp::create(rewriter, loc, offset.getType(), offset, length);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TdimDecomposePass : nerve::tdim::impl::TdimDecomposeBase<TdimDecomposePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateDecompositionPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void nerve::tdim::populateDecompositionPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<DecomposeSoftmax<SoftmaxOp>, DecomposeSoftmax<LogSoftmaxOp>,
+               DecomposeLayerNorm, CopyAsMap<BroadcastOp>, CopyAsMap<RelayoutOp>,
+               DecomposeConcat>(ctx);
+}

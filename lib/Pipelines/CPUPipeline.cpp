@@ -1,0 +1,57 @@
+//===- CPUPipeline.cpp - nerve-to-loops and nerve-to-cpu -----------------===//
+
+#include "nerve/Pipelines/Pipelines.h"
+
+#include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/Tdim/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void nerve::buildNerveToLoopsPipeline(OpPassManager &pm) {
+  pm.addPass(tdim::createTdimDecompose());
+  pm.addPass(tdim::createTdimFuseElementwise());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvertTdimToSCF());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &) {
+  buildNerveToLoopsPipeline(pm);
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // bf16 conversions become integer arithmetic: the host has no bf16 unit.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Functions LLVM has no intrinsic for (erf, tanh, ...) call libm.
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void nerve::registerNervePipelines() {
+  PassPipelineRegistration<>(
+      "nerve-to-loops",
+      "Lowers nerve's dialects to loop nests over memrefs (shared by every target)",
+      [](OpPassManager &pm) { buildNerveToLoopsPipeline(pm); });
+  PassPipelineRegistration<NerveToCPUOptions>(
+      "nerve-to-cpu", "Lowers a nerve spec to the LLVM dialect for the host CPU",
+      [](OpPassManager &pm, const NerveToCPUOptions &options) {
+        buildNerveToCPUPipeline(pm, options);
+      });
+}

@@ -1,0 +1,179 @@
+//===- ArgBuffer.cpp - host buffers laid out like kernel arguments ------===//
+
+#include "nerve/Runtime/ArgBuffer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace nerve;
+
+int64_t ArgBuffer::numElements() const {
+  int64_t n = 1;
+  for (int64_t s : sizes)
+    n *= s;
+  return n;
+}
+
+Result<std::vector<int64_t>> nerve::sizesFor(const ArgInfo &arg, const DimBinding &binding) {
+  std::vector<int64_t> sizes;
+  for (size_t d = 0; d < arg.dims.size(); ++d) {
+    if (arg.sizes[d] >= 0) {
+      sizes.push_back(arg.sizes[d]);
+      continue;
+    }
+    auto it = binding.find(arg.dims[d]);
+    if (it == binding.end())
+      return Status::error("dimension `" + arg.dims[d] + "` of argument %" + arg.name +
+                           " has no size: no input binds it (pass --dim " +
+                           arg.dims[d] + "=N)");
+    sizes.push_back(it->second);
+  }
+  return sizes;
+}
+
+static std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + ")";
+}
+
+Status nerve::bindShape(const ArgInfo &arg, const std::vector<int64_t> &shape,
+                        DimBinding &binding) {
+  std::vector<int64_t> expected;
+  for (size_t d = 0; d < arg.dims.size(); ++d) {
+    auto it = binding.find(arg.dims[d]);
+    expected.push_back(arg.sizes[d] >= 0 ? arg.sizes[d]
+                                         : it != binding.end() ? it->second : -1);
+  }
+  auto describeExpected = [&] {
+    std::string s = "(";
+    for (size_t d = 0; d < arg.dims.size(); ++d)
+      s += (d ? ", " : "") + arg.dims[d] + "=" +
+           (expected[d] >= 0 ? std::to_string(expected[d]) : std::string("?"));
+    return s + ")";
+  };
+  if (shape.size() != arg.dims.size())
+    return Status::error("argument %" + arg.name + " has shape " + describeExpected() +
+                         " but the array has shape " + shapeText(shape));
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (expected[d] >= 0 && expected[d] != shape[d])
+      return Status::error("argument %" + arg.name + " has shape " + describeExpected() +
+                           " but the array has shape " + shapeText(shape));
+  for (size_t d = 0; d < shape.size(); ++d)
+    binding[arg.dims[d]] = shape[d];
+  return Status();
+}
+
+Result<ArgBuffer> nerve::makeArgBuffer(const ArgInfo &arg, const std::vector<int64_t> &sizes) {
+  ArgBuffer buffer;
+  buffer.dtype = arg.dtype;
+  buffer.sizes = sizes;
+  size_t rank = sizes.size();
+  buffer.strides.assign(rank, 1);
+  bool haveStrides = !arg.strides.empty() &&
+                     std::none_of(arg.strides.begin(), arg.strides.end(),
+                                  [](int64_t s) { return s < 0; });
+  if (haveStrides) {
+    buffer.strides = arg.strides;
+  } else {
+    for (size_t d = rank; d-- > 1;)
+      buffer.strides[d - 1] = buffer.strides[d] * std::max<int64_t>(sizes[d], 1);
+  }
+  buffer.offset = arg.offset > 0 ? arg.offset : 0;
+  // Span = offset + the farthest element + 1, overflow-checked.
+  uint64_t span = static_cast<uint64_t>(buffer.offset);
+  bool empty = false, overflow = false;
+  for (size_t d = 0; d < rank; ++d) {
+    if (sizes[d] == 0) {
+      empty = true;
+      continue;
+    }
+    uint64_t reach;
+    overflow |= __builtin_mul_overflow(static_cast<uint64_t>(sizes[d] - 1),
+                                       static_cast<uint64_t>(buffer.strides[d]), &reach);
+    overflow |= __builtin_add_overflow(span, reach, &span);
+  }
+  if (overflow)
+    return Status::error("argument %" + arg.name + " is too large to address");
+  if (!empty)
+    span += 1;
+  uint64_t width = static_cast<uint64_t>(byteWidth(arg.dtype));
+  if (span > (uint64_t(1) << 40) / width)
+    return Status::error("argument %" + arg.name + " needs " + std::to_string(span * width) +
+                         " bytes, more than nerve-run allocates on the host (1 TiB)");
+  buffer.bytes.assign(span * width, 0xA5);
+  if (arg.dtype == DType::F32 || arg.dtype == DType::F64 || arg.dtype == DType::F16 ||
+      arg.dtype == DType::BF16) {
+    HostArray poison;
+    poison.dtype = arg.dtype;
+    poison.shape = {static_cast<int64_t>(span)};
+    poison.bytes.swap(buffer.bytes);
+    for (uint64_t i = 0; i < span; ++i)
+      poison.setDouble(static_cast<int64_t>(i), std::numeric_limits<double>::quiet_NaN());
+    buffer.bytes.swap(poison.bytes);
+  }
+  return buffer;
+}
+
+/// Calls `fn(flat, linear)` for every element: its C-order index among the
+/// logical elements and its position in the strided buffer.
+template <typename Fn>
+static void forEachElement(const ArgBuffer &b, Fn fn) {
+  size_t rank = b.sizes.size();
+  int64_t n = b.numElements();
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t linear = b.offset;
+    for (size_t d = 0; d < rank; ++d)
+      linear += idx[d] * b.strides[d];
+    fn(flat, linear);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < b.sizes[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+Status nerve::scatter(const HostArray &array, ArgBuffer &buffer) {
+  if (array.dtype != buffer.dtype)
+    return Status::error(std::string("array holds ") + toString(array.dtype) +
+                         " but the argument holds " + toString(buffer.dtype));
+  int64_t width = byteWidth(buffer.dtype);
+  forEachElement(buffer, [&](int64_t flat, int64_t linear) {
+    std::memcpy(buffer.bytes.data() + linear * width, array.bytes.data() + flat * width,
+                static_cast<size_t>(width));
+  });
+  return Status();
+}
+
+HostArray nerve::gather(const ArgBuffer &buffer) {
+  HostArray array = HostArray::zeros(buffer.dtype, buffer.sizes);
+  int64_t width = byteWidth(buffer.dtype);
+  forEachElement(buffer, [&](int64_t flat, int64_t linear) {
+    std::memcpy(array.bytes.data() + flat * width, buffer.bytes.data() + linear * width,
+                static_cast<size_t>(width));
+  });
+  return array;
+}
+
+HostArray nerve::randomArray(DType dtype, const std::vector<int64_t> &shape,
+                             std::mt19937_64 &rng) {
+  HostArray array = HostArray::zeros(dtype, shape);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  int64_t n = array.numElements();
+  bool isInt = dtype == DType::I8 || dtype == DType::I32 || dtype == DType::I64 ||
+               dtype == DType::Index;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = normal(rng);
+    if (dtype == DType::I1)
+      v = v > 0;
+    else if (isInt)
+      v = std::round(v * 8);
+    array.setDouble(i, v);
+  }
+  return array;
+}
