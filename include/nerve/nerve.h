@@ -106,6 +106,10 @@ public:
   Status launch(const std::string &entry, const std::vector<Arg> &args,
                 void *stream = nullptr) const;
 
+  /// Runs `entry` on host memory and waits for it: for CUDA, every tensor
+  /// is copied to the device, and the outputs are copied back.
+  Status run(const std::string &entry, const std::vector<Arg> &args) const;
+
   struct Impl;
 
 protected:

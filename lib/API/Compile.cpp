@@ -11,6 +11,7 @@
 #include "ModuleImpl.h"
 
 #include "nerve/InitAll.h"
+#include "nerve/Runtime/HostSymbols.h"
 #include "nerve/Pipelines/Pipelines.h"
 #include "nerve/Support/Version.h"
 
@@ -166,6 +167,13 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
     return Status::error(message);
   }
   impl->engine = std::move(*engine);
+  impl->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (auto [name, address] : getHostSymbols())
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                             llvm::JITSymbolFlags::Exported};
+    return map;
+  });
   impl->engine->initialize();
   for (const EntryInfo &entry : impl->entries) {
     auto fn = impl->engine->lookupPacked("_mlir_ciface_" + entry.name);
@@ -234,6 +242,10 @@ Status Module::launch(const std::string &entryName, const std::vector<Arg> &args
   size_t index = entry - impl_->entries.data();
   impl_->packed[index](packer.pointers());
   return Status();
+}
+
+Status Module::run(const std::string &entryName, const std::vector<Arg> &args) const {
+  return launch(entryName, args);
 }
 
 bool nerve::cudaAvailable(std::string *why) {

@@ -4,6 +4,7 @@
 
 #include "nerve/Conversion/Passes.h"
 #include "nerve/Dialect/Neuron/IR/NeuronDialect.h"
+#include "nerve/Dialect/Neuron/Transforms/Passes.h"
 #include "nerve/Dialect/Tdim/IR/TdimDialect.h"
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
 #include "nerve/Pipelines/Pipelines.h"
@@ -50,6 +51,7 @@ void nerve::registerAllDialects(mlir::DialectRegistry &registry) {
 void nerve::registerAllPasses() {
   mlir::registerAllPasses();
   tdim::registerTdimPasses();
+  neuron::registerNeuronPasses();
   registerNerveConversionPasses();
   registerNervePipelines();
 }

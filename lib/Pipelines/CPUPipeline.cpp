@@ -3,6 +3,7 @@
 #include "nerve/Pipelines/Pipelines.h"
 
 #include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/Neuron/Transforms/Passes.h"
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -15,6 +16,8 @@
 using namespace mlir;
 
 void nerve::buildNerveToLoopsPipeline(OpPassManager &pm) {
+  pm.addPass(neuron::createNeuronGeneralize());
+  pm.addPass(createConvertNeuronToTdim());
   pm.addPass(tdim::createTdimDecompose());
   pm.addPass(tdim::createTdimFuseElementwise());
   pm.addPass(createCanonicalizerPass());

@@ -254,6 +254,27 @@ int main(int argc, char **argv) {
     args[i] = buffers[i]->asArg();
   }
 
+  if (saveInputs) {
+    // The signature beside the arrays, so a checker can align them by name.
+    std::error_code ec;
+    llvm::raw_fd_ostream json(outputPath("entry").replace(outputPath("entry").size() - 4, 4,
+                                                          ".json"),
+                              ec);
+    if (ec)
+      return fail("cannot write entry.json: " + ec.message());
+    json << "{\"name\": \"" << entry->name << "\", \"args\": [";
+    for (size_t i = 0; i < entry->args.size(); ++i) {
+      const ArgInfo &a = entry->args[i];
+      json << (i ? ", " : "") << "{\"name\": \"" << a.name << "\", \"output\": "
+           << (a.isOutput ? "true" : "false") << ", \"tensor\": " << (a.isTensor ? "true" : "false")
+           << ", \"dtype\": \"" << toString(a.dtype) << "\", \"dims\": [";
+      for (size_t d = 0; d < a.dims.size(); ++d)
+        json << (d ? ", " : "") << "\"" << a.dims[d] << "\"";
+      json << "]}";
+    }
+    json << "]}\n";
+  }
+
   llvm::outs() << "nerve-run: @" << entry->name << " on "
                << (module->target() == Target::CUDA ? "the GPU" : "the CPU") << "\n";
   if (Status s = module->launch(entry->name, args); !s)

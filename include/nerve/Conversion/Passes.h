@@ -3,7 +3,9 @@
 #ifndef NERVE_CONVERSION_PASSES_H
 #define NERVE_CONVERSION_PASSES_H
 
+#include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
 #include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
+#include "nerve/Dialect/Tdim/IR/TdimDialect.h"
 
 #include "mlir/Pass/Pass.h"
 

@@ -25,4 +25,26 @@ def ConvertTdimToSCF : Pass<"convert-tdim-to-scf", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
+  let summary = "Lowers neurons to tdim loops: time sequential, every other dimension parallel";
+  let description = [{
+    Named neuron ops are first generalized (see `neuron-generalize`). Each
+    `neuron.generic` becomes parallel `tdim.for` loops over the dimensions
+    of `x` other than time (outermost first, in `x`'s layout order) around a
+    sequential loop over time that keeps the potential in a register: per
+    step it loads the input, applies the charge region, fires, resets and
+    stores what was asked for.
+
+    Each `neuron.generic_grad` becomes the same parallel loops around a
+    reverse loop over time carrying `kappa * G_H`. The charge region's
+    derivatives (with respect to the potential, the input and each
+    parameter) are derived by forward-mode differentiation, and only the
+    tensors they read are loaded. Parameter gradients are summed per neuron
+    over time, then over neurons by a `tdim.reduce` (a fixed order: the same
+    bits on every run).
+  }];
+  let dependentDialects = ["::nerve::tdim::TdimDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 #endif // NERVE_CONVERSION_PASSES

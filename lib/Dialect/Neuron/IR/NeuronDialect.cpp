@@ -1,9 +1,18 @@
-//===- NeuronDialect.cpp - the spiking-neuron dialect -----------------------===//
+//===- NeuronDialect.cpp - the spiking-neuron dialect -------------------===//
 
 #include "nerve/Dialect/Neuron/IR/NeuronDialect.h"
 
+#include "nerve/Dialect/Neuron/IR/NeuronOps.h"
+
+using namespace mlir;
 using namespace nerve::neuron;
 
 #include "dialects/neuron/NeuronDialect.cpp.inc"
 
-void NeuronDialect::initialize() {}
+void NeuronDialect::initialize() {
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "dialects/neuron/NeuronOps.cpp.inc"
+      >();
+}

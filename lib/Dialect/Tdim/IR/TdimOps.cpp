@@ -2,7 +2,7 @@
 
 #include "nerve/Dialect/Tdim/IR/TdimOps.h"
 
-#include "TdimVerifyUtils.h"
+#include "nerve/Dialect/Tdim/IR/TdimVerifyUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"

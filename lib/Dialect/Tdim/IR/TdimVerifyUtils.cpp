@@ -1,6 +1,6 @@
 //===- TdimVerifyUtils.cpp - shared checks of tdim verifiers ------------===//
 
-#include "TdimVerifyUtils.h"
+#include "nerve/Dialect/Tdim/IR/TdimVerifyUtils.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"

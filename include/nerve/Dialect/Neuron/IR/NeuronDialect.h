@@ -3,8 +3,11 @@
 #ifndef NERVE_DIALECT_NEURON_IR_NEURONDIALECT_H
 #define NERVE_DIALECT_NEURON_IR_NEURONDIALECT_H
 
-#include "mlir/IR/Dialect.h"
 #include "nerve/Dialect/Tdim/IR/TdimDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Dialect.h"
 
 #include "dialects/neuron/NeuronDialect.h.inc"
 

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NERVE_LIB_DIALECT_TDIM_IR_TDIMVERIFYUTILS_H
-#define NERVE_LIB_DIALECT_TDIM_IR_TDIMVERIFYUTILS_H
+#ifndef NERVE_DIALECT_TDIM_IR_TDIMVERIFYUTILS_H
+#define NERVE_DIALECT_TDIM_IR_TDIMVERIFYUTILS_H
 
 #include "nerve/Dialect/Tdim/IR/TdimTypes.h"
 
@@ -39,4 +39,4 @@ llvm::SmallVector<DimAttr> dimsMissingFrom(TdimTensorType type,
 
 } // namespace nerve::tdim
 
-#endif // NERVE_LIB_DIALECT_TDIM_IR_TDIMVERIFYUTILS_H
+#endif // NERVE_DIALECT_TDIM_IR_TDIMVERIFYUTILS_H

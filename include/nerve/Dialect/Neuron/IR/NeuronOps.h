@@ -1,0 +1,17 @@
+//===- NeuronOps.h - neuron operations ---------------------------*- C++ -*-===//
+
+#ifndef NERVE_DIALECT_NEURON_IR_NEURONOPS_H
+#define NERVE_DIALECT_NEURON_IR_NEURONOPS_H
+
+#include "nerve/Dialect/Neuron/IR/NeuronAttrs.h"
+#include "nerve/Dialect/Neuron/IR/NeuronDialect.h"
+#include "nerve/Dialect/Tdim/IR/TdimOps.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "dialects/neuron/NeuronOps.h.inc"
+
+#endif // NERVE_DIALECT_NEURON_IR_NEURONOPS_H

@@ -1,0 +1,213 @@
+//===- ChargeDerivative.cpp - differentiating a charge function ---------===//
+//
+// Forward-mode differentiation of a neuron's charge region h = f(v, x, p...)
+// with respect to each argument: every op gets, besides its value, one
+// tangent per argument (absent when structurally zero, so constants and
+// paths that do not depend on an argument cost nothing). The backward
+// recurrence needs dh/dv (kappa), dh/dx (beta) and dh/dp (parameter
+// gradients); after dead-code removal the block also tells which arguments
+// the derivatives read, so backward loads nothing it does not need.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
+
+#include "nerve/Dialect/Neuron/IR/NeuronOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace nerve;
+
+namespace {
+
+/// Tangents of values along one direction; a missing entry is zero.
+using Tangents = llvm::DenseMap<Value, Value>;
+
+class Differentiator {
+public:
+  Differentiator(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  /// Adds the tangents of `op`'s result (whose primal clone is `result`,
+  /// with operands `ops` already mapped) along every direction.
+  LogicalResult tangentOf(Operation *op, ValueRange ops, Value result,
+                          MutableArrayRef<Tangents> dirs) {
+    for (Tangents &t : dirs) {
+      auto td = [&](unsigned i) -> Value { return t.lookup(ops[i]); };
+      FailureOr<Value> d = rule(op, ops, result, td);
+      if (failed(d))
+        return failure();
+      if (*d)
+        t[result] = *d;
+    }
+    return success();
+  }
+
+private:
+  Value add(Value x, Value y) {
+    if (!x) return y;
+    if (!y) return x;
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  Value mul(Value x, Value y) {
+    if (!x || !y) return {};
+    return arith::MulFOp::create(b, loc, x, y);
+  }
+  Value neg(Value x) { return x ? arith::NegFOp::create(b, loc, x).getResult() : Value(); }
+  Value div(Value x, Value y) {
+    if (!x) return {};
+    return arith::DivFOp::create(b, loc, x, y);
+  }
+  Value constant(Type t, double v) {
+    return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
+  }
+
+  /// d(result) from the operands' tangents; null for zero.
+  FailureOr<Value> rule(Operation *op, ValueRange x, Value r,
+                        function_ref<Value(unsigned)> t) {
+    return llvm::TypeSwitch<Operation *, FailureOr<Value>>(op)
+        .Case<arith::ConstantOp>([&](auto) { return Value(); })
+        .Case<arith::AddFOp>([&](auto) { return add(t(0), t(1)); })
+        .Case<arith::SubFOp>([&](auto) { return add(t(0), neg(t(1))); })
+        .Case<arith::NegFOp>([&](auto) { return neg(t(0)); })
+        .Case<arith::MulFOp>([&](auto) { return add(mul(t(0), x[1]), mul(x[0], t(1))); })
+        .Case<arith::DivFOp>([&](auto) {
+          // d(a/b) = (da - (a/b) db) / b
+          Value num = add(t(0), neg(mul(r, t(1))));
+          return div(num, x[1]);
+        })
+        .Case<math::FmaOp>([&](auto) {
+          return add(add(mul(t(0), x[1]), mul(x[0], t(1))), t(2));
+        })
+        .Case<math::ExpOp>([&](auto) { return mul(t(0), r); })
+        .Case<math::LogOp>([&](auto) { return div(t(0), x[0]); })
+        .Case<math::SqrtOp>([&](auto) {
+          return div(t(0), mul(constant(r.getType(), 2.0), r));
+        })
+        .Case<math::TanhOp>([&](auto) {
+          Value one = constant(r.getType(), 1.0);
+          return t(0) ? mul(t(0), arith::SubFOp::create(b, loc, one,
+                                                        arith::MulFOp::create(b, loc, r, r)))
+                      : Value();
+        })
+        .Case<math::AbsFOp>([&](auto) -> Value {
+          if (!t(0))
+            return {};
+          Value nonNeg = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x[0],
+                                               constant(r.getType(), 0.0));
+          return arith::SelectOp::create(b, loc, nonNeg, t(0), neg(t(0)));
+        })
+        .Case<arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(
+            [&](Operation *m) -> Value {
+              if (!t(0) && !t(1))
+                return {};
+              bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(m);
+              Value pickLhs = arith::CmpFOp::create(
+                  b, loc, isMax ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE, x[0],
+                  x[1]);
+              Value zero = constant(r.getType(), 0.0);
+              return arith::SelectOp::create(b, loc, pickLhs, t(0) ? t(0) : zero,
+                                             t(1) ? t(1) : zero);
+            })
+        .Case<arith::SelectOp>([&](auto) -> Value {
+          if (!t(1) && !t(2))
+            return {};
+          Value zero = constant(r.getType(), 0.0);
+          return arith::SelectOp::create(b, loc, x[0], t(1) ? t(1) : zero,
+                                         t(2) ? t(2) : zero);
+        })
+        .Case<arith::ExtFOp>([&](auto) -> Value {
+          return t(0) ? arith::ExtFOp::create(b, loc, r.getType(), t(0)).getResult() : Value();
+        })
+        .Case<arith::TruncFOp>([&](auto) -> Value {
+          return t(0) ? arith::TruncFOp::create(b, loc, r.getType(), t(0)).getResult()
+                      : Value();
+        })
+        .Case<math::PowFOp>([&](auto) -> Value {
+          // d(a^c) = c a^(c-1) da for an exponent independent of the
+          // arguments; a varying exponent adds a^c log(a) dc.
+          Value one = constant(r.getType(), 1.0);
+          Value base = t(0) ? mul(mul(t(0), x[1]),
+                                  math::PowFOp::create(b, loc, x[0],
+                                                       arith::SubFOp::create(b, loc, x[1], one)))
+                            : Value();
+          Value expo = t(1) ? mul(mul(t(1), r), math::LogOp::create(b, loc, x[0])) : Value();
+          return add(base, expo);
+        })
+        .Case<arith::CmpFOp>([&](auto) { return Value(); })
+        .Default([&](Operation *other) -> FailureOr<Value> {
+          return other->emitOpError()
+                 << "cannot be differentiated in a neuron's charge function (nerve "
+                    "differentiates arith add, sub, mul, div, neg, select, min/max, "
+                    "extf/truncf and math exp, log, sqrt, tanh, absf, fma, powf)";
+        });
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace
+
+FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge) {
+  Block &body = charge.front();
+  Location loc = charge.getParentOp()->getLoc();
+  ChargeDerivatives result;
+  result.block = std::make_unique<Block>();
+  Block *block = result.block.get();
+  for (BlockArgument a : body.getArguments())
+    block->addArgument(a.getType(), a.getLoc());
+
+  // The block is detached, so the builder takes its context from the region.
+  OpBuilder b(charge.getContext());
+  b.setInsertionPointToEnd(block);
+  Differentiator diff(b, loc);
+  unsigned numArgs = body.getNumArguments();
+  SmallVector<Tangents> dirs(numArgs);
+  Type type = body.getArgument(0).getType();
+  Value one = arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 1.0));
+  for (unsigned i = 0; i < numArgs; ++i)
+    dirs[i][block->getArgument(i)] = one;
+
+  IRMapping mapping;
+  mapping.map(body.getArguments(), block->getArguments());
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() != 0 || op.getNumResults() != 1)
+      return op.emitOpError("cannot be differentiated in a neuron's charge function "
+                            "(it must be a single-result op without regions)");
+    Operation *clone = b.clone(op, mapping);
+    SmallVector<Value> operands(clone->getOperands());
+    if (failed(diff.tangentOf(&op, operands, clone->getResult(0), dirs)))
+      return failure();
+  }
+  Value h = mapping.lookup(llvm::cast<neuron::YieldOp>(body.getTerminator()).getH());
+  Value zero = arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 0.0));
+  for (unsigned i = 0; i < numArgs; ++i) {
+    Value d = dirs[i].lookup(h);
+    result.derivatives.push_back(d ? d : zero);
+  }
+
+  // Remove what the derivatives do not use, then see which arguments remain.
+  llvm::SmallPtrSet<Operation *, 8> live;
+  SmallVector<Operation *> worklist;
+  for (Value d : result.derivatives)
+    if (Operation *def = d.getDefiningOp())
+      worklist.push_back(def);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!live.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+  }
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
+    if (!live.contains(&op))
+      op.erase();
+  for (BlockArgument a : block->getArguments())
+    result.uses.push_back(!a.use_empty());
+  return result;
+}

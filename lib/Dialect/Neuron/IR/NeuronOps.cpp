@@ -1,0 +1,307 @@
+//===- NeuronOps.cpp - neuron operation verifiers -----------------------===//
+//
+// Every misuse is reported in the user's terms: which operand, which
+// dimension, which attribute, what was expected.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Dialect/Neuron/IR/NeuronOps.h"
+
+#include "nerve/Dialect/Tdim/IR/TdimVerifyUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace nerve;
+using namespace nerve::neuron;
+using tdim::DimAttr;
+using tdim::TdimTensorType;
+
+namespace {
+
+/// The operands of one neuron op, checked against its reference sequence
+/// (`x` forward, `h_seq` backward) and its time dimension.
+class NeuronChecker {
+public:
+  NeuronChecker(Operation *op, DimAttr time) : op(op), time(time) {}
+
+  /// The reference sequence: has `time`, holds floats.
+  LogicalResult reference(Value v, StringRef role) {
+    ref = llvm::cast<TdimTensorType>(v.getType());
+    refRole = role.str();
+    if (!ref.hasDim(time))
+      return op->emitOpError() << "`" << role << "` has no time dimension `" << time.str()
+                               << "` (it has " << ref.describeDims() << ")";
+    if (!llvm::isa<FloatType>(ref.getElementType()))
+      return op->emitOpError() << "`" << role << "` holds " << ref.getElementType()
+                               << "; neurons need f32, f64, f16 or bf16";
+    tensors.push_back({"`" + role.str() + "`", ref});
+    return success();
+  }
+
+  /// A sequence over the reference's dimensions (any layout).
+  LogicalResult sequence(Value v, StringRef role, bool allowInt = false) {
+    if (!v)
+      return success();
+    auto type = llvm::cast<TdimTensorType>(v.getType());
+    if (!tdim::haveSameDims(type, ref))
+      return op->emitOpError() << "`" << role << "` must have the dimensions of `" << refRole
+                               << "` (" << ref.describeDims() << "), not "
+                               << type.describeDims();
+    return element(type, role, allowInt);
+  }
+
+  /// A per-neuron tensor: the reference's dimensions without time.
+  LogicalResult perNeuron(Value v, StringRef role) {
+    if (!v)
+      return success();
+    auto type = llvm::cast<TdimTensorType>(v.getType());
+    SmallVector<DimAttr> expected;
+    for (DimAttr d : ref.getDims())
+      if (d != time)
+        expected.push_back(d);
+    bool ok = type.getRank() == expected.size() &&
+              llvm::all_of(expected, [&](DimAttr d) { return type.hasDim(d); });
+    if (!ok)
+      return op->emitOpError() << "`" << role << "` must have the dimensions of `" << refRole
+                               << "` without `" << time.str() << "` ("
+                               << tdim::describeDims(expected) << "), not "
+                               << type.describeDims();
+    return element(type, role, false);
+  }
+
+  /// A 0-d tensor (a learnable scalar or its gradient).
+  LogicalResult scalar(Value v, StringRef role) {
+    if (!v)
+      return success();
+    auto type = llvm::cast<TdimTensorType>(v.getType());
+    if (type.getRank() != 0)
+      return op->emitOpError() << "`" << role << "` must be a 0-d tensor "
+                               << "(`!tdim.tensor<[], f32>`), not one over "
+                               << type.describeDims();
+    return element(type, role, false);
+  }
+
+  LogicalResult sizes() { return tdim::checkConsistentSizes(op, tensors); }
+
+  LogicalResult finite(StringRef name, std::optional<double> value) {
+    if (value && !std::isfinite(*value))
+      return op->emitOpError() << "`" << name << "` is " << *value << "; it must be finite";
+    return success();
+  }
+
+private:
+  LogicalResult element(TdimTensorType type, StringRef role, bool allowInt) {
+    Type e = type.getElementType();
+    bool ok = llvm::isa<FloatType>(e) ||
+              (allowInt && (e.isSignlessInteger(1) || e.isSignlessInteger(8)));
+    if (!ok)
+      return op->emitOpError() << "`" << role << "` holds " << e << "; expected a float type"
+                               << (allowInt ? " (or i1/i8 for spikes)" : "");
+    tensors.push_back({"`" + role.str() + "`", type});
+    return success();
+  }
+
+  Operation *op;
+  DimAttr time;
+  TdimTensorType ref;
+  std::string refRole;
+  SmallVector<tdim::NamedTensor> tensors;
+};
+
+} // namespace
+
+static std::optional<double> optionalValue(std::optional<APFloat> f) {
+  if (!f)
+    return std::nullopt;
+  return f->convertToDouble();
+}
+
+static LogicalResult verifyTau(Operation *op, double tau) {
+  if (!std::isfinite(tau) || !(tau > 1.0))
+    return op->emitOpError() << "tau = " << tau
+                             << " is not allowed; LIF needs a finite tau > 1 (as "
+                                "SpikingJelly does): 1/tau is the fraction of the gap to "
+                                "v_reset closed per step";
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult verifyForwardCommon(OpTy op, NeuronChecker &c) {
+  if (failed(c.reference(op.getX(), "x")) || failed(c.perNeuron(op.getVInit(), "v_init")) ||
+      failed(c.sequence(op.getSpike(), "spike", /*allowInt=*/true)) ||
+      failed(c.sequence(op.getVSeq(), "v_seq")) ||
+      failed(c.sequence(op.getHSeq(), "h_seq")) ||
+      failed(c.perNeuron(op.getVLast(), "v_last")))
+    return failure();
+  if (failed(c.finite("v_threshold", op.getVThreshold().convertToDouble())) ||
+      failed(c.finite("v_reset", optionalValue(op.getVReset()))))
+    return failure();
+  return success();
+}
+
+LogicalResult IFOp::verify() {
+  NeuronChecker c(*this, getTime());
+  if (failed(verifyForwardCommon(*this, c)))
+    return failure();
+  return c.sizes();
+}
+
+LogicalResult LIFOp::verify() {
+  NeuronChecker c(*this, getTime());
+  if (failed(verifyForwardCommon(*this, c)) ||
+      failed(verifyTau(*this, getTau().convertToDouble())))
+    return failure();
+  return c.sizes();
+}
+
+LogicalResult PLIFOp::verify() {
+  NeuronChecker c(*this, getTime());
+  if (failed(verifyForwardCommon(*this, c)) || failed(c.scalar(getW(), "w")))
+    return failure();
+  return c.sizes();
+}
+
+/// The forward op of kind `FwdOp` that writes `hSeq` as its h_seq, if any.
+template <typename FwdOp>
+static FwdOp findForward(Value hSeq) {
+  for (Operation *user : hSeq.getUsers())
+    if (auto fwd = llvm::dyn_cast<FwdOp>(user); fwd && fwd.getHSeq() == hSeq)
+      return fwd;
+  return {};
+}
+
+/// Backward attributes must be those of the forward op that wrote h_seq.
+template <typename GradOp, typename FwdOp>
+static LogicalResult verifyMatchesForward(GradOp op, FwdOp fwd) {
+  if (!fwd)
+    return success();
+  auto mismatch = [&](StringRef name, auto forward, auto backward) {
+    InFlightDiagnostic d = op.emitOpError();
+    d << "`" << name << "` is " << backward << " but the " << fwd->getName()
+      << " that wrote `h_seq` has " << forward;
+    d.attachNote(fwd.getLoc()) << "the forward op is here";
+    return d;
+  };
+  if (fwd.getTime() != op.getTime())
+    return mismatch("time", fwd.getTime().str(), op.getTime().str());
+  if (fwd.getVThreshold() != op.getVThreshold())
+    return mismatch("v_threshold", fwd.getVThreshold().convertToDouble(),
+                    op.getVThreshold().convertToDouble());
+  auto resetText = [](std::optional<APFloat> r) {
+    return r ? std::to_string(r->convertToDouble()) : std::string("soft reset");
+  };
+  if (optionalValue(fwd.getVReset()) != optionalValue(op.getVReset()))
+    return mismatch("v_reset", resetText(fwd.getVReset()), resetText(op.getVReset()));
+  if constexpr (std::is_same_v<FwdOp, LIFOp>)
+    if (fwd.getTau() != op.getTau())
+      return mismatch("tau", fwd.getTau().convertToDouble(), op.getTau().convertToDouble());
+  if constexpr (!std::is_same_v<FwdOp, IFOp>)
+    if (fwd.getDecayInput() != op.getDecayInput())
+      return mismatch("decay_input", fwd.getDecayInput(), op.getDecayInput());
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult verifyBackwardCommon(OpTy op, NeuronChecker &c) {
+  if (failed(c.reference(op.getHSeq(), "h_seq")) ||
+      failed(c.sequence(op.getGradSpike(), "grad_spike")) ||
+      failed(c.sequence(op.getGradVSeq(), "grad_v_seq")) ||
+      failed(c.sequence(op.getGradX(), "grad_x")) ||
+      failed(c.perNeuron(op.getGradVInit(), "grad_v_init")))
+    return failure();
+  if (failed(c.finite("v_threshold", op.getVThreshold().convertToDouble())) ||
+      failed(c.finite("v_reset", optionalValue(op.getVReset()))))
+    return failure();
+  return success();
+}
+
+LogicalResult IFGradOp::verify() {
+  NeuronChecker c(*this, getTime());
+  if (failed(verifyBackwardCommon(*this, c)) || failed(c.sizes()))
+    return failure();
+  return verifyMatchesForward(*this, findForward<IFOp>(getHSeq()));
+}
+
+LogicalResult LIFGradOp::verify() {
+  NeuronChecker c(*this, getTime());
+  if (failed(verifyBackwardCommon(*this, c)) ||
+      failed(verifyTau(*this, getTau().convertToDouble())) || failed(c.sizes()))
+    return failure();
+  return verifyMatchesForward(*this, findForward<LIFOp>(getHSeq()));
+}
+
+LogicalResult PLIFGradOp::verify() {
+  NeuronChecker c(*this, getTime());
+  if (failed(verifyBackwardCommon(*this, c)) || failed(c.sequence(getX(), "x")) ||
+      failed(c.perNeuron(getVInit(), "v_init")) || failed(c.scalar(getW(), "w")) ||
+      failed(c.scalar(getGradW(), "grad_w")) || failed(c.sizes()))
+    return failure();
+  if (getDecayInput() && !getX())
+    return emitOpError("with decay_input needs `x` (the input sequence): the "
+                       "derivative with respect to `w` reads it");
+  return verifyMatchesForward(*this, findForward<PLIFOp>(getHSeq()));
+}
+
+/// The charge region takes (v, x, params...) in one float type and yields h.
+static LogicalResult verifyCharge(Operation *op, Region &charge, unsigned numParams) {
+  Block &b = charge.front();
+  if (b.getNumArguments() != 2 + numParams)
+    return op->emitOpError() << "charge region takes " << b.getNumArguments()
+                             << " arguments; expected the previous potential, the input "
+                                "and "
+                             << numParams << " parameters";
+  Type t = b.getArgument(0).getType();
+  if (!llvm::isa<FloatType>(t))
+    return op->emitOpError() << "charge region computes in " << t << "; expected a float type";
+  for (BlockArgument a : b.getArguments())
+    if (a.getType() != t)
+      return op->emitOpError() << "charge region arguments must all have type " << t
+                               << "; argument #" << a.getArgNumber() << " has "
+                               << a.getType();
+  auto yield = llvm::dyn_cast<YieldOp>(b.getTerminator());
+  if (!yield || yield.getH().getType() != t)
+    return op->emitOpError() << "charge region must yield the new potential as " << t;
+  return success();
+}
+
+LogicalResult GenericOp::verify() {
+  NeuronChecker c(*this, getTime());
+  if (failed(verifyForwardCommon(*this, c)))
+    return failure();
+  for (Value p : getParams())
+    if (failed(c.scalar(p, "params")))
+      return failure();
+  return c.sizes();
+}
+
+LogicalResult GenericOp::verifyRegions() {
+  return verifyCharge(*this, getCharge(), getParams().size());
+}
+
+LogicalResult GenericGradOp::verify() {
+  NeuronChecker c(*this, getTime());
+  if (failed(verifyBackwardCommon(*this, c)) || failed(c.sequence(getX(), "x")) ||
+      failed(c.perNeuron(getVInit(), "v_init")))
+    return failure();
+  for (Value p : getParams())
+    if (failed(c.scalar(p, "params")))
+      return failure();
+  for (Value p : getGradParams())
+    if (failed(c.scalar(p, "grad_params")))
+      return failure();
+  if (!getGradParams().empty() && getGradParams().size() != getParams().size())
+    return emitOpError() << "has " << getParams().size() << " parameters but "
+                         << getGradParams().size() << " parameter gradients";
+  return c.sizes();
+}
+
+LogicalResult GenericGradOp::verifyRegions() {
+  return verifyCharge(*this, getCharge(), getParams().size());
+}
+
+#define GET_OP_CLASSES
+#include "dialects/neuron/NeuronOps.cpp.inc"

@@ -1,0 +1,428 @@
+//===- nerve-golden.cpp - conformance runner for the golden neuron data -===//
+//
+//   nerve-golden DIR [--target cpu|cuda|auto] [--dtype f64|f32|f16|bf16]
+//
+// For every case folder under DIR (case.json plus float64 .npy arrays, the
+// format of shared/golden/README.md) builds the case's spec -- the named
+// neuron op forward and its backward -- runs it on the target, compares
+// each array the folder holds, prints one line per case and a closing
+// `N passed, M failed`. Exits non-zero if any case fails.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Runtime/ArgBuffer.h"
+#include "nerve/Support/Version.h"
+#include "nerve/nerve.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+using namespace nerve;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("nerve-golden options");
+static cl::opt<std::string> casesDir(cl::Positional, cl::desc("<directory of case folders>"),
+                                     cl::Required, cl::cat(category));
+static cl::opt<std::string> targetName("target", cl::desc("cpu, cuda or auto (default)"),
+                                       cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> dtypeName(
+    "dtype",
+    cl::desc("Storage type of every tensor: f64, f32 (default), f16 or bf16. Arrays are compared\n"
+             "with the golden float64 ones by max |actual - expected| / max |expected|:\n"
+             "  f64   1e-10, spikes exact\n"
+             "  f32   1e-5, spikes exact\n"
+             "  f16   1e-2. A spike may differ only where |h - v_threshold| <= 2e-3 (4\n"
+             "        units of f16 rounding): that neuron's later steps are then left out.\n"
+             "        Backward recomputes spikes from the saved h_seq, rounded to f16, so\n"
+             "        neurons with any |h - v_threshold| <= 2e-3 are left out of the\n"
+             "        gradients (as are those near a jump of the surrogate: |u| = w for\n"
+             "        piecewise_leaky_relu), and grad_w, a sum over every neuron, is then\n"
+             "        not compared\n"
+             "  bf16  5e-2, likewise with a band of 1.6e-2 (4 units of bf16 rounding)"),
+    cl::init("f32"), cl::cat(category));
+static cl::opt<std::string> caseFilter("filter", cl::desc("Only cases whose name contains this"),
+                                       cl::cat(category));
+static cl::opt<bool> verbose("v", cl::desc("Print the spec of each case"), cl::cat(category));
+
+namespace {
+
+struct Tolerance {
+  DType dtype;
+  double relative;
+  /// Spikes may differ where |h - v_threshold| is at most this (0: exact).
+  double flipBand;
+};
+
+struct Case {
+  std::string name, dir, neuron;
+  double vThreshold = 1.0;
+  std::optional<double> vReset;
+  bool detachReset = false, decayInput = true;
+  double tau = 2.0, w = 0.0;
+  std::string surrogate;
+  std::map<std::string, double> surrogateParams;
+  std::map<std::string, HostArray> arrays;
+};
+
+std::string number(double v) {
+  std::string s = llvm::formatv("{0:e16}", v).str();
+  return s;
+}
+
+Result<Case> loadCase(const std::string &dir) {
+  Case c;
+  c.dir = dir;
+  c.name = llvm::sys::path::filename(dir).str();
+  llvm::SmallString<256> jsonPath(dir);
+  llvm::sys::path::append(jsonPath, "case.json");
+  auto buffer = llvm::MemoryBuffer::getFile(jsonPath);
+  if (!buffer)
+    return Status::error(std::string(jsonPath.str()) + ": cannot read");
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    std::string message = llvm::toString(json.takeError());
+    return Status::error(std::string(jsonPath.str()) + ": " + message);
+  }
+  const llvm::json::Object *o = json->getAsObject();
+  if (!o)
+    return Status::error(std::string(jsonPath.str()) + ": not a JSON object");
+  auto str = [&](llvm::StringRef key) { return o->getString(key).value_or("").str(); };
+  if (auto n = o->getString("name"))
+    c.name = n->str();
+  c.neuron = str("neuron");
+  if (c.neuron != "if" && c.neuron != "lif" && c.neuron != "plif")
+    return Status::error(c.name + ": unknown neuron '" + c.neuron + "'");
+  c.vThreshold = o->getNumber("v_threshold").value_or(1.0);
+  if (auto r = o->getNumber("v_reset"))
+    c.vReset = *r;
+  c.detachReset = o->getBoolean("detach_reset").value_or(false);
+  c.decayInput = o->getBoolean("decay_input").value_or(true);
+  c.tau = o->getNumber("tau").value_or(2.0);
+  c.w = o->getNumber("w").value_or(0.0);
+  if (const llvm::json::Object *s = o->getObject("surrogate")) {
+    c.surrogate = s->getString("name").value_or("sigmoid").str();
+    if (const llvm::json::Object *p = s->getObject("params"))
+      for (const auto &kv : *p)
+        if (auto v = kv.second.getAsNumber())
+          c.surrogateParams[kv.first.str()] = *v;
+  } else {
+    c.surrogate = "sigmoid";
+  }
+  for (const char *name : {"x", "v_init", "grad_spike", "grad_v_seq", "spike", "v_seq", "h_seq",
+                           "grad_x", "grad_v_init", "grad_w"}) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, std::string(name) + ".npy");
+    if (!llvm::sys::fs::exists(path))
+      continue;
+    Result<HostArray> a = readNpy(std::string(path.str()));
+    if (!a)
+      return a.status();
+    c.arrays[name] = a.take();
+  }
+  if (!c.arrays.count("x"))
+    return Status::error(c.name + ": no x.npy");
+  if (c.arrays["x"].shape.empty())
+    return Status::error(c.name + ": x.npy has no time axis");
+  return c;
+}
+
+/// The spec of a case: forward and backward in one kernel.
+std::string buildSpec(const Case &c, DType dtype) {
+  size_t rank = c.arrays.at("x").shape.size();
+  std::string dims = "t: ?", neuronDims;
+  for (size_t d = 1; d < rank; ++d) {
+    dims += ", d" + std::to_string(d) + ": ?";
+    neuronDims += std::string(d > 1 ? ", " : "") + "d" + std::to_string(d) + ": ?";
+  }
+  std::string t = toString(dtype);
+  std::string spec = "!seq = !tdim.tensor<[" + dims + "], " + t + ">\n" +
+                     "!vec = !tdim.tensor<[" + neuronDims + "], " + t + ">\n" +
+                     "!one = !tdim.tensor<[], " + t + ">\n";
+  bool plif = c.neuron == "plif";
+  bool hasInit = c.arrays.count("v_init");
+  std::string attrs = "v_threshold = " + number(c.vThreshold);
+  if (c.vReset)
+    attrs += ", v_reset = " + number(*c.vReset);
+  if (c.neuron == "lif")
+    attrs += ", tau = " + number(c.tau);
+  if (c.neuron != "if")
+    attrs += std::string(", decay_input = ") + (c.decayInput ? "true" : "false");
+  std::string surrogate = "#neuron.surrogate<" + c.surrogate;
+  for (const auto &[k, v] : c.surrogateParams)
+    surrogate += ", " + k + " = " + number(v);
+  surrogate += ">";
+  std::string gradAttrs = attrs + ", surrogate = " + surrogate;
+  if (c.detachReset)
+    gradAttrs += ", detach_reset";
+
+  spec += "tdim.kernel @golden(%x: !seq" + std::string(hasInit ? ", %v_init: !vec" : "") +
+          (plif ? ", %w: !one" : "") + ", %grad_spike: !seq, %grad_v_seq: !seq)\n" +
+          "    -> (%spike: !seq, %v_seq: !seq, %h_seq: !seq, %grad_x: !seq, %grad_v_init: !vec" +
+          (plif ? ", %grad_w: !one" : "") + ") {\n";
+  spec += "  neuron." + c.neuron + " ins(%x : !seq)" +
+          (hasInit ? " init(%v_init : !vec)" : "") + (plif ? " w(%w : !one)" : "") +
+          " outs(%spike : !seq) v_seq(%v_seq : !seq) h_seq(%h_seq : !seq)\n" +
+          "      time t {" + attrs + "}\n";
+  spec += "  neuron." + c.neuron + "_grad ins(%h_seq : !seq)" +
+          (plif ? std::string(" x(%x : !seq)") + (hasInit ? " init(%v_init : !vec)" : "") +
+                      " w(%w : !one)"
+                : "") +
+          " grad_spike(%grad_spike : !seq) grad_v_seq(%grad_v_seq : !seq)\n" +
+          "      outs(%grad_x : !seq) grad_v_init(%grad_v_init : !vec)" +
+          (plif ? " grad_w(%grad_w : !one)" : "") + "\n      time t {" + gradAttrs + "}\n";
+  spec += "  tdim.return\n}\n";
+  return spec;
+}
+
+HostArray convertTo(const HostArray &a, DType dtype) {
+  HostArray out = HostArray::zeros(dtype, a.shape);
+  for (int64_t i = 0; i < a.numElements(); ++i)
+    out.setDouble(i, a.getDouble(i));
+  return out;
+}
+
+/// max |a - b| / max |b| over the elements `keep` admits.
+template <typename Keep>
+double relativeError(const HostArray &actual, const HostArray &expected, Keep keep) {
+  double worst = 0, scale = 0;
+  for (int64_t i = 0; i < expected.numElements(); ++i) {
+    if (!keep(i))
+      continue;
+    double e = expected.getDouble(i), a = actual.getDouble(i);
+    scale = std::max(scale, std::abs(e));
+    double d = std::abs(a - e);
+    if (std::isnan(a) != std::isnan(e) || std::isnan(d))
+      d = INFINITY;
+    worst = std::max(worst, d);
+  }
+  return scale > 0 ? worst / scale : worst;
+}
+
+} // namespace
+
+static int fail(const std::string &message) {
+  llvm::errs() << "nerve-golden: error: " << message << "\n";
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(nerve::printVersion);
+  cl::ParseCommandLineOptions(argc, argv, "nerve-golden: run golden neuron cases\n");
+
+  std::map<std::string, Tolerance> tolerances = {
+      {"f64", {DType::F64, 1e-10, 0}},
+      {"f32", {DType::F32, 1e-5, 0}},
+      {"f16", {DType::F16, 1e-2, 2e-3}},
+      {"bf16", {DType::BF16, 5e-2, 1.6e-2}}};
+  auto tolIt = tolerances.find(dtypeName);
+  if (tolIt == tolerances.end())
+    return fail("unknown dtype '" + dtypeName + "'; use f64, f32, f16 or bf16");
+  Tolerance tol = tolIt->second;
+  CompileOptions options;
+  if (targetName == "cpu")
+    options.target = Target::CPU;
+  else if (targetName == "cuda")
+    options.target = Target::CUDA;
+  else if (targetName != "auto")
+    return fail("unknown target '" + targetName + "'; use cpu, cuda or auto");
+
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(casesDir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::SmallString<256> json(it->path());
+    llvm::sys::path::append(json, "case.json");
+    if (llvm::sys::fs::exists(json))
+      dirs.push_back(it->path());
+  }
+  if (ec)
+    return fail(casesDir + ": " + ec.message());
+  if (dirs.empty())
+    return fail(casesDir + " holds no case folders (folders with a case.json)");
+  std::sort(dirs.begin(), dirs.end());
+
+  std::map<std::string, std::shared_ptr<Module>> compiled;
+  unsigned passed = 0, failed = 0;
+  for (const std::string &dir : dirs) {
+    Result<Case> loaded = loadCase(dir);
+    if (!loaded) {
+      llvm::outs() << llvm::sys::path::filename(dir) << "  FAIL  " << loaded.message() << "\n";
+      ++failed;
+      continue;
+    }
+    Case &c = *loaded;
+    if (!caseFilter.empty() && c.name.find(caseFilter) == std::string::npos)
+      continue;
+    std::string spec = buildSpec(c, tol.dtype);
+    if (verbose)
+      llvm::outs() << spec;
+    std::shared_ptr<Module> &module = compiled[spec];
+    if (!module) {
+      Result<std::shared_ptr<Module>> m = compile(spec, options);
+      if (!m) {
+        llvm::outs() << c.name << "  FAIL  compile: " << m.message() << "\n";
+        ++failed;
+        compiled.erase(spec);
+        continue;
+      }
+      module = m.take();
+    }
+    const EntryInfo &entry = module->entries().front();
+
+    // Bind inputs (converted to the storage type) and size the outputs.
+    DimBinding binding;
+    std::vector<ArgBuffer> buffers(entry.args.size());
+    std::vector<Arg> args(entry.args.size());
+    Status status;
+    for (size_t i = 0; i < entry.args.size() && status; ++i) {
+      const ArgInfo &a = entry.args[i];
+      if (a.isOutput)
+        continue;
+      HostArray input;
+      if (a.name == "w") {
+        input = HostArray::zeros(tol.dtype, {});
+        input.setDouble(0, c.w);
+      } else if (c.arrays.count(a.name)) {
+        input = convertTo(c.arrays[a.name], tol.dtype);
+      } else if (a.name == "grad_spike" || a.name == "grad_v_seq") {
+        input = HostArray::zeros(tol.dtype, c.arrays["x"].shape);
+      } else {
+        status = Status::error("no " + a.name + ".npy");
+        break;
+      }
+      if ((status = bindShape(a, input.shape, binding)))
+        ;
+      else
+        break;
+      Result<ArgBuffer> b = makeArgBuffer(a, input.shape);
+      if (!b) {
+        status = b.status();
+        break;
+      }
+      buffers[i] = b.take();
+      status = scatter(input, buffers[i]);
+      args[i] = buffers[i].asArg();
+    }
+    for (size_t i = 0; i < entry.args.size() && status; ++i) {
+      const ArgInfo &a = entry.args[i];
+      if (!a.isOutput)
+        continue;
+      Result<std::vector<int64_t>> sizes = sizesFor(a, binding);
+      if (!sizes) {
+        status = sizes.status();
+        break;
+      }
+      Result<ArgBuffer> b = makeArgBuffer(a, *sizes);
+      if (!b) {
+        status = b.status();
+        break;
+      }
+      buffers[i] = b.take();
+      args[i] = buffers[i].asArg();
+    }
+    if (status)
+      status = module->run(entry.name, args);
+    if (!status) {
+      llvm::outs() << c.name << "  FAIL  " << status.message() << "\n";
+      ++failed;
+      continue;
+    }
+    std::map<std::string, HostArray> got;
+    for (size_t i = 0; i < entry.args.size(); ++i)
+      if (entry.args[i].isOutput)
+        got[entry.args[i].name] = gather(buffers[i]);
+
+    // Spikes: flips allowed only inside the band, and their neuron is
+    // then left out of the comparisons from that step on (forward) or
+    // entirely (backward).
+    const std::vector<int64_t> &shape = c.arrays["x"].shape;
+    int64_t steps = shape[0], neurons = c.arrays["x"].numElements() / std::max<int64_t>(steps, 1);
+    std::vector<int64_t> firstFlip(neurons, steps);
+    // Neurons whose saved h may round across a step of backward's math: the
+    // threshold (backward recomputes the spike) or a jump of the surrogate
+    // (piecewise_leaky_relu jumps at |u| = w).
+    std::vector<double> jumps = {0.0};
+    if (c.surrogate == "piecewise_leaky_relu") {
+      double w = c.surrogateParams.count("w") ? c.surrogateParams["w"] : 1.0;
+      jumps.push_back(w);
+      jumps.push_back(-w);
+    }
+    std::vector<bool> nearThreshold(neurons, false);
+    unsigned flips = 0, excused = 0, nearNeurons = 0;
+    if (tol.flipBand > 0 && c.arrays.count("h_seq"))
+      for (int64_t i = 0; i < c.arrays["h_seq"].numElements(); ++i) {
+        double u = c.arrays["h_seq"].getDouble(i) - c.vThreshold;
+        bool near = llvm::any_of(jumps, [&](double j) { return std::abs(u - j) <= tol.flipBand; });
+        if (near && !nearThreshold[i % neurons]) {
+          nearThreshold[i % neurons] = true;
+          ++nearNeurons;
+        }
+      }
+    bool ok = true;
+    std::string report;
+    if (c.arrays.count("spike")) {
+      const HostArray &want = c.arrays["spike"], &h = c.arrays["h_seq"];
+      for (int64_t t = 0; t < steps; ++t)
+        for (int64_t n = 0; n < neurons; ++n) {
+          int64_t i = t * neurons + n;
+          if (t >= firstFlip[n] || got["spike"].getDouble(i) == want.getDouble(i))
+            continue;
+          ++flips;
+          bool excusable = c.arrays.count("h_seq") &&
+                           std::abs(h.getDouble(i) - c.vThreshold) <= tol.flipBand;
+          if (excusable) {
+            ++excused;
+            firstFlip[n] = t;
+          } else {
+            ok = false;
+          }
+        }
+      report += " spike " + std::to_string(flips - excused) + " flips";
+      if (excused)
+        report += " (+" + std::to_string(excused) + " at the threshold)";
+    }
+    for (const char *name : {"v_seq", "h_seq", "grad_x", "grad_v_init", "grad_w"}) {
+      if (!c.arrays.count(name) || !got.count(name))
+        continue;
+      std::string n = name;
+      bool perNeuron = n == "grad_v_init";
+      bool backward = n.rfind("grad", 0) == 0;
+      if (n == "grad_w" && nearNeurons) {
+        report += ", grad_w not compared (" + std::to_string(nearNeurons) +
+                  " neurons at the threshold)";
+        continue;
+      }
+      double err = relativeError(got[n], c.arrays[n], [&](int64_t i) {
+        if (n == "grad_w")
+          return true;
+        int64_t neuron = perNeuron ? i : i % neurons;
+        int64_t t = perNeuron ? 0 : i / neurons;
+        return backward ? firstFlip[neuron] == steps && !nearThreshold[neuron]
+                        : t < firstFlip[neuron];
+      });
+      ok &= err <= tol.relative;
+      report += ", " + n + " " + llvm::formatv("{0:e2}", err).str();
+    }
+    if (nearNeurons)
+      report += "; " + std::to_string(nearNeurons) + " neurons at the threshold left out of the gradients";
+    llvm::outs() << c.name << "  " << (ok ? "pass" : "FAIL") << " " << report << "\n";
+    (ok ? passed : failed)++;
+  }
+  llvm::outs() << passed << " passed, " << failed << " failed\n";
+  return failed ? 1 : 0;
+}
