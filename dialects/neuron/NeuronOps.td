@@ -240,7 +240,7 @@ def Neuron_GenericOp : Neuron_Op<"generic", [AttrSizedOperandSegments, SingleBlo
     (`v_seq` `(` $v_seq^ `:` qualified(type($v_seq)) `)`)?
     (`h_seq` `(` $h_seq^ `:` qualified(type($h_seq)) `)`)?
     (`v_last` `(` $v_last^ `:` qualified(type($v_last)) `)`)?
-    `time` custom<Dim>($time) attr-dict-with-keyword `charge` $charge
+    `time` custom<Dim>($time) attr-dict `charge` $charge
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -277,7 +277,7 @@ def Neuron_GenericGradOp : Neuron_Op<"generic_grad", [AttrSizedOperandSegments, 
     `outs` `(` $grad_x `:` qualified(type($grad_x)) `)`
     (`grad_v_init` `(` $grad_v_init^ `:` qualified(type($grad_v_init)) `)`)?
     (`grad_params` `(` $grad_params^ `:` qualified(type($grad_params)) `)`)?
-    `time` custom<Dim>($time) attr-dict-with-keyword `charge` $charge
+    `time` custom<Dim>($time) attr-dict `charge` $charge
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

@@ -45,7 +45,9 @@ def Tdim_KernelOp : Tdim_Op<"kernel", [
     ```
 
     Within the signature a dimension name has one size: static sizes must
-    agree, and sizes bound at launch are checked by the runtime.
+    agree, and sizes bound at launch are checked by the runtime. The one
+    exception is the axis a `tdim.concat` joins along, which its pieces
+    share with different sizes.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
@@ -70,6 +72,9 @@ def Tdim_KernelOp : Tdim_Op<"kernel", [
     ::llvm::StringRef getArgName(unsigned i) {
       return ::llvm::cast<::mlir::StringAttr>(getArgNames()[i]).getValue();
     }
+    /// Dimensions whose size may differ between arguments: the axes the
+    /// body concatenates along.
+    ::llvm::SmallVector<DimAttr> getVariableDims();
   }];
 }
 

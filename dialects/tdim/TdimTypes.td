@@ -40,12 +40,15 @@ def Tdim_TensorType : TypeDef<Tdim_Dialect, "TdimTensor"> {
         "::mlir::Type":$elementType,
         CArg<"::llvm::ArrayRef<int64_t>", "{}">:$strides,
         CArg<"int64_t", "0">:$offset), [{
-      return getChecked(::mlir::detail::getDefaultDiagnosticEmitFn(elementType.getContext()),
-                        elementType.getContext(), dims, sizes, elementType, strides, offset);
+      return getCanonical(::mlir::detail::getDefaultDiagnosticEmitFn(elementType.getContext()),
+                          elementType.getContext(), dims, sizes, elementType, strides, offset);
     }]>
   ];
   let extraClassDeclaration = [{
-    static TdimTensorType getChecked(
+    /// The type, with strides that spell out the default layout dropped so
+    /// that equal layouts are equal types; null (after a diagnostic) when
+    /// invalid.
+    static TdimTensorType getCanonical(
         ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
         ::mlir::MLIRContext *context, ::llvm::ArrayRef<DimAttr> dims,
         ::llvm::ArrayRef<int64_t> sizes, ::mlir::Type elementType,

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nerve {
@@ -65,6 +66,9 @@ struct ArgInfo {
 struct EntryInfo {
   std::string name;
   std::vector<ArgInfo> args;
+  /// Dimensions whose size may differ between arguments (the axes a
+  /// concat joins along); every other name has one size per launch.
+  std::vector<std::string> variableDims;
   unsigned numInputs() const;
 };
 
@@ -100,6 +104,10 @@ public:
   /// LLVM IR of the host code.
   const std::string &llvmIR() const;
 
+  /// How long each stage of compiling and loading took, in milliseconds:
+  /// parsing, every pass, the host JIT, the driver's module load.
+  const std::vector<std::pair<std::string, double>> &compileTimes() const;
+
   /// Runs `entry` on buffers the caller owns: device pointers for CUDA (on
   /// `stream`, a CUstream; null is the default stream) and host pointers
   /// for the CPU. nerve does not synchronise the stream.
@@ -122,6 +130,14 @@ protected:
 /// Compiles spec text (a module of tdim kernels and neuron ops).
 Result<std::shared_ptr<Module>> compile(const std::string &spec,
                                         const CompileOptions &options = {});
+/// What `emit` produces.
+enum class Emit { PTX, LLVMIR };
+
+/// Lowers a spec without loading or running anything, so it needs no GPU:
+/// the PTX of its device code (CUDA target), or the LLVM IR of its host
+/// code (for the target asked, the CPU when `Auto`).
+Result<std::string> emit(const std::string &spec, const CompileOptions &options, Emit what);
+
 /// Compiles the spec in a file.
 Result<std::shared_ptr<Module>> compileFile(const std::string &path,
                                             const CompileOptions &options = {});

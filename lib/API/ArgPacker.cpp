@@ -13,6 +13,7 @@
 
 #include <array>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -51,6 +52,9 @@ nerve::bindDimensions(const EntryInfo &entry, const std::vector<Arg> &args) {
     for (size_t d = 0; d < info.dims.size(); ++d) {
       int64_t size = args[a].sizes[d];
       auto [base, factor] = splitDim(info.dims[d]);
+      if (std::find(entry.variableDims.begin(), entry.variableDims.end(), base) !=
+          entry.variableDims.end())
+        continue;
       auto [it, inserted] = seen.try_emplace(base, Seen{factor, size, &info});
       if (inserted) {
         bound.push_back({info.dims[d], size});

@@ -48,6 +48,8 @@ std::vector<EntryInfo> nerve::collectEntries(ModuleOp module) {
       }
       entry.args.push_back(std::move(arg));
     }
+    for (tdim::DimAttr d : kernel.getVariableDims())
+      entry.variableDims.push_back(d.str());
     entries.push_back(std::move(entry));
   });
   return entries;

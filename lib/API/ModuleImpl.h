@@ -21,6 +21,7 @@ struct Module::Impl {
   /// The packed host entry point (`_mlir__mlir_ciface_<name>`) per entry.
   std::vector<void (*)(void **)> packed;
   std::string ptx;
+  std::vector<std::pair<std::string, double>> times;
 
   std::unique_ptr<mlir::MLIRContext> context;
   /// The host code in the LLVM dialect, kept to print LLVM IR on request.

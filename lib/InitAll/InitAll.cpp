@@ -25,6 +25,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -42,6 +43,8 @@ void nerve::registerAllDialects(mlir::DialectRegistry &registry) {
   // Interface models (convert-to-llvm, inliner, bufferization, NVVM target)
   // attach lazily, only to the dialects that get loaded.
   mlir::registerAllExtensions(registry);
+  // How an #nvvm.target serializes a gpu.module to PTX.
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   mlir::registerGPUDialectTranslation(registry);

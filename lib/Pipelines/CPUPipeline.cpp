@@ -57,4 +57,10 @@ void nerve::registerNervePipelines() {
       [](OpPassManager &pm, const NerveToCPUOptions &options) {
         buildNerveToCPUPipeline(pm, options);
       });
+  PassPipelineRegistration<NerveToPTXOptions>(
+      "nerve-to-ptx",
+      "Lowers a nerve spec to host LLVM code launching PTX kernels through nerve's runtime",
+      [](OpPassManager &pm, const NerveToPTXOptions &options) {
+        buildNerveToPTXPipeline(pm, options);
+      });
 }

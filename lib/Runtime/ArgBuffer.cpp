@@ -41,10 +41,13 @@ static std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 Status nerve::bindShape(const ArgInfo &arg, const std::vector<int64_t> &shape,
-                        DimBinding &binding) {
+                        DimBinding &binding, const std::vector<std::string> &variable) {
+  auto isVariable = [&](const std::string &dim) {
+    return std::find(variable.begin(), variable.end(), dim) != variable.end();
+  };
   std::vector<int64_t> expected;
   for (size_t d = 0; d < arg.dims.size(); ++d) {
-    auto it = binding.find(arg.dims[d]);
+    auto it = isVariable(arg.dims[d]) ? binding.end() : binding.find(arg.dims[d]);
     expected.push_back(arg.sizes[d] >= 0 ? arg.sizes[d]
                                          : it != binding.end() ? it->second : -1);
   }
@@ -63,7 +66,8 @@ Status nerve::bindShape(const ArgInfo &arg, const std::vector<int64_t> &shape,
       return Status::error("argument %" + arg.name + " has shape " + describeExpected() +
                            " but the array has shape " + shapeText(shape));
   for (size_t d = 0; d < shape.size(); ++d)
-    binding[arg.dims[d]] = shape[d];
+    if (!isVariable(arg.dims[d]))
+      binding[arg.dims[d]] = shape[d];
   return Status();
 }
 

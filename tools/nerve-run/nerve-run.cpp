@@ -11,11 +11,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "nerve/Runtime/ArgBuffer.h"
+#include "nerve/Runtime/CudaDriver.h"
+#include "nerve/Runtime/DeviceMirror.h"
 #include "nerve/Support/Version.h"
 #include "nerve/nerve.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -54,6 +57,13 @@ static cl::opt<std::string> chip("chip", cl::desc("GPU architecture (sm_80, sm_8
                                  cl::init("sm_90"), cl::cat(category));
 static cl::opt<unsigned> optLevel("opt-level", cl::desc("Optimisation level 0-3"), cl::init(3),
                                   cl::cat(category));
+static cl::opt<bool> showTiming("timing",
+                                cl::desc("Print how long parsing, each pass, the host JIT, the "
+                                         "module load and the first launch took"),
+                                cl::cat(category));
+static cl::opt<std::string> libdevicePath(
+    "libdevice", cl::desc("libdevice.10.bc to link, or 'none' (default: find a CUDA toolkit)"),
+    cl::init(""), cl::cat(category));
 
 static int fail(const std::string &message) {
   llvm::errs() << "nerve-run: error: " << message << "\n";
@@ -81,6 +91,12 @@ static double medianOf(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+namespace {
+struct BenchResult {
+  double medianMs = 0, minMs = 0, copyGBs = 0;
+};
+} // namespace
+
 /// Bytes per second a large host memcpy reaches (read + written), the CPU's
 /// counterpart of the device copy bandwidth.
 static double hostCopyBandwidth() {
@@ -94,6 +110,97 @@ static double hostCopyBandwidth() {
     a[i] = b[bytes - 1 - i];
   }
   return 2.0 * bytes / medianOf(times);
+}
+
+static Result<BenchResult> benchCpu(const Module &module, const std::string &entry,
+                                    const std::vector<Arg> &args, unsigned runs) {
+  BenchResult r;
+  std::vector<double> times;
+  for (unsigned i = 0; i < runs; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = module.launch(entry, args); !s)
+      return s;
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  r.medianMs = medianOf(times);
+  r.minMs = *std::min_element(times.begin(), times.end());
+  r.copyGBs = hostCopyBandwidth() / 1e9;
+  return r;
+}
+
+/// Times `runs` launches with device events after a warm-up, and the
+/// device's copy bandwidth (a 1 GiB device-to-device copy, bytes read plus
+/// written) in the same process.
+static Result<BenchResult> benchGpu(const Module &module, const std::string &entry,
+                                    const std::vector<Arg> &args, unsigned runs) {
+  Result<cuda::Device *> found = cuda::Device::get();
+  if (!found)
+    return found.status();
+  cuda::Device *device = *found;
+  const cuda::DriverAPI &api = device->api();
+  cuda::CUstream stream = nullptr;
+  if (Status s = device->check(api.cuStreamCreate(&stream, 0), "cuStreamCreate"); !s)
+    return s;
+  std::vector<cuda::CUevent> events(2 * runs + 2, nullptr);
+  for (cuda::CUevent &e : events)
+    if (Status s = device->check(api.cuEventCreate(&e, 0), "cuEventCreate"); !s)
+      return s;
+  auto cleanup = [&] {
+    for (cuda::CUevent e : events)
+      if (e)
+        api.cuEventDestroy(e);
+    api.cuStreamDestroy(stream);
+  };
+  BenchResult r;
+  Status status;
+  for (int warm = 0; warm < 3 && status; ++warm)
+    status = module.launch(entry, args, stream);
+  std::vector<double> times;
+  for (unsigned i = 0; i < runs && status; ++i) {
+    api.cuEventRecord(events[2 * i], stream);
+    status = module.launch(entry, args, stream);
+    api.cuEventRecord(events[2 * i + 1], stream);
+  }
+  if (status)
+    status = device->check(api.cuStreamSynchronize(stream), "running the kernel");
+  for (unsigned i = 0; i < runs && status; ++i) {
+    float ms = 0;
+    api.cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]);
+    times.push_back(ms);
+  }
+  if (status) {
+    const size_t bytes = size_t(1) << 30;
+    cuda::CUdeviceptr a = 0, b = 0;
+    status = device->check(api.cuMemAlloc(&a, bytes), "allocating 1 GiB for the copy bandwidth");
+    if (status)
+      status = device->check(api.cuMemAlloc(&b, bytes), "allocating 1 GiB for the copy bandwidth");
+    if (status) {
+      api.cuMemsetD8(a, 1, bytes);
+      std::vector<double> copies;
+      for (int i = 0; i < 12 && status; ++i) {
+        api.cuEventRecord(events[0], stream);
+        status = device->check(api.cuMemcpyAsync(b, a, bytes, stream), "cuMemcpyAsync");
+        api.cuEventRecord(events[1], stream);
+        api.cuEventSynchronize(events[1]);
+        float ms = 0;
+        api.cuEventElapsedTime(&ms, events[0], events[1]);
+        if (i >= 2)
+          copies.push_back(ms);
+      }
+      r.copyGBs = 2.0 * bytes / (medianOf(copies) * 1e-3) / 1e9;
+    }
+    if (a)
+      api.cuMemFree(a);
+    if (b)
+      api.cuMemFree(b);
+  }
+  cleanup();
+  if (!status)
+    return status;
+  r.medianMs = medianOf(times);
+  r.minMs = *std::min_element(times.begin(), times.end());
+  return r;
 }
 
 int main(int argc, char **argv) {
@@ -111,6 +218,7 @@ int main(int argc, char **argv) {
     return fail("unknown target '" + targetName + "'; use cuda, cpu or auto");
   options.chip = chip;
   options.optLevel = static_cast<int>(optLevel);
+  options.libdevice = libdevicePath;
 
   std::string why;
   if (options.target == Target::Auto && !cudaAvailable(&why))
@@ -190,7 +298,7 @@ int main(int argc, char **argv) {
         rounded.setDouble(e, array->getDouble(e));
       *array = std::move(rounded);
     }
-    if (Status s = bindShape(a, array->shape, binding); !s)
+    if (Status s = bindShape(a, array->shape, binding, entry->variableDims); !s)
       return fail(s.message());
     loaded[i] = array.take();
   }
@@ -211,18 +319,19 @@ int main(int argc, char **argv) {
     if (!sizes)
       return fail(sizes.message());
     loaded[i] = randomArray(a.dtype, *sizes, rng);
-    if (Status s = bindShape(a, loaded[i]->shape, binding); !s)
+    if (Status s = bindShape(a, loaded[i]->shape, binding, entry->variableDims); !s)
       return fail(s.message());
   }
 
   std::error_code ec = llvm::sys::fs::create_directories(outputDir);
   if (ec)
     return fail("cannot create " + outputDir + ": " + ec.message());
-  auto outputPath = [&](const std::string &name) {
+  auto outputFile = [&](const std::string &file) {
     llvm::SmallString<256> path(outputDir.getValue());
-    llvm::sys::path::append(path, name + ".npy");
+    llvm::sys::path::append(path, file);
     return std::string(path.str());
   };
+  auto outputPath = [&](const std::string &name) { return outputFile(name + ".npy"); };
 
   int64_t bytesMoved = 0;
   for (size_t i = 0; i < entry->args.size(); ++i) {
@@ -257,9 +366,7 @@ int main(int argc, char **argv) {
   if (saveInputs) {
     // The signature beside the arrays, so a checker can align them by name.
     std::error_code ec;
-    llvm::raw_fd_ostream json(outputPath("entry").replace(outputPath("entry").size() - 4, 4,
-                                                          ".json"),
-                              ec);
+    llvm::raw_fd_ostream json(outputFile("entry.json"), ec);
     if (ec)
       return fail("cannot write entry.json: " + ec.message());
     json << "{\"name\": \"" << entry->name << "\", \"args\": [";
@@ -275,10 +382,32 @@ int main(int argc, char **argv) {
     json << "]}\n";
   }
 
-  llvm::outs() << "nerve-run: @" << entry->name << " on "
-               << (module->target() == Target::CUDA ? "the GPU" : "the CPU") << "\n";
-  if (Status s = module->launch(entry->name, args); !s)
+  bool onGpu = module->target() == Target::CUDA;
+  llvm::outs() << "nerve-run: @" << entry->name << " on ";
+  if (onGpu)
+    llvm::outs() << "the GPU (" << (*cuda::Device::get())->name() << ")\n";
+  else
+    llvm::outs() << "the CPU\n";
+
+  // On the GPU, the arguments live in device memory for every launch.
+  std::unique_ptr<DeviceMirror> mirror;
+  std::vector<Arg> launchArgs = args;
+  if (onGpu) {
+    Result<std::unique_ptr<DeviceMirror>> m = DeviceMirror::create(*entry, args);
+    if (!m)
+      return fail(m.message());
+    mirror = m.take();
+    launchArgs = mirror->args();
+  }
+  auto launchStart = std::chrono::steady_clock::now();
+  if (Status s = module->launch(entry->name, launchArgs); !s)
     return fail(s.message());
+  if (mirror)
+    if (Status s = mirror->copyOutputs(); !s)
+      return fail(s.message());
+  double launchMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - launchStart)
+          .count();
 
   for (size_t i = 0; i < entry->args.size(); ++i) {
     const ArgInfo &a = entry->args[i];
@@ -290,22 +419,33 @@ int main(int argc, char **argv) {
     llvm::outs() << "nerve-run: wrote " << path << "\n";
   }
 
-  if (benchRuns > 0) {
-    std::vector<double> times;
-    for (unsigned r = 0; r < benchRuns; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      (void)module->launch(entry->name, args);
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (showTiming) {
+    double total = 0;
+    llvm::outs() << "nerve-run: timing (ms)\n";
+    for (const auto &[stage, ms] : module->compileTimes()) {
+      llvm::outs() << llvm::format("  %-44s %9.3f\n", stage.c_str(), ms);
+      total += ms;
     }
-    double median = medianOf(times);
-    double best = *std::min_element(times.begin(), times.end());
-    double copy = hostCopyBandwidth();
-    double gbs = bytesMoved / median / 1e9;
-    llvm::outs() << llvm::format("nerve-run: bench %u runs on the CPU: median %.4f ms, min %.4f ms, "
-                                 "%lld bytes, %.2f GB/s, %.1f%% of host copy bandwidth (%.1f GB/s)\n",
-                                 benchRuns.getValue(), median * 1e3, best * 1e3,
-                                 static_cast<long long>(bytesMoved), gbs, 100 * gbs / (copy / 1e9),
-                                 copy / 1e9);
+    llvm::outs() << llvm::format("  %-44s %9.3f\n", "compile and load, total", total);
+    llvm::outs() << llvm::format("  %-44s %9.3f\n",
+                                 onGpu ? "first launch (with copy back, synchronised)"
+                                       : "first launch",
+                                 launchMs);
+  }
+
+  if (benchRuns > 0) {
+    Result<BenchResult> bench =
+        onGpu ? benchGpu(*module, entry->name, launchArgs, benchRuns)
+              : benchCpu(*module, entry->name, launchArgs, benchRuns);
+    if (!bench)
+      return fail(bench.message());
+    double gbs = bytesMoved / (bench->medianMs * 1e-3) / 1e9;
+    llvm::outs() << llvm::format(
+        "nerve-run: bench %u runs on the %s: median %.4f ms, min %.4f ms, %lld bytes moved, "
+        "%.1f GB/s = %.1f%% of the %s copy bandwidth (%.1f GB/s, measured now)\n",
+        benchRuns.getValue(), onGpu ? "GPU" : "CPU", bench->medianMs, bench->minMs,
+        static_cast<long long>(bytesMoved), gbs, 100 * gbs / bench->copyGBs,
+        onGpu ? "device" : "host", bench->copyGBs);
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
 #include "nerve/Dialect/Tdim/IR/TdimDialect.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace nerve {

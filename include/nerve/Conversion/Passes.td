@@ -47,4 +47,54 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
                            "::mlir::math::MathDialect"];
 }
 
+def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Maps each kernel's parallel loops onto GPU threads";
+  let description = [{
+    In every function lowered from a `tdim.kernel`, each top-level
+    `scf.parallel` becomes a `gpu.launch`: its iterations are flattened
+    (innermost dimension fastest, so neighbouring threads touch neighbouring
+    addresses) and distributed over a 1-D grid of 1-D blocks, 256 threads
+    (fewer, a multiple of 32, when the static trip count is smaller), with a
+    grid-stride loop when the grid would exceed the hardware limit, and no
+    launch at all when there is nothing to do. Top-level code that touches
+    memory outside parallel loops (a sequential loop, a single store) runs
+    in a one-thread launch. Buffers the kernel allocates become device
+    allocations (`gpu.alloc`).
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">
+  ];
+}
+
+def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lowers math functions in GPU code without unresolved library calls";
+  let description = [{
+    `math.sqrt`, `math.absf`, `math.fma`, `math.floor`, `math.ceil` become
+    LLVM intrinsics (single PTX instructions). When libdevice is linked
+    (`libdevice=true`), the other functions are left for
+    `convert-gpu-to-nvvm`, which calls libdevice's `__nv_*`. Without it, f32
+    `exp`, `log`, `tanh`, `erf` and friends are expanded into polynomial
+    approximations and `powf` and `rsqrt` into those, so the PTX calls no
+    external function; a function that still needs libdevice (any f64 one)
+    is an error that says so.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+  let options = [
+    Option<"libdevice", "libdevice", "bool", "false",
+           "libdevice will be linked: leave library functions to it">
+  ];
+}
+
+def CheckPTX : Pass<"nerve-check-ptx", "::mlir::ModuleOp"> {
+  let summary = "Rejects PTX that declares external functions";
+  let description = [{
+    After `gpu-module-to-binary`, fails with the names of any `.extern .func`
+    the PTX still declares (a library function nothing linked), so that no
+    module that cannot load ever reaches the driver.
+  }];
+}
+
 #endif // NERVE_CONVERSION_PASSES

@@ -12,6 +12,9 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -30,6 +33,41 @@ struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {};
 /// ExecutionEngine.
 void buildNerveToCPUPipeline(mlir::OpPassManager &pm,
                              const NerveToCPUOptions &options = {});
+
+/// GPU architectures nerve compiles for.
+enum class GpuChip { sm_80, sm_89, sm_90, sm_100 };
+const char *toString(GpuChip chip);
+
+struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
+  Option<GpuChip> chip{*this, "chip", llvm::cl::desc("GPU architecture"),
+                       llvm::cl::init(GpuChip::sm_90),
+                       llvm::cl::values(clEnumValN(GpuChip::sm_80, "sm_80", "Ampere A100"),
+                                        clEnumValN(GpuChip::sm_89, "sm_89", "Ada"),
+                                        clEnumValN(GpuChip::sm_90, "sm_90", "Hopper H100/H200"),
+                                        clEnumValN(GpuChip::sm_100, "sm_100", "Blackwell"))};
+  Option<unsigned> optLevel{*this, "opt-level",
+                            llvm::cl::desc("LLVM optimisation level of device code, 0-3"),
+                            llvm::cl::init(3)};
+  Option<std::string> libdevice{
+      *this, "libdevice",
+      llvm::cl::desc("libdevice.10.bc to link; empty: look under $CUDA_HOME, $CUDA_PATH and "
+                     "/usr/local/cuda; 'none': never link it"),
+      llvm::cl::init("")};
+  Option<bool> fastMath{*this, "fast-math",
+                        llvm::cl::desc("Let LLVM use approximate math in device code"),
+                        llvm::cl::init(false)};
+  Option<int64_t> blockSize{*this, "block-size", llvm::cl::desc("Threads per block"),
+                            llvm::cl::init(256)};
+};
+
+/// Everything to a host module in the LLVM dialect whose device code is
+/// PTX inside a gpu.binary, launched through nerve's runtime.
+void buildNerveToPTXPipeline(mlir::OpPassManager &pm, const NerveToPTXOptions &options);
+
+/// libdevice.10.bc as `option` asks for it: the path itself, none for
+/// "none", else the first that exists under $CUDA_HOME, $CUDA_PATH,
+/// /usr/local/cuda.
+std::optional<std::string> findLibdevice(llvm::StringRef option);
 
 /// Registers `nerve-to-loops`, `nerve-to-cpu` and `nerve-to-ptx`.
 void registerNervePipelines();

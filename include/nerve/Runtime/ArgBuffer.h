@@ -35,8 +35,10 @@ Result<std::vector<int64_t>> sizesFor(const ArgInfo &arg, const DimBinding &bind
 
 /// Records the sizes of `arg`'s dimensions given an array of `shape`
 /// (listed order), checking them against the spec and the binding.
-Status bindShape(const ArgInfo &arg, const std::vector<int64_t> &shape,
-                 DimBinding &binding);
+/// Dimensions in `variable` (see EntryInfo::variableDims) are checked
+/// against the spec only, and not recorded.
+Status bindShape(const ArgInfo &arg, const std::vector<int64_t> &shape, DimBinding &binding,
+                 const std::vector<std::string> &variable = {});
 
 /// A buffer for `arg` with `sizes`, every element set to a poison value
 /// (NaN for floats) so unwritten outputs show.

@@ -132,7 +132,16 @@ LogicalResult KernelOp::verify() {
                            << "; inputs are tdim tensors or scalars (f32, f16, "
                               "bf16, f64, i1, i8, i32, i64, index)";
   }
-  return checkConsistentSizes(*this, tensors);
+  return checkConsistentSizes(*this, tensors, getVariableDims());
+}
+
+SmallVector<DimAttr> KernelOp::getVariableDims() {
+  SmallVector<DimAttr> dims;
+  getBody().walk([&](ConcatOp concat) {
+    if (!llvm::is_contained(dims, concat.getDim()))
+      dims.push_back(concat.getDim());
+  });
+  return dims;
 }
 
 LogicalResult KernelOp::verifyRegions() {
@@ -147,8 +156,8 @@ LogicalResult KernelOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ConstOp::verify() {
-  if (getValue() < 0)
-    return emitOpError() << "index value " << getValue()
+  if (getValueAttr().getInt() < 0)
+    return emitOpError() << "index value " << getValueAttr().getInt()
                          << " is negative; indices count from 0";
   return success();
 }
@@ -431,8 +440,8 @@ void ForOp::print(OpAsmPrinter &p) {
   p << " " << getInductionVar() << " over ";
   printDim(p, llvm::cast<TdimIndexType>(getLowerBound().getType()).getDim());
   p << " from " << getLowerBound() << " to " << getUpperBound();
-  if (getStep() != 1)
-    p << " step " << getStep();
+  if (getStepAttr().getInt() != 1)
+    p << " step " << getStepAttr().getInt();
   if (getParallel())
     p << " parallel";
   if (getReverse())
@@ -458,8 +467,8 @@ LogicalResult ForOp::verify() {
     return emitOpError() << "bounds index different dimensions ("
                          << getLowerBound().getType() << " and "
                          << getUpperBound().getType() << ")";
-  if (getStep() < 1)
-    return emitOpError() << "step " << getStep() << " is not positive";
+  if (getStepAttr().getInt() < 1)
+    return emitOpError() << "step " << getStepAttr().getInt() << " is not positive";
   if (getParallel() && getReverse())
     return emitOpError("cannot be both parallel and reverse");
   if (getParallel() && !getInits().empty())
@@ -1142,7 +1151,7 @@ LogicalResult ConcatOp::verify() {
     return emitOpError() << "inputs add up to " << total << " along `" << getDim().str()
                          << "` but the output has " << outSize;
   return checkConsistentSizes(*this, namedTensors(getOperation()->getOperands()),
-                              getDim());
+                              {getDim()});
 }
 
 static bool isFloat(Type t) { return llvm::isa<FloatType>(t); }

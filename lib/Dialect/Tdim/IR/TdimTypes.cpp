@@ -69,7 +69,7 @@ static SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> sizes) {
   return strides;
 }
 
-TdimTensorType TdimTensorType::getChecked(function_ref<InFlightDiagnostic()> emitError,
+TdimTensorType TdimTensorType::getCanonical(function_ref<InFlightDiagnostic()> emitError,
                                   MLIRContext *context, ArrayRef<DimAttr> dims,
                                   ArrayRef<int64_t> sizes, Type elementType,
                                   ArrayRef<int64_t> strides, int64_t offset) {
@@ -110,6 +110,10 @@ LogicalResult TdimTensorType::verify(function_ref<InFlightDiagnostic()> emitErro
                        << strides.size() << " strides";
   if (offset < 0 && offset != kDynamic)
     return emitError() << "tensor offset " << offset << " is negative";
+  int64_t elements = 1;
+  for (int64_t s : sizes)
+    if (s != kDynamic && llvm::MulOverflow(elements, s, elements))
+      return emitError() << "layout spans more than 2^63 elements";
   if (strides.empty())
     return success();
 
@@ -248,9 +252,9 @@ Type TdimTensorType::parse(AsmParser &parser) {
     parser.emitError(loc, "`strides = []` given for a tensor with dimensions");
     return {};
   }
-  return TdimTensorType::getChecked([&] { return parser.emitError(loc); },
-                                parser.getContext(), dims, sizes, elementType,
-                                strides, offset);
+  return TdimTensorType::getCanonical([&] { return parser.emitError(loc); },
+                                      parser.getContext(), dims, sizes, elementType, strides,
+                                      offset);
 }
 
 void TdimTensorType::print(AsmPrinter &printer) const {

@@ -20,11 +20,12 @@ struct SeenSize {
 
 LogicalResult nerve::tdim::checkConsistentSizes(Operation *op,
                                                 ArrayRef<NamedTensor> tensors,
-                                                DimAttr exempt) {
+                                                ArrayRef<DimAttr> exempt) {
   llvm::StringMap<SeenSize> seen;
   for (const NamedTensor &t : tensors) {
     for (auto [dim, size] : llvm::zip(t.type.getDims(), t.type.getSizes())) {
-      if (size == ShapedType::kDynamic || (exempt && dim.sameAxis(exempt)))
+      if (size == ShapedType::kDynamic ||
+          llvm::any_of(exempt, [&](DimAttr e) { return dim.sameAxis(e); }))
         continue;
       auto [it, inserted] = seen.try_emplace(dim.getName().getValue(),
                                              SeenSize{dim, size, &t});

@@ -24,11 +24,11 @@ struct NamedTensor {
 };
 
 /// Every dimension that appears in several tensors must have one static size
-/// (a fold `i/64` must be `i`'s size divided by 64, exactly). Sizes of
-/// `exempt` (the axis of a concat or a slice) may differ.
+/// (a fold `i/64` must be `i`'s size divided by 64, exactly). Sizes along
+/// the axes in `exempt` (those a concat joins) may differ.
 mlir::LogicalResult checkConsistentSizes(mlir::Operation *op,
                                          llvm::ArrayRef<NamedTensor> tensors,
-                                         DimAttr exempt = {});
+                                         llvm::ArrayRef<DimAttr> exempt = {});
 
 /// Whether two tensors have the same set of dimensions, in any order.
 bool haveSameDims(TdimTensorType a, TdimTensorType b);

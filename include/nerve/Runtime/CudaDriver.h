@@ -1,0 +1,124 @@
+//===- CudaDriver.h - the CUDA Driver API, loaded at run time ----*- C++ -*-===//
+//
+// nerve talks to the GPU only through the CUDA Driver API, found with
+// dlopen("libcuda.so.1") when first needed: nerve builds, and runs on the
+// CPU, on machines with no GPU, no driver and no CUDA toolkit. The few types
+// and constants it uses are declared here, so cuda.h is not needed either.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_RUNTIME_CUDADRIVER_H
+#define NERVE_RUNTIME_CUDADRIVER_H
+
+#include "nerve/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace nerve::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+using CUlinkState = struct CUlinkState_st *;
+
+/// Entry points of libcuda.so.1 (the versioned names cuda.h maps to).
+struct DriverAPI {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemGetInfo)(size_t *, size_t *);
+  CUresult (*cuLinkCreate)(unsigned, int *, void **, CUlinkState *);
+  CUresult (*cuLinkAddData)(CUlinkState, int, void *, size_t, const char *, unsigned, int *,
+                            void **);
+  CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *);
+  CUresult (*cuLinkDestroy)(CUlinkState);
+};
+
+// Constants of cuda.h that nerve uses.
+enum : int {
+  CUDA_SUCCESS = 0,
+  CU_JIT_WALL_TIME = 2,
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_OPTIMIZATION_LEVEL = 7,
+  CU_JIT_INPUT_PTX = 1,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+/// The driver and the device nerve uses: device 0 (or $NERVE_CUDA_DEVICE)
+/// and its primary context, the one the CUDA runtime and PyTorch use too.
+class Device {
+public:
+  /// Loads the driver and opens the device once per process; every later
+  /// call returns the same result.
+  static Result<Device *> get();
+
+  const DriverAPI &api() const { return api_; }
+  /// Makes the device's primary context current on the calling thread
+  /// (unless a context already is: then the caller's is kept).
+  Status makeCurrent() const;
+
+  /// "cuMemAlloc: out of memory (CUDA_ERROR_OUT_OF_MEMORY)", or success.
+  Status check(CUresult result, const char *what) const;
+  std::string errorText(CUresult result) const;
+
+  const std::string &name() const { return name_; }
+  int computeCapability() const { return major_ * 10 + minor_; }
+  int multiprocessors() const { return multiprocessors_; }
+  /// The driver's CUDA version, e.g. 13000 for 13.0.
+  int driverVersion() const { return driverVersion_; }
+
+private:
+  DriverAPI api_{};
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  std::string name_;
+  int major_ = 0, minor_ = 0, multiprocessors_ = 0, driverVersion_ = 0;
+};
+
+} // namespace nerve::cuda
+
+#endif // NERVE_RUNTIME_CUDADRIVER_H

@@ -1,0 +1,55 @@
+//===- GpuRuntime.h - what JIT-compiled host code calls for the GPU -*- C++ -*-===//
+//
+// MLIR's host lowering (gpu-to-llvm) turns module loads, allocations and
+// kernel launches into calls to `mgpu*` functions. nerve provides them over
+// its Driver API wrapper, so the host side of a kernel is real compiled
+// code and nerve's runtime only decides the policy:
+//
+// - every call of a kernel entry runs on one stream, the caller's: the
+//   "stream" the code creates is the caller's and is never destroyed, and
+//   the synchronisation at the end happens only when asked for;
+// - a failing driver call cannot return an error through compiled code, so
+//   the first failure is recorded, later launches of the same call are
+//   skipped, and the caller gets the error as a Status.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_RUNTIME_GPURUNTIME_H
+#define NERVE_RUNTIME_GPURUNTIME_H
+
+#include "nerve/Runtime/CudaDriver.h"
+
+#include <utility>
+#include <vector>
+
+namespace nerve::cuda {
+
+/// While alive, the mgpu* calls of this thread launch on `stream` and
+/// synchronise at the end only when `synchronous`.
+class LaunchScope {
+public:
+  LaunchScope(CUstream stream, bool synchronous);
+  ~LaunchScope();
+  /// The first error a runtime call of this scope met.
+  Status status() const;
+
+private:
+  bool previousActive;
+  CUstream previousStream;
+  bool previousSynchronous;
+};
+
+/// Errors recorded while loading modules (the host code's global
+/// constructors run mgpuModuleLoadJIT), cleared by the call.
+Status takeModuleLoadStatus();
+
+/// Milliseconds the driver spent loading modules on this thread since the
+/// last call (its PTX JIT), cleared by the call.
+double takeModuleLoadMilliseconds();
+
+/// The mgpu* functions, for the ExecutionEngine's symbol table.
+std::vector<std::pair<const char *, void *>> getMgpuSymbols();
+
+} // namespace nerve::cuda
+
+#endif // NERVE_RUNTIME_GPURUNTIME_H

@@ -1,0 +1,102 @@
+//===- LowerGPUMath.cpp - math functions in GPU code --------------------===//
+//
+// What PTX can do in one instruction becomes an LLVM intrinsic. The rest
+// needs libdevice's __nv_* functions, which are linked when a CUDA toolkit
+// provides libdevice.10.bc; without one, f32 functions are expanded into
+// MLIR's polynomial approximations, and anything still needing the library
+// is reported instead of leaving an unresolved call in the PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace nerve {
+#define GEN_PASS_DEF_LOWERGPUMATH
+#include "nerve/Conversion/Passes.h.inc"
+} // namespace nerve
+
+using namespace mlir;
+
+namespace {
+
+/// A math op that maps onto one LLVM intrinsic the NVPTX backend selects
+/// to a single instruction. It is called by name (llvm.call_intrinsic):
+/// convert-gpu-to-nvvm would turn the dedicated intrinsic ops into libdevice
+/// calls.
+template <typename MathOp>
+struct ToIntrinsic : OpRewritePattern<MathOp> {
+  ToIntrinsic(MLIRContext *ctx, StringRef intrinsic)
+      : OpRewritePattern<MathOp>(ctx), intrinsic(intrinsic.str()) {}
+  LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!type.isF32() && !type.isF64())
+      return failure();
+    std::string name = intrinsic + (type.isF32() ? ".f32" : ".f64");
+    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(op, type, rewriter.getStringAttr(name),
+                                                       op->getOperands());
+    return success();
+  }
+  std::string intrinsic;
+};
+
+/// rsqrt(x) = 1 / sqrt(x), both IEEE-rounded.
+struct ExpandRsqrt : OpRewritePattern<math::RsqrtOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::RsqrtOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value one = arith::ConstantOp::create(rewriter, loc, op.getType(),
+                                          rewriter.getFloatAttr(op.getType(), 1.0));
+    Value root = math::SqrtOp::create(rewriter, loc, op.getOperand());
+    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, one, root);
+    return success();
+  }
+};
+
+struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    if (!libdevice) {
+      // Reduce to what the polynomial approximations cover (exp, log,
+      // tanh, erf, ...) and what becomes an instruction.
+      patterns.add<ExpandRsqrt>(ctx);
+      math::populateExpansionPatterns(patterns, {"powf", "exp2", "tan", "sinh", "cosh",
+                                                 "asinh", "acosh", "atanh", "fpowi", "ctlz",
+                                                 "roundeven", "round"});
+      populateMathPolynomialApproximationPatterns(
+          patterns, [](StringRef name) { return true; });
+    }
+    patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, "llvm.sqrt");
+    patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, "llvm.fabs");
+    patterns.add<ToIntrinsic<math::FmaOp>>(ctx, "llvm.fma");
+    patterns.add<ToIntrinsic<math::FloorOp>>(ctx, "llvm.floor");
+    patterns.add<ToIntrinsic<math::CeilOp>>(ctx, "llvm.ceil");
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    if (libdevice)
+      return;
+    WalkResult result = getOperation()->walk([&](Operation *op) {
+      if (op->getDialect() && op->getDialect()->getNamespace() == "math") {
+        op->emitOpError() << "on " << op->getResultTypes()
+                          << " needs libdevice, and no CUDA toolkit provides one; set "
+                             "CUDA_HOME or pass the path of libdevice.10.bc";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

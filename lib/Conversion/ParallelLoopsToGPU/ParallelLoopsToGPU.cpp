@@ -1,0 +1,177 @@
+//===- ParallelLoopsToGPU.cpp - parallel loops onto GPU threads ---------===//
+
+#include "nerve/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace nerve {
+#define GEN_PASS_DEF_PARALLELLOOPSTOGPU
+#include "nerve/Conversion/Passes.h.inc"
+} // namespace nerve
+
+using namespace mlir;
+
+/// Ops that may stay in host code: they compute on values, not memory
+/// (sizes from descriptors, views, index arithmetic), or manage buffers.
+static bool staysOnHost(Operation *op) {
+  if (isa<memref::AllocOp, memref::DeallocOp, func::ReturnOp>(op))
+    return true;
+  return isMemoryEffectFree(op);
+}
+
+static Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
+static void buildLaunch(OpBuilder &b, Location loc, Value grid, Value block,
+                        function_ref<void(OpBuilder &, gpu::LaunchOp)> fn) {
+  Value one = indexConstant(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = &launch.getBody().front();
+  b.setInsertionPointToStart(body);
+  fn(b, launch);
+  b.setInsertionPointToEnd(body);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+namespace {
+
+struct ParallelLoopsToGPUPass
+    : nerve::impl::ParallelLoopsToGPUBase<ParallelLoopsToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func->hasAttr("nerve.kernel") || func.isExternal())
+        continue;
+      if (failed(mapFunction(func)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult mapFunction(func::FuncOp func) {
+    Block &body = func.front();
+    SmallVector<Operation *> pending;
+    auto flush = [&]() -> LogicalResult {
+      if (pending.empty())
+        return success();
+      LogicalResult r = wrapSequential(pending);
+      pending.clear();
+      return r;
+    };
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+        if (failed(flush()))
+          return failure();
+        mapParallel(loop);
+      } else if (staysOnHost(&op)) {
+        if (failed(flush()))
+          return failure();
+      } else {
+        pending.push_back(&op);
+      }
+    }
+    if (failed(flush()))
+      return failure();
+    // Buffers the kernel allocates live on the device.
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      OpBuilder b(&op);
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        auto gpuAlloc = gpu::AllocOp::create(b, alloc.getLoc(), alloc.getType(),
+                                             /*asyncToken=*/Type(), ValueRange{},
+                                             alloc.getDynamicSizes(), alloc.getSymbolOperands());
+        alloc.replaceAllUsesWith(gpuAlloc.getMemref());
+        alloc.erase();
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        gpu::DeallocOp::create(b, dealloc.getLoc(), /*asyncToken=*/Type(), ValueRange{},
+                               dealloc.getMemref());
+        dealloc.erase();
+      }
+    }
+    return success();
+  }
+
+  /// Runs `ops` (consecutive) in one thread.
+  LogicalResult wrapSequential(ArrayRef<Operation *> ops) {
+    Block *block = ops.front()->getBlock();
+    for (Operation *op : ops)
+      for (Value result : op->getResults())
+        for (Operation *user : result.getUsers())
+          if (!llvm::is_contained(ops, block->findAncestorOpInBlock(*user)))
+            return op->emitOpError("computes a value that host code uses; nerve cannot run "
+                                   "it on the GPU");
+    OpBuilder b(ops.front());
+    Location loc = ops.front()->getLoc();
+    Value one = indexConstant(b, loc, 1);
+    buildLaunch(b, loc, one, one, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+      for (Operation *op : ops)
+        op->moveBefore(ib.getInsertionBlock(), ib.getInsertionPoint());
+    });
+    return success();
+  }
+
+  void mapParallel(scf::ParallelOp loop) {
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    unsigned rank = loop.getNumLoops();
+    SmallVector<Value> counts;
+    Value total = indexConstant(b, loc, 1);
+    for (unsigned i = 0; i < rank; ++i) {
+      Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i];
+      Value step = loop.getStep()[i];
+      Value span = arith::SubIOp::create(b, loc, ub, lb);
+      Value count = arith::CeilDivUIOp::create(b, loc, span, step);
+      // An upper bound below the lower one is an empty loop.
+      Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, ub, lb);
+      count = arith::SelectOp::create(b, loc, empty, indexConstant(b, loc, 0), count);
+      counts.push_back(count);
+      total = arith::MulIOp::create(b, loc, total, count);
+    }
+    // Threads per block: the option, or fewer (a whole number of warps)
+    // when the trip count is known and smaller.
+    int64_t threads = blockSize;
+    if (auto c = getConstantIntValue(total); c && *c < threads)
+      threads = std::max<int64_t>(32, (*c + 31) / 32 * 32);
+    Value block = indexConstant(b, loc, threads);
+    Value grid = arith::CeilDivUIOp::create(b, loc, total, block);
+    grid = arith::MinUIOp::create(b, loc, grid, indexConstant(b, loc, (int64_t(1) << 31) - 1));
+    Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total,
+                                           indexConstant(b, loc, 0));
+    auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    buildLaunch(b, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+      Value first = arith::AddIOp::create(
+          ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
+          launch.getThreadIds().x);
+      Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
+      auto strided = scf::ForOp::create(ib, loc, first, total, stride);
+      ib.setInsertionPointToStart(strided.getBody());
+      // Delinearize, innermost dimension fastest.
+      Value rest = strided.getInductionVar();
+      SmallVector<Value> ivs(rank);
+      for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
+        Value k = i == 0 ? rest : arith::RemUIOp::create(ib, loc, rest, counts[i]).getResult();
+        if (i > 0)
+          rest = arith::DivUIOp::create(ib, loc, rest, counts[i]);
+        ivs[i] = arith::AddIOp::create(
+            ib, loc, loop.getLowerBound()[i],
+            arith::MulIOp::create(ib, loc, k, loop.getStep()[i]));
+      }
+      IRMapping mapping;
+      mapping.map(loop.getInductionVars(), ivs);
+      for (Operation &op : loop.getBody()->without_terminator())
+        ib.clone(op, mapping);
+    });
+    loop.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,137 @@
+//===- CudaDriver.cpp - the CUDA Driver API, loaded at run time ---------===//
+
+#include "nerve/Runtime/CudaDriver.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <mutex>
+
+using namespace nerve;
+using namespace nerve::cuda;
+
+/// Loads every entry point; a missing one names itself.
+static Status loadDriver(DriverAPI &api) {
+  void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return Status::error("no CUDA driver: libcuda.so.1 could not be loaded (" +
+                         std::string(dlerror()) + ")");
+  std::string missing;
+  auto bind = [&](auto &fn, const char *name) {
+    void *symbol = dlsym(handle, name);
+    if (!symbol)
+      missing += (missing.empty() ? "" : ", ") + std::string(name);
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(symbol);
+  };
+  bind(api.cuInit, "cuInit");
+  bind(api.cuDriverGetVersion, "cuDriverGetVersion");
+  bind(api.cuGetErrorName, "cuGetErrorName");
+  bind(api.cuGetErrorString, "cuGetErrorString");
+  bind(api.cuDeviceGetCount, "cuDeviceGetCount");
+  bind(api.cuDeviceGet, "cuDeviceGet");
+  bind(api.cuDeviceGetName, "cuDeviceGetName");
+  bind(api.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  bind(api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  bind(api.cuCtxSetCurrent, "cuCtxSetCurrent");
+  bind(api.cuCtxGetCurrent, "cuCtxGetCurrent");
+  bind(api.cuCtxSynchronize, "cuCtxSynchronize");
+  bind(api.cuModuleLoadDataEx, "cuModuleLoadDataEx");
+  bind(api.cuModuleLoadData, "cuModuleLoadData");
+  bind(api.cuModuleUnload, "cuModuleUnload");
+  bind(api.cuModuleGetFunction, "cuModuleGetFunction");
+  bind(api.cuLaunchKernel, "cuLaunchKernel");
+  bind(api.cuStreamCreate, "cuStreamCreate");
+  bind(api.cuStreamDestroy, "cuStreamDestroy_v2");
+  bind(api.cuStreamSynchronize, "cuStreamSynchronize");
+  bind(api.cuEventCreate, "cuEventCreate");
+  bind(api.cuEventDestroy, "cuEventDestroy_v2");
+  bind(api.cuEventRecord, "cuEventRecord");
+  bind(api.cuEventSynchronize, "cuEventSynchronize");
+  bind(api.cuEventElapsedTime, "cuEventElapsedTime");
+  bind(api.cuMemAlloc, "cuMemAlloc_v2");
+  bind(api.cuMemFree, "cuMemFree_v2");
+  bind(api.cuMemAllocAsync, "cuMemAllocAsync");
+  bind(api.cuMemFreeAsync, "cuMemFreeAsync");
+  bind(api.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  bind(api.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(api.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
+  bind(api.cuMemcpyAsync, "cuMemcpyAsync");
+  bind(api.cuMemsetD8, "cuMemsetD8_v2");
+  bind(api.cuMemGetInfo, "cuMemGetInfo_v2");
+  bind(api.cuLinkCreate, "cuLinkCreate_v2");
+  bind(api.cuLinkAddData, "cuLinkAddData_v2");
+  bind(api.cuLinkComplete, "cuLinkComplete");
+  bind(api.cuLinkDestroy, "cuLinkDestroy");
+  if (!missing.empty())
+    return Status::error("the CUDA driver is too old: libcuda.so.1 lacks " + missing);
+  return Status();
+}
+
+std::string Device::errorText(CUresult result) const {
+  const char *name = nullptr, *text = nullptr;
+  if (api_.cuGetErrorName)
+    api_.cuGetErrorName(result, &name);
+  if (api_.cuGetErrorString)
+    api_.cuGetErrorString(result, &text);
+  return std::string(text ? text : "unknown error") + " (" +
+         (name ? name : "CUDA error " + std::to_string(result)) + ")";
+}
+
+Status Device::check(CUresult result, const char *what) const {
+  if (result == CUDA_SUCCESS)
+    return Status();
+  return Status::error(std::string(what) + ": " + errorText(result));
+}
+
+Result<Device *> Device::get() {
+  static Device device;
+  static Status status;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if ((status = loadDriver(device.api_)), !status)
+      return;
+    const DriverAPI &api = device.api_;
+    CUresult r = api.cuInit(0);
+    if (r != CUDA_SUCCESS) {
+      status = Status::error("no usable GPU: cuInit failed: " + device.errorText(r));
+      return;
+    }
+    api.cuDriverGetVersion(&device.driverVersion_);
+    int count = 0;
+    if ((status = device.check(api.cuDeviceGetCount(&count), "cuDeviceGetCount")), !status)
+      return;
+    int ordinal = 0;
+    if (const char *env = std::getenv("NERVE_CUDA_DEVICE"))
+      ordinal = std::atoi(env);
+    if (count == 0 || ordinal < 0 || ordinal >= count) {
+      status = Status::error(count == 0 ? "no usable GPU: the driver sees no CUDA device"
+                                        : "NERVE_CUDA_DEVICE=" + std::to_string(ordinal) +
+                                              " but there are " + std::to_string(count) +
+                                              " devices");
+      return;
+    }
+    if ((status = device.check(api.cuDeviceGet(&device.device_, ordinal), "cuDeviceGet")),
+        !status)
+      return;
+    char name[256] = {0};
+    api.cuDeviceGetName(name, sizeof(name) - 1, device.device_);
+    device.name_ = name;
+    api.cuDeviceGetAttribute(&device.major_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                             device.device_);
+    api.cuDeviceGetAttribute(&device.minor_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                             device.device_);
+    api.cuDeviceGetAttribute(&device.multiprocessors_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                             device.device_);
+    status = device.check(api.cuDevicePrimaryCtxRetain(&device.context_, device.device_),
+                          "cuDevicePrimaryCtxRetain");
+  });
+  if (!status)
+    return status;
+  return &device;
+}
+
+Status Device::makeCurrent() const {
+  CUcontext current = nullptr;
+  if (api_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current)
+    return Status();
+  return check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+}

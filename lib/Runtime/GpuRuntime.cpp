@@ -1,0 +1,247 @@
+//===- GpuRuntime.cpp - the mgpu* functions JIT-compiled host code calls -===//
+
+#include "nerve/Runtime/GpuRuntime.h"
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+using namespace nerve;
+using namespace nerve::cuda;
+
+namespace {
+/// Per-thread state of the kernel call in progress.
+struct ThreadState {
+  bool active = false;
+  CUstream stream = nullptr;
+  bool synchronous = false;
+  std::string error;
+  std::string loadError;
+  double loadMilliseconds = 0;
+};
+thread_local ThreadState state;
+
+/// Records the first failure of the current call.
+void record(std::string &slot, const std::string &message) {
+  if (slot.empty())
+    slot = message;
+}
+
+/// The device, or a recorded error.
+const Device *device(std::string &slot) {
+  Result<Device *> d = Device::get();
+  if (!d) {
+    record(slot, d.message());
+    return nullptr;
+  }
+  if (Status s = (*d)->makeCurrent(); !s) {
+    record(slot, s.message());
+    return nullptr;
+  }
+  return *d;
+}
+
+bool ok(const Device *d, CUresult r, const char *what, std::string &slot) {
+  if (r == CUDA_SUCCESS)
+    return true;
+  record(slot, d->check(r, what).message());
+  return false;
+}
+
+/// Kernel handles, looked up once per (module, name).
+std::mutex functionsMutex;
+std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+} // namespace
+
+LaunchScope::LaunchScope(CUstream stream, bool synchronous)
+    : previousActive(state.active), previousStream(state.stream),
+      previousSynchronous(state.synchronous) {
+  state.active = true;
+  state.stream = stream;
+  state.synchronous = synchronous;
+  state.error.clear();
+}
+
+LaunchScope::~LaunchScope() {
+  state.active = previousActive;
+  state.stream = previousStream;
+  state.synchronous = previousSynchronous;
+}
+
+Status LaunchScope::status() const {
+  return state.error.empty() ? Status() : Status::error(state.error);
+}
+
+Status cuda::takeModuleLoadStatus() {
+  std::string e;
+  std::swap(e, state.loadError);
+  return e.empty() ? Status() : Status::error(e);
+}
+
+double cuda::takeModuleLoadMilliseconds() {
+  double ms = state.loadMilliseconds;
+  state.loadMilliseconds = 0;
+  return ms;
+}
+
+extern "C" {
+
+static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
+  const Device *d = device(state.loadError);
+  if (!d)
+    return nullptr;
+  auto start = std::chrono::steady_clock::now();
+  char errorLog[16384] = {0};
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                   CU_JIT_OPTIMIZATION_LEVEL};
+  void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog) - 1),
+                    reinterpret_cast<void *>(static_cast<intptr_t>(optLevel < 0 ? 4 : optLevel + 1))};
+  CUmodule module = nullptr;
+  CUresult r = d->api().cuModuleLoadDataEx(&module, ptx, 3, options, values);
+  state.loadMilliseconds +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (r != CUDA_SUCCESS) {
+    std::string message = "the CUDA driver could not load the PTX: " + d->errorText(r);
+    if (r == 222 /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION */)
+      message += "; the driver (CUDA " + std::to_string(d->driverVersion() / 1000) + "." +
+                 std::to_string(d->driverVersion() % 1000 / 10) +
+                 ") is too old for this PTX: update the driver";
+    if (errorLog[0])
+      message += "\nJIT log: " + std::string(errorLog);
+    record(state.loadError, message);
+    return nullptr;
+  }
+  return module;
+}
+
+static void *nerve_mgpuModuleLoad(void *data, size_t) {
+  return nerve_mgpuModuleLoadJIT(data, 3);
+}
+
+static void nerve_mgpuModuleUnload(void *module) {
+  Result<Device *> d = Device::get();
+  if (!d || !module)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(functionsMutex);
+    for (auto it = functions.begin(); it != functions.end();)
+      it = it->first.first == module ? functions.erase(it) : std::next(it);
+  }
+  (*d)->api().cuModuleUnload(static_cast<CUmodule>(module));
+}
+
+static void *nerve_mgpuModuleGetFunction(void *module, const char *name) {
+  if (!module) {
+    record(state.error, "kernel " + std::string(name) + " has no loaded module");
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(functionsMutex);
+  auto key = std::make_pair(static_cast<CUmodule>(module), std::string(name));
+  auto it = functions.find(key);
+  if (it != functions.end())
+    return it->second;
+  const Device *d = device(state.error);
+  if (!d)
+    return nullptr;
+  CUfunction fn = nullptr;
+  if (!ok(d, d->api().cuModuleGetFunction(&fn, key.first, name), "cuModuleGetFunction",
+          state.error))
+    return nullptr;
+  functions[key] = fn;
+  return fn;
+}
+
+static void *nerve_mgpuStreamCreate() {
+  if (state.active)
+    return state.stream;
+  const Device *d = device(state.error);
+  CUstream stream = nullptr;
+  if (d)
+    ok(d, d->api().cuStreamCreate(&stream, 0), "cuStreamCreate", state.error);
+  return stream;
+}
+
+static void nerve_mgpuStreamDestroy(void *stream) {
+  if (state.active && stream == state.stream)
+    return; // the caller's
+  if (Result<Device *> d = Device::get(); d && stream)
+    (*d)->api().cuStreamDestroy(static_cast<CUstream>(stream));
+}
+
+static void nerve_mgpuStreamSynchronize(void *stream) {
+  if (state.active && !state.synchronous)
+    return;
+  if (const Device *d = device(state.error))
+    ok(d, d->api().cuStreamSynchronize(static_cast<CUstream>(stream)), "cuStreamSynchronize",
+       state.error);
+}
+
+static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                   intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                                   intptr_t blockZ, int32_t smem, void *stream, void **params,
+                                   void **extra, size_t) {
+  if (!state.error.empty() || !function)
+    return; // an earlier step of this call failed
+  if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
+    return;
+  const Device *d = device(state.error);
+  if (!d)
+    return;
+  ok(d,
+     d->api().cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX,
+                             blockY, blockZ, smem, static_cast<CUstream>(stream), params,
+                             extra),
+     "cuLaunchKernel", state.error);
+}
+
+static void *nerve_mgpuMemAlloc(uint64_t bytes, void *stream, bool) {
+  if (bytes == 0 || !state.error.empty())
+    return nullptr;
+  const Device *d = device(state.error);
+  if (!d)
+    return nullptr;
+  CUdeviceptr ptr = 0;
+  if (!ok(d, d->api().cuMemAllocAsync(&ptr, bytes, static_cast<CUstream>(stream)),
+          ("allocating " + std::to_string(bytes) + " bytes of device memory").c_str(),
+          state.error))
+    return nullptr;
+  return reinterpret_cast<void *>(ptr);
+}
+
+static void nerve_mgpuMemFree(void *ptr, void *stream) {
+  if (!ptr)
+    return;
+  if (const Device *d = device(state.error))
+    d->api().cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr), static_cast<CUstream>(stream));
+}
+
+static void nerve_mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
+  if (!state.error.empty() || bytes == 0)
+    return;
+  if (const Device *d = device(state.error))
+    ok(d,
+       d->api().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                              reinterpret_cast<CUdeviceptr>(src), bytes,
+                              static_cast<CUstream>(stream)),
+       "cuMemcpyAsync", state.error);
+}
+
+} // extern "C"
+
+std::vector<std::pair<const char *, void *>> cuda::getMgpuSymbols() {
+  return {
+      {"mgpuModuleLoadJIT", reinterpret_cast<void *>(&nerve_mgpuModuleLoadJIT)},
+      {"mgpuModuleLoad", reinterpret_cast<void *>(&nerve_mgpuModuleLoad)},
+      {"mgpuModuleUnload", reinterpret_cast<void *>(&nerve_mgpuModuleUnload)},
+      {"mgpuModuleGetFunction", reinterpret_cast<void *>(&nerve_mgpuModuleGetFunction)},
+      {"mgpuStreamCreate", reinterpret_cast<void *>(&nerve_mgpuStreamCreate)},
+      {"mgpuStreamDestroy", reinterpret_cast<void *>(&nerve_mgpuStreamDestroy)},
+      {"mgpuStreamSynchronize", reinterpret_cast<void *>(&nerve_mgpuStreamSynchronize)},
+      {"mgpuLaunchKernel", reinterpret_cast<void *>(&nerve_mgpuLaunchKernel)},
+      {"mgpuMemAlloc", reinterpret_cast<void *>(&nerve_mgpuMemAlloc)},
+      {"mgpuMemFree", reinterpret_cast<void *>(&nerve_mgpuMemFree)},
+      {"mgpuMemcpy", reinterpret_cast<void *>(&nerve_mgpuMemcpy)},
+  };
+}
