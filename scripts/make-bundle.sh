@@ -43,3 +43,24 @@ tar -C "$NERVE_BUILD_DIR/bundle" -cf - "$name" | xz -9 -T"$(nproc)" >"$NERVE_BUI
 size=$(du -m "$NERVE_BUILD_DIR/$name.tar.xz" | cut -f1)
 [ "$size" -le 60 ] || die "bundle is ${size} MiB, over the 60 MiB limit"
 say "bundle: $NERVE_BUILD_DIR/$name.tar.xz (${size} MiB)"
+
+# The test tools (lit, FileCheck, not), to run the test suite from the
+# bundle on a machine without LLVM: unpacked over the bundle, they use its lib/.
+tools="$NERVE_BUILD_DIR/bundle/test-tools"
+mkdir -p "$tools/bin" "$tools/share"
+for tool in FileCheck not count; do
+  cp "$NERVE_LLVM_BIN/$tool" "$tools/bin/" && chmod u+w "$tools/bin/$tool"
+  patchelf --set-rpath '$ORIGIN/../lib' "$tools/bin/$tool"
+done
+mkdir -p "$tools/share/lit"
+cp -r /usr/lib/llvm-22/utils/lit/lit "$tools/share/lit/lit"
+find "$tools/share/lit" -name '__pycache__' -prune -exec rm -rf {} +
+cat >"$tools/share/lit/lit.py" <<'LIT'
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lit.main import main
+main()
+LIT
+tar -C "$tools" -cJf "$NERVE_BUILD_DIR/nerve-test-tools.tar.xz" bin share ||
+  die "packing the test tools failed"
+say "test tools: $NERVE_BUILD_DIR/nerve-test-tools.tar.xz"

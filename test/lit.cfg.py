@@ -19,13 +19,32 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%nerve_src", config.nerve_src_root))
 config.substitutions.append(("%nerve_version", config.nerve_version))
 config.substitutions.append(("%llvm_version", config.llvm_version))
-# Test scripts use Debian's interpreter, which is where python3-numpy lives.
-python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else "python3"
+def find_python():
+    """A Python 3 that has NumPy: $NERVE_TEST_PYTHON, Debian's (where
+    python3-numpy lives), or the first python3 on PATH."""
+    import shutil
+    import subprocess
+    candidates = [os.environ.get("NERVE_TEST_PYTHON"), "/usr/bin/python3", shutil.which("python3")]
+    for candidate in candidates:
+        if candidate and os.path.exists(candidate) and subprocess.run(
+                [candidate, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return candidate
+    lit_config.warning("no python3 with numpy: end-to-end checks will fail")
+    return "python3"
+
+
+python = find_python()
+config.nerve_python = python
 config.substitutions.append(("%python", python))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.nerve_tools_dir, append_path=True)
+
+# A stand-in libcuda.so.1 (test/stubs/FakeCuda.cpp): with its directory
+# first in LD_LIBRARY_PATH, the CUDA path runs without a GPU.
+fake_cuda = os.environ.get("NERVE_FAKE_CUDA_DIR", os.path.join(config.nerve_obj_root, "test", "fake-cuda"))
+config.substitutions.append(("%fakecuda", "env LD_LIBRARY_PATH=" + fake_cuda))
 
 tools = [ToolSubst("nerve-opt", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.nerve_tools_dir])

@@ -143,7 +143,7 @@ private:
                     .count();
     starts.pop_back();
     // Nested pipelines report their passes themselves.
-    if (pass->getName() != "(anonymous namespace)::OpToOpPassAdaptor")
+    if (!pass->getName().ends_with("OpToOpPassAdaptor"))
       times.push_back({pass->getArgument().empty() ? pass->getName().str()
                                                    : pass->getArgument().str(),
                        ms});

@@ -48,6 +48,8 @@ void nerve::registerAllDialects(mlir::DialectRegistry &registry) {
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   mlir::registerGPUDialectTranslation(registry);
+  // How a gpu.binary and its launches become LLVM IR (#gpu.select_object).
+  mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   mlir::registerNVVMDialectTranslation(registry);
 }
 

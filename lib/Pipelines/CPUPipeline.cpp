@@ -8,6 +8,7 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -36,7 +37,11 @@ void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // Functions LLVM has no intrinsic for (erf, tanh, ...) call libm.
+  // rsqrt is no libm function: 1 / sqrt. Functions LLVM has no intrinsic
+  // for (erf, tanh, ...) call libm.
+  math::MathExpandOpsPassOptions expandMath;
+  expandMath.opMnemonics = {"rsqrt"};
+  pm.addPass(math::createMathExpandOpsPass(expandMath));
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());

@@ -50,9 +50,11 @@ bool ok(const Device *d, CUresult r, const char *what, std::string &slot) {
   return false;
 }
 
-/// Kernel handles, looked up once per (module, name).
+/// Kernel handles, looked up once per (module, name), and their names for
+/// messages.
 std::mutex functionsMutex;
 std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+std::map<CUfunction, std::string> functionNames;
 } // namespace
 
 LaunchScope::LaunchScope(CUstream stream, bool synchronous)
@@ -108,8 +110,16 @@ static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
       message += "; the driver (CUDA " + std::to_string(d->driverVersion() / 1000) + "." +
                  std::to_string(d->driverVersion() % 1000 / 10) +
                  ") is too old for this PTX: update the driver";
-    if (errorLog[0])
-      message += "\nJIT log: " + std::string(errorLog);
+    if (errorLog[0]) {
+      // One line: the log's own lines joined.
+      std::string log(errorLog);
+      while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
+        log.pop_back();
+      for (char &c : log)
+        if (c == '\n')
+          c = ';';
+      message += "; JIT log: " + log;
+    }
     record(state.loadError, message);
     return nullptr;
   }
@@ -126,8 +136,14 @@ static void nerve_mgpuModuleUnload(void *module) {
     return;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
-    for (auto it = functions.begin(); it != functions.end();)
-      it = it->first.first == module ? functions.erase(it) : std::next(it);
+    for (auto it = functions.begin(); it != functions.end();) {
+      if (it->first.first != module) {
+        ++it;
+        continue;
+      }
+      functionNames.erase(it->second);
+      it = functions.erase(it);
+    }
   }
   (*d)->api().cuModuleUnload(static_cast<CUmodule>(module));
 }
@@ -150,6 +166,7 @@ static void *nerve_mgpuModuleGetFunction(void *module, const char *name) {
           state.error))
     return nullptr;
   functions[key] = fn;
+  functionNames[fn] = name;
   return fn;
 }
 
@@ -189,11 +206,17 @@ static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t grid
   const Device *d = device(state.error);
   if (!d)
     return;
-  ok(d,
-     d->api().cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX,
-                             blockY, blockZ, smem, static_cast<CUstream>(stream), params,
-                             extra),
-     "cuLaunchKernel", state.error);
+  CUresult r = d->api().cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
+                                       blockX, blockY, blockZ, smem,
+                                       static_cast<CUstream>(stream), params, extra);
+  if (r != CUDA_SUCCESS) {
+    std::string name;
+    {
+      std::lock_guard<std::mutex> lock(functionsMutex);
+      name = functionNames[static_cast<CUfunction>(function)];
+    }
+    record(state.error, "launching kernel " + name + " failed: " + d->errorText(r));
+  }
 }
 
 static void *nerve_mgpuMemAlloc(uint64_t bytes, void *stream, bool) {

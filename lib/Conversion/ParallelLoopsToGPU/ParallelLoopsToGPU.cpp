@@ -68,11 +68,16 @@ struct ParallelLoopsToGPUPass
       return r;
     };
     for (Operation &op : llvm::make_early_inc_range(body)) {
+      // Host code may not use what device code computes: an op reading a
+      // value of the pending device ops runs on the device with them.
+      bool usesDeviceValue = llvm::any_of(op.getOperands(), [&](Value v) {
+        return llvm::is_contained(pending, v.getDefiningOp());
+      });
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         if (failed(flush()))
           return failure();
         mapParallel(loop);
-      } else if (staysOnHost(&op)) {
+      } else if (staysOnHost(&op) && !usesDeviceValue) {
         if (failed(flush()))
           return failure();
       } else {

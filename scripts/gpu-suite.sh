@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from a checkout, with the portable bundle and the
+# test tools (built by scripts/make-bundle.sh) in .carry/: unpacks them, then
+# runs nerve-opt --version, one pipeline, the whole lit suite (GPU tests
+# included), the golden cases on the GPU and a few benchmarks. Full logs go
+# to $OUT (or ./gpu-out); a short summary is printed last.
+set -u
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${OUT:-$root/gpu-out}"
+mkdir -p "$out"
+bundle=/tmp/nerve-bundle
+rm -rf "$bundle" && mkdir -p "$bundle"
+tar -C "$bundle" --strip-components=1 -xJf "$root"/.carry/nerve-*-linux-x86_64.tar.xz || exit 1
+tar -C "$bundle" -xJf "$root"/.carry/nerve-test-tools.tar.xz || exit 1
+export PATH="$bundle/bin:$PATH"
+summary=()
+
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  echo "== nerve-opt --version"; nerve-opt --version
+  echo "== a pipeline: nerve-opt --nerve-to-ptx examples/neuron/lif_forward.mlir"
+  nerve-opt --nerve-to-ptx "$root/examples/neuron/lif_forward.mlir" | grep -E "gpu.binary|llvm.func @lif_forward" | cut -c1-160
+} >"$out/bundle.log" 2>&1
+summary+=("$(head -2 "$out/bundle.log" | tail -1)")
+summary+=("$(grep -m1 'nerve version' "$out/bundle.log")")
+
+# The lit suite, against the bundle's tools.
+site=/tmp/nerve-test
+rm -rf "$site" && mkdir -p "$site/test"
+cat >"$site/test/lit.site.cfg.py" <<CFG
+config.llvm_tools_dir = "$bundle/bin"
+config.nerve_src_root = "$root"
+config.nerve_obj_root = "$site"
+config.nerve_tools_dir = "$bundle/bin"
+config.nerve_version = "$(nerve-opt --version | sed -n 's/nerve version \([^ ]*\).*/\1/p')"
+config.llvm_version = "$(nerve-opt --version | sed -n 's/.*LLVM\/MLIR \(.*\)/\1/p')"
+import lit.llvm
+lit.llvm.initialize(lit_config, config)
+lit_config.load_config(config, "$root/test/lit.cfg.py")
+CFG
+python3 "$bundle/share/lit/lit.py" -sv "$site/test" >"$out/lit.log" 2>&1
+summary+=("lit: $(grep -E '^  (Passed|Failed|Unsupported|Unresolved)' "$out/lit.log" | tr -s ' ' | tr '\n' ' ')")
+
+for dtype in f64 f32 f16 bf16; do
+  nerve-golden "$root/test/data/golden/neuron" --target cuda --dtype $dtype >"$out/golden-$dtype.log" 2>&1
+  summary+=("golden cuda $dtype: $(tail -1 "$out/golden-$dtype.log")")
+done
+
+{
+  for size in "32 4096" "64 65536" "256 65536" "1024 65536"; do
+    set -- $size
+    echo "== lif_forward T=$1 N=$2"
+    nerve-run "$root/examples/neuron/lif_forward.mlir" --target cuda --random 1 --dim t=$1 --dim n=$2 \
+      --output-dir /tmp/bench-out --bench 20 | grep bench
+    echo "== lif_train T=$1 N=$2"
+    nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=$1 --dim n=$2 \
+      --output-dir /tmp/bench-out --bench 20 | grep bench
+  done
+  echo "== timing of lif_train"
+  nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
+    --output-dir /tmp/bench-out --timing
+} >"$out/bench.log" 2>&1
+summary+=("bench: $(grep -c 'bench 20 runs' "$out/bench.log") runs timed (see bench.log)")
+
+printf '%s\n' "${summary[@]}"

@@ -1,0 +1,200 @@
+//===- FakeCuda.cpp - a stand-in libcuda.so.1 for tests without a GPU ---===//
+//
+// Implements the CUDA Driver API entry points nerve binds, over host
+// memory, so that the whole CUDA path (compile, JIT the host code, load the
+// module, allocate, copy, launch) runs on machines with no GPU. Kernels do
+// nothing. $NERVE_FAKE_CUDA selects a failure to provoke:
+//
+//   no-device   cuInit reports no device       old-driver  PTX too new
+//   bad-ptx     the PTX does not compile       oom         allocation fails
+//   launch      the launch faults (illegal address)
+//
+// Tests put its directory first in LD_LIBRARY_PATH. It is never installed.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+bool mode(const char *name) {
+  const char *m = std::getenv("NERVE_FAKE_CUDA");
+  return m && std::strcmp(m, name) == 0;
+}
+
+struct FakeModule {
+  std::string ptx;
+};
+
+int fakeObject; // distinct non-null handles
+void *handle(int offset) { return reinterpret_cast<char *>(&fakeObject) + offset; }
+void *current = nullptr;
+
+} // namespace
+
+extern "C" {
+
+int cuInit(unsigned) { return mode("no-device") ? 100 : 0; }
+int cuDriverGetVersion(int *v) {
+  *v = mode("old-driver") ? 11000 : 13000;
+  return 0;
+}
+int cuGetErrorName(int e, const char **s) {
+  switch (e) {
+  case 0: *s = "CUDA_SUCCESS"; break;
+  case 2: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+  case 100: *s = "CUDA_ERROR_NO_DEVICE"; break;
+  case 218: *s = "CUDA_ERROR_INVALID_PTX"; break;
+  case 222: *s = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"; break;
+  case 500: *s = "CUDA_ERROR_NOT_FOUND"; break;
+  case 700: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
+  default: *s = "CUDA_ERROR_UNKNOWN"; break;
+  }
+  return 0;
+}
+int cuGetErrorString(int e, const char **s) {
+  switch (e) {
+  case 0: *s = "no error"; break;
+  case 2: *s = "out of memory"; break;
+  case 100: *s = "no CUDA-capable device is detected"; break;
+  case 218: *s = "a PTX JIT compilation failed"; break;
+  case 222: *s = "the provided PTX was compiled with an unsupported toolchain."; break;
+  case 500: *s = "named symbol not found"; break;
+  case 700: *s = "an illegal memory access was encountered"; break;
+  default: *s = "unknown error"; break;
+  }
+  return 0;
+}
+int cuDeviceGetCount(int *n) {
+  *n = mode("no-device") ? 0 : 1;
+  return 0;
+}
+int cuDeviceGet(int *d, int) {
+  *d = 0;
+  return 0;
+}
+int cuDeviceGetName(char *name, int len, int) {
+  std::strncpy(name, "nerve fake GPU", static_cast<size_t>(len));
+  return 0;
+}
+int cuDeviceGetAttribute(int *v, int attribute, int) {
+  *v = attribute == 75 ? 9 : attribute == 76 ? 0 : attribute == 16 ? 132 : 0;
+  return 0;
+}
+int cuDevicePrimaryCtxRetain(void **ctx, int) {
+  *ctx = handle(1);
+  return 0;
+}
+int cuCtxSetCurrent(void *ctx) {
+  current = ctx;
+  return 0;
+}
+int cuCtxGetCurrent(void **ctx) {
+  *ctx = current;
+  return 0;
+}
+int cuCtxSynchronize() { return 0; }
+
+int cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *options,
+                       void **values) {
+  std::string ptx(static_cast<const char *>(image));
+  if (mode("bad-ptx") || mode("old-driver") || ptx.find(".entry") == std::string::npos) {
+    for (unsigned i = 0; i < n; ++i)
+      if (options[i] == 5 /* CU_JIT_ERROR_LOG_BUFFER */)
+        std::strcpy(static_cast<char *>(values[i]), "ptxas fatal: the fake driver refuses this PTX");
+    return mode("old-driver") ? 222 : 218;
+  }
+  *module = new FakeModule{ptx};
+  return 0;
+}
+int cuModuleLoadData(void **module, const void *image) {
+  return cuModuleLoadDataEx(module, image, 0, nullptr, nullptr);
+}
+int cuModuleUnload(void *module) {
+  delete static_cast<FakeModule *>(module);
+  return 0;
+}
+int cuModuleGetFunction(void **fn, void *module, const char *name) {
+  const std::string &ptx = static_cast<FakeModule *>(module)->ptx;
+  if (ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
+    return 500;
+  *fn = handle(2);
+  return 0;
+}
+int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                   void *, void **, void **) {
+  return mode("launch") ? 700 : 0;
+}
+int cuStreamCreate(void **s, unsigned) {
+  *s = handle(3);
+  return 0;
+}
+int cuStreamDestroy_v2(void *) { return 0; }
+int cuStreamSynchronize(void *) { return 0; }
+int cuEventCreate(void **e, unsigned) {
+  *e = handle(4);
+  return 0;
+}
+int cuEventDestroy_v2(void *) { return 0; }
+int cuEventRecord(void *, void *) { return 0; }
+int cuEventSynchronize(void *) { return 0; }
+int cuEventElapsedTime(float *ms, void *, void *) {
+  *ms = 1.0f;
+  return 0;
+}
+int cuMemAlloc_v2(unsigned long long *ptr, size_t bytes) {
+  if (mode("oom"))
+    return 2;
+  *ptr = reinterpret_cast<unsigned long long>(std::malloc(bytes ? bytes : 1));
+  return 0;
+}
+int cuMemFree_v2(unsigned long long ptr) {
+  std::free(reinterpret_cast<void *>(ptr));
+  return 0;
+}
+int cuMemAllocAsync(unsigned long long *ptr, size_t bytes, void *) {
+  return cuMemAlloc_v2(ptr, bytes);
+}
+int cuMemFreeAsync(unsigned long long ptr, void *) { return cuMemFree_v2(ptr); }
+int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t bytes) {
+  std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+  return 0;
+}
+int cuMemcpyDtoH_v2(void *dst, unsigned long long src, size_t bytes) {
+  std::memcpy(dst, reinterpret_cast<void *>(src), bytes);
+  return 0;
+}
+int cuMemcpyDtoD_v2(unsigned long long dst, unsigned long long src, size_t bytes) {
+  std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src), bytes);
+  return 0;
+}
+int cuMemcpyAsync(unsigned long long dst, unsigned long long src, size_t bytes, void *) {
+  return cuMemcpyDtoD_v2(dst, src, bytes);
+}
+int cuMemsetD8_v2(unsigned long long dst, unsigned char v, size_t bytes) {
+  std::memset(reinterpret_cast<void *>(dst), v, bytes);
+  return 0;
+}
+int cuMemGetInfo_v2(size_t *free, size_t *total) {
+  *free = *total = size_t(1) << 34;
+  return 0;
+}
+int cuLinkCreate_v2(unsigned, int *, void **, void **state) {
+  *state = handle(5);
+  return 0;
+}
+int cuLinkAddData_v2(void *, int, void *, size_t, const char *, unsigned, int *, void **) {
+  return 0;
+}
+int cuLinkComplete(void *, void **cubin, size_t *size) {
+  static const char image[] = "fake cubin";
+  *cubin = const_cast<char *>(image);
+  *size = sizeof(image);
+  return 0;
+}
+int cuLinkDestroy(void *) { return 0; }
+
+} // extern "C"
