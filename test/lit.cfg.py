@@ -66,6 +66,13 @@ def cuda_device_count():
     return count.value
 
 
+# Tests of linking libdevice say `REQUIRES: libdevice`: a CUDA toolkit is
+# where nerve finds it ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda).
+for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+    if root and os.path.exists(os.path.join(root, "nvvm", "libdevice", "libdevice.10.bc")):
+        config.available_features.add("libdevice")
+        break
+
 # GPU tests say `REQUIRES: cuda`; without a device lit reports them as
 # UNSUPPORTED, so the skip shows in the summary with its count.
 if cuda_device_count() > 0:

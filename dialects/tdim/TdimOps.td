@@ -45,14 +45,16 @@ def Tdim_KernelOp : Tdim_Op<"kernel", [
     ```
 
     Within the signature a dimension name has one size: static sizes must
-    agree, and sizes bound at launch are checked by the runtime. The one
-    exception is the axis a `tdim.concat` joins along, which its pieces
-    share with different sizes.
+    agree, and sizes bound at launch are checked by the runtime. The
+    exceptions are the axes listed in `variable_dims`: those a `tdim.concat`
+    joins along, whose pieces share the name with different sizes (the
+    parser records them, so they stay exempt once the concat is lowered).
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
                        StrArrayAttr:$arg_names,
-                       I64Attr:$num_outputs);
+                       I64Attr:$num_outputs,
+                       OptionalAttr<Tdim_DimArrayAttr>:$variable_dims);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -72,9 +74,8 @@ def Tdim_KernelOp : Tdim_Op<"kernel", [
     ::llvm::StringRef getArgName(unsigned i) {
       return ::llvm::cast<::mlir::StringAttr>(getArgNames()[i]).getValue();
     }
-    /// Dimensions whose size may differ between arguments: the axes the
-    /// body concatenates along.
-    ::llvm::SmallVector<DimAttr> getVariableDims();
+    /// Dimensions whose size may differ between arguments.
+    ::llvm::SmallVector<DimAttr> getVariableDimList();
   }];
 }
 

@@ -60,7 +60,7 @@ def Tdim_TensorType : TypeDef<Tdim_Dialect, "TdimTensor"> {
     bool hasDim(DimAttr dim) const { return getPosition(dim).has_value(); }
     /// The static size of `dim` (ShapedType::kDynamic when bound at launch).
     int64_t getSize(DimAttr dim) const { return getSizes()[*getPosition(dim)]; }
-    /// Row-major in list order with offset 0: strides follow from sizes.
+    /// Row-major in list order (from the offset): strides follow from sizes.
     bool isRowMajor() const { return getStrides().empty(); }
     /// Strides in list order, explicit or derived; kDynamic where unknown
     /// until launch.

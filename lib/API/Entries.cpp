@@ -48,7 +48,7 @@ std::vector<EntryInfo> nerve::collectEntries(ModuleOp module) {
       }
       entry.args.push_back(std::move(arg));
     }
-    for (tdim::DimAttr d : kernel.getVariableDims())
+    for (tdim::DimAttr d : kernel.getVariableDimList())
       entry.variableDims.push_back(d.str());
     entries.push_back(std::move(entry));
   });

@@ -56,6 +56,7 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   pm.addPass(createParallelLoopsToGPU(mapping));
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createNameKernels());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
   std::optional<std::string> libdevice = findLibdevice(options.libdevice);

@@ -88,6 +88,17 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
   ];
 }
 
+def NameKernels : Pass<"nerve-name-kernels", "::mlir::ModuleOp"> {
+  let summary = "Gives every outlined GPU kernel a distinct name";
+  let description = [{
+    `gpu-kernel-outlining` names each kernel after its function
+    (`@f_kernel`) and makes only the enclosing `gpu.module` names distinct
+    (`@f_kernel`, `@f_kernel_0`, ...). This pass renames each kernel to its
+    module's name and updates the launches, so that profilers and launch
+    errors tell the kernels of one entry apart.
+  }];
+}
+
 def CheckPTX : Pass<"nerve-check-ptx", "::mlir::ModuleOp"> {
   let summary = "Rejects PTX that declares external functions";
   let description = [{

@@ -128,17 +128,19 @@ struct ParallelLoopsToGPUPass
     OpBuilder b(loop);
     unsigned rank = loop.getNumLoops();
     SmallVector<Value> counts;
+    // Folded as built, so a static trip count stays visible.
     Value total = indexConstant(b, loc, 1);
+    Value zero = indexConstant(b, loc, 0);
     for (unsigned i = 0; i < rank; ++i) {
       Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i];
       Value step = loop.getStep()[i];
-      Value span = arith::SubIOp::create(b, loc, ub, lb);
-      Value count = arith::CeilDivUIOp::create(b, loc, span, step);
+      Value span = b.createOrFold<arith::SubIOp>(loc, ub, lb);
+      Value count = b.createOrFold<arith::CeilDivUIOp>(loc, span, step);
       // An upper bound below the lower one is an empty loop.
-      Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, ub, lb);
-      count = arith::SelectOp::create(b, loc, empty, indexConstant(b, loc, 0), count);
+      Value empty = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, ub, lb);
+      count = b.createOrFold<arith::SelectOp>(loc, empty, zero, count);
       counts.push_back(count);
-      total = arith::MulIOp::create(b, loc, total, count);
+      total = b.createOrFold<arith::MulIOp>(loc, total, count);
     }
     // Threads per block: the option, or fewer (a whole number of warps)
     // when the trip count is known and smaller.

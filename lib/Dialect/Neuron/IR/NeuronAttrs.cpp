@@ -5,8 +5,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 using namespace mlir;
@@ -22,6 +24,13 @@ void NeuronDialect::registerAttributes() {
 #define GET_ATTRDEF_LIST
 #include "dialects/neuron/NeuronAttrs.cpp.inc"
       >();
+}
+
+/// A number as a user would write it: 2, 0.5, 1e-05, inf.
+static std::string formatNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
 }
 
 static constexpr double kAny = std::numeric_limits<double>::quiet_NaN();
@@ -94,11 +103,12 @@ LogicalResult SurrogateAttr::verify(function_ref<InFlightDiagnostic()> emitError
       return emitError() << "surrogate parameter `" << name << "` must be a number";
     double v = value.getValueAsDouble();
     if (!std::isfinite(v))
-      return emitError() << "surrogate parameter `" << name << "` is " << v
-                         << "; it must be finite";
+      return emitError() << "surrogate parameter `" << name << "` is "
+                         << formatNumber(v) << "; it must be finite";
     if (!std::isnan(p->lowerBound) && !(v > p->lowerBound))
       return emitError() << "surrogate `" << stringifySurrogateKind(kind) << "` needs `"
-                         << name << "` > " << p->lowerBound << ", not " << v;
+                         << name << "` > " << formatNumber(p->lowerBound)
+                         << ", not " << formatNumber(v);
   }
   return success();
 }

@@ -12,13 +12,23 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace nerve;
 using namespace nerve::neuron;
 using tdim::DimAttr;
 using tdim::TdimTensorType;
+
+/// A number as a user would write it: 2, 0.5, 1e-05, nan.
+static std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
 
 namespace {
 
@@ -89,7 +99,8 @@ public:
 
   LogicalResult finite(StringRef name, std::optional<double> value) {
     if (value && !std::isfinite(*value))
-      return op->emitOpError() << "`" << name << "` is " << *value << "; it must be finite";
+      return op->emitOpError() << "`" << name << "` is " << num(*value)
+                               << "; it must be finite";
     return success();
   }
 
@@ -122,7 +133,7 @@ static std::optional<double> optionalValue(std::optional<APFloat> f) {
 
 static LogicalResult verifyTau(Operation *op, double tau) {
   if (!std::isfinite(tau) || !(tau > 1.0))
-    return op->emitOpError() << "tau = " << tau
+    return op->emitOpError() << "tau = " << num(tau)
                              << " is not allowed; LIF needs a finite tau > 1 (as "
                                 "SpikingJelly does): 1/tau is the fraction of the gap to "
                                 "v_reset closed per step";
@@ -179,7 +190,7 @@ template <typename GradOp, typename FwdOp>
 static LogicalResult verifyMatchesForward(GradOp op, FwdOp fwd) {
   if (!fwd)
     return success();
-  auto mismatch = [&](StringRef name, auto forward, auto backward) {
+  auto mismatch = [&](StringRef name, std::string forward, std::string backward) {
     InFlightDiagnostic d = op.emitOpError();
     d << "`" << name << "` is " << backward << " but the " << fwd->getName()
       << " that wrote `h_seq` has " << forward;
@@ -189,19 +200,21 @@ static LogicalResult verifyMatchesForward(GradOp op, FwdOp fwd) {
   if (fwd.getTime() != op.getTime())
     return mismatch("time", fwd.getTime().str(), op.getTime().str());
   if (fwd.getVThreshold() != op.getVThreshold())
-    return mismatch("v_threshold", fwd.getVThreshold().convertToDouble(),
-                    op.getVThreshold().convertToDouble());
+    return mismatch("v_threshold", num(fwd.getVThreshold().convertToDouble()),
+                    num(op.getVThreshold().convertToDouble()));
   auto resetText = [](std::optional<APFloat> r) {
-    return r ? std::to_string(r->convertToDouble()) : std::string("soft reset");
+    return r ? num(r->convertToDouble()) : std::string("soft reset");
   };
   if (optionalValue(fwd.getVReset()) != optionalValue(op.getVReset()))
     return mismatch("v_reset", resetText(fwd.getVReset()), resetText(op.getVReset()));
   if constexpr (std::is_same_v<FwdOp, LIFOp>)
     if (fwd.getTau() != op.getTau())
-      return mismatch("tau", fwd.getTau().convertToDouble(), op.getTau().convertToDouble());
+      return mismatch("tau", num(fwd.getTau().convertToDouble()),
+                      num(op.getTau().convertToDouble()));
   if constexpr (!std::is_same_v<FwdOp, IFOp>)
     if (fwd.getDecayInput() != op.getDecayInput())
-      return mismatch("decay_input", fwd.getDecayInput(), op.getDecayInput());
+      return mismatch("decay_input", fwd.getDecayInput() ? "true" : "false",
+                      op.getDecayInput() ? "true" : "false");
   return success();
 }
 

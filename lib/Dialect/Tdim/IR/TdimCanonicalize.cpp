@@ -186,7 +186,10 @@ struct FuseProducerMap : RewritePattern {
     fused->setDiscardableAttrs(consumer->getDiscardableAttrDictionary());
     rewriter.cloneRegionBefore(consumer.getCombine(), fused.getCombine(),
                                fused.getCombine().end());
-    rewriter.cloneRegionBefore(consumer.getPost(), fused.getPost(), fused.getPost().end());
+    // (Cloning an empty region with a listener attached is not safe in MLIR
+    // 22, and there is nothing to clone anyway.)
+    if (!consumer.getPost().empty())
+      rewriter.cloneRegionBefore(consumer.getPost(), fused.getPost(), fused.getPost().end());
 
     // Build the fused map region: the consumer's map, or the identity.
     unsigned numIns = consumer.getInputs().size();
@@ -199,7 +202,9 @@ struct FuseProducerMap : RewritePattern {
       SmallVector<Type> acc = consumer.getAccumulatorTypes();
       for (unsigned i = 0; i < numIns; ++i)
         identity.addArgument(acc[i], loc);
-      OpBuilder ib = OpBuilder::atBlockEnd(&identity);
+      // A detached block: the builder takes its context from the rewriter.
+      OpBuilder ib(rewriter.getContext());
+      ib.setInsertionPointToEnd(&identity);
       YieldOp::create(ib, loc, llvm::to_vector_of<Value>(identity.getArguments()));
       oldBlock = &identity;
     }

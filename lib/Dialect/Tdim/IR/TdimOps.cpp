@@ -65,7 +65,19 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
   result.addAttribute(getNumOutputsAttrName(result.name),
                       b.getI64IntegerAttr(outputs.size()));
   Region *body = result.addRegion();
-  return parser.parseRegion(*body, args, /*enableNameShadowing=*/false);
+  if (parser.parseRegion(*body, args, /*enableNameShadowing=*/false))
+    return failure();
+  // The axes the body concatenates along may have several sizes.
+  SmallVector<Attribute> variable;
+  if (auto given = result.attributes.get(getVariableDimsAttrName(result.name)))
+    llvm::append_range(variable, llvm::cast<ArrayAttr>(given));
+  body->walk([&](ConcatOp concat) {
+    if (!llvm::is_contained(variable, concat.getDim()))
+      variable.push_back(concat.getDim());
+  });
+  if (!variable.empty())
+    result.attributes.set(getVariableDimsAttrName(result.name), b.getArrayAttr(variable));
+  return success();
 }
 
 void KernelOp::print(OpAsmPrinter &p) {
@@ -86,10 +98,18 @@ void KernelOp::print(OpAsmPrinter &p) {
     p << " -> ";
     printArgs(getNumInputs(), entry.getNumArguments());
   }
-  p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(),
-      {getSymNameAttrName(), getFunctionTypeAttrName(), getArgNamesAttrName(),
-       getNumOutputsAttrName()});
+  // variable_dims is printed only when the body no longer shows it.
+  SmallVector<StringRef> elided = {getSymNameAttrName(), getFunctionTypeAttrName(),
+                                   getArgNamesAttrName(), getNumOutputsAttrName()};
+  SmallVector<Attribute> implied;
+  getBody().walk([&](ConcatOp concat) {
+    if (!llvm::is_contained(implied, concat.getDim()))
+      implied.push_back(concat.getDim());
+  });
+  if (getVariableDimsAttr() &&
+      llvm::equal(getVariableDimsAttr().getValue(), ArrayRef<Attribute>(implied)))
+    elided.push_back(getVariableDimsAttrName());
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(), elided);
   p << " ";
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
 }
@@ -132,15 +152,14 @@ LogicalResult KernelOp::verify() {
                            << "; inputs are tdim tensors or scalars (f32, f16, "
                               "bf16, f64, i1, i8, i32, i64, index)";
   }
-  return checkConsistentSizes(*this, tensors, getVariableDims());
+  return checkConsistentSizes(*this, tensors, getVariableDimList());
 }
 
-SmallVector<DimAttr> KernelOp::getVariableDims() {
+SmallVector<DimAttr> KernelOp::getVariableDimList() {
   SmallVector<DimAttr> dims;
-  getBody().walk([&](ConcatOp concat) {
-    if (!llvm::is_contained(dims, concat.getDim()))
-      dims.push_back(concat.getDim());
-  });
+  if (ArrayAttr variable = getVariableDimsAttr())
+    for (Attribute a : variable)
+      dims.push_back(llvm::cast<DimAttr>(a));
   return dims;
 }
 

@@ -73,10 +73,11 @@ TdimTensorType TdimTensorType::getCanonical(function_ref<InFlightDiagnostic()> e
                                   MLIRContext *context, ArrayRef<DimAttr> dims,
                                   ArrayRef<int64_t> sizes, Type elementType,
                                   ArrayRef<int64_t> strides, int64_t offset) {
-  // Spelled-out row-major strides with offset 0 are the default layout: drop
-  // them so that equal layouts are equal types.
-  if (!strides.empty() && offset == 0 && strides.size() == sizes.size() &&
-      llvm::none_of(sizes, [](int64_t s) { return s == kDynamic; }) &&
+  // Spelled-out row-major strides are the default layout: drop them so that
+  // equal layouts are equal types. (Row-major strides that depend on a size
+  // bound at launch stay `?`, which says less, and are kept.)
+  if (!strides.empty() && strides.size() == sizes.size() &&
+      llvm::none_of(strides, [](int64_t s) { return s == kDynamic; }) &&
       llvm::equal(strides, rowMajorStrides(sizes)))
     strides = {};
   return Base::getChecked(emitError, context, dims, sizes, elementType,

@@ -1,0 +1,77 @@
+// RUN: nerve-opt %s --convert-neuron-to-tdim --canonicalize --split-input-file | FileCheck %s
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+!state = !tdim.tensor<[n: ?], f32>
+
+// LIF: the charge function's derivatives are constants (kappa = 1 - 1/tau,
+// beta = 1/tau), so backward reads only h_seq and the upstream gradients:
+// no x, no earlier step.
+// CHECK-LABEL: tdim.kernel @lif
+// CHECK-NOT: tdim.load %x
+// CHECK: tdim.for %[[N:.*]] over n {{.*}} parallel {
+// CHECK:   %[[G0:.*]] = tdim.for %[[T:.*]] over t from %{{.*}} to %{{.*}} reverse iter_args(%[[CARRY:.*]] = %{{.*}}) -> (f32) {
+// CHECK:     %[[H:.*]] = tdim.load %h[n = %[[N]], t = %[[T]]]
+// CHECK:     %[[GS:.*]] = tdim.load %gs[n = %[[N]], t = %[[T]]]
+// CHECK:     %[[GV:.*]] = tdim.load %gv[n = %[[N]], t = %[[T]]]
+// CHECK:     %[[SUM:.*]] = arith.addf %[[GV]], %[[CARRY]] : f32
+// CHECK:     %[[GA:.*]] = arith.mulf %[[SUM]], %{{.*}} : f32
+// CHECK:     %[[GP:.*]] = arith.mulf %[[GS]], %{{.*}} : f32
+// CHECK:     %[[GH:.*]] = arith.addf %[[GA]], %[[GP]] : f32
+// CHECK:     %[[GX:.*]] = arith.mulf %[[GH]], %{{.*}} : f32
+// CHECK:     tdim.store %[[GX]], %gx[n = %[[N]], t = %[[T]]]
+// CHECK:     %[[NEXT:.*]] = arith.mulf %[[GH]], %{{.*}} : f32
+// CHECK:     tdim.yield %[[NEXT]] : f32
+// CHECK:   tdim.store %[[G0]], %gv0[n = %[[N]]]
+tdim.kernel @lif(%h: !seq, %gs: !seq, %gv: !seq, %x: !seq) -> (%gx: !seq, %gv0: !state) {
+  neuron.lif_grad ins(%h : !seq) grad_spike(%gs : !seq) grad_v_seq(%gv : !seq) outs(%gx : !seq) grad_v_init(%gv0 : !state)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+
+// A charge function whose derivative depends on the potential and the
+// input: backward rebuilds V[t-1] from h_seq[t-1] (v_init at t = 0) and
+// reads x[t].
+// CHECK-LABEL: tdim.kernel @quadratic
+// CHECK: tdim.for %[[T:.*]] over t {{.*}} reverse
+// CHECK:   %[[FIRST:.*]] = tdim.cmp eq, %[[T]], %{{.*}} : !tdim.index<t>
+// CHECK:   %[[PREV:.*]] = tdim.load %h[n = %{{.*}}, t = %{{.*}}]
+// CHECK:   %[[VAFTER:.*]] = arith.select %{{.*}}, %{{.*}}, %[[PREV]] : f32
+// CHECK:   %[[VPREV:.*]] = arith.select %[[FIRST]], %{{.*}}, %[[VAFTER]] : f32
+// CHECK:   tdim.load %x[n = %{{.*}}, t = %[[T]]]
+tdim.kernel @quadratic(%h: !seq, %x: !seq, %gs: !seq) -> (%gx: !seq) {
+  neuron.generic_grad ins(%h : !seq) x(%x : !seq) grad_spike(%gs : !seq) outs(%gx : !seq)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<atan>} charge {
+  ^bb0(%v: f32, %in: f32):
+    %vv = arith.mulf %v, %v : f32
+    %xv = arith.mulf %in, %v : f32
+    %h1 = arith.addf %vv, %xv : f32
+    neuron.yield %h1 : f32
+  }
+  tdim.return
+}
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+!one = !tdim.tensor<[], f32>
+
+// PLIF's grad_w: each neuron sums its contributions over time in a
+// register, the partial sums go to a buffer, and one tdim.reduce adds them
+// up in a fixed order.
+// CHECK-LABEL: tdim.kernel @plif
+// CHECK: %[[PARTIAL:.*]] = tdim.alloc(%{{.*}}) : !tdim.tensor<[n: ?], f32>
+// CHECK: tdim.for %[[N:.*]] over n {{.*}} parallel {
+// CHECK:   %[[W:.*]] = tdim.load %w[] : !tdim.tensor<[], f32>
+// CHECK:   %{{.*}}:2 = tdim.for %{{.*}} over t {{.*}} reverse iter_args(%{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (f32, f32) {
+// CHECK:   tdim.store %{{.*}}#1, %[[PARTIAL]][n = %[[N]]]
+// CHECK: tdim.reduce ins(%[[PARTIAL]] : !tdim.tensor<[n: ?], f32>) outs(%gw : !tdim.tensor<[], f32>) over [n] init [0.000000e+00 : f32] combine {
+// CHECK:   arith.addf
+tdim.kernel @plif(%h: !seq, %x: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !one) {
+  neuron.plif_grad ins(%h : !seq) x(%x : !seq) w(%w : !one) grad_spike(%gs : !seq) outs(%gx : !seq) grad_w(%gw : !one)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}

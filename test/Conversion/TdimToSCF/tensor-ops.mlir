@@ -1,0 +1,80 @@
+// RUN: nerve-opt %s --convert-tdim-to-scf --canonicalize --cse --split-input-file | FileCheck %s
+
+// A map is one scf.parallel over the outputs' dimensions, ordered as the
+// first output is laid out (innermost contiguous). A broadcast input is
+// loaded without the dimension it lacks; f16 storage is extended to the
+// region's f32 and rounded back on store.
+// CHECK-LABEL: func.func @map
+// CHECK: scf.parallel (%[[R:.*]], %[[C:.*]]) = (%c0, %c0) to (%{{.*}}, %{{.*}}) step (%c1, %c1) {
+// CHECK:   %[[X:.*]] = memref.load %{{.*}}[%[[R]], %[[C]]] : memref<?x?xf16>
+// CHECK:   %[[XE:.*]] = arith.extf %[[X]] : f16 to f32
+// CHECK:   %[[B:.*]] = memref.load %{{.*}}[%[[C]]] : memref<?xf32>
+// CHECK:   %[[S:.*]] = arith.addf %[[XE]], %[[B]] : f32
+// CHECK:   %[[T:.*]] = arith.truncf %[[S]] : f32 to f16
+// CHECK:   memref.store %[[T]], %{{.*}}[%[[R]], %[[C]]] : memref<?x?xf16>
+tdim.kernel @map(%x: !tdim.tensor<[r: ?, c: ?], f16>, %b: !tdim.tensor<[c: ?], f32>) -> (%y: !tdim.tensor<[r: ?, c: ?], f16>) {
+  tdim.map ins(%x, %b : !tdim.tensor<[r: ?, c: ?], f16>, !tdim.tensor<[c: ?], f32>) outs(%y : !tdim.tensor<[r: ?, c: ?], f16>) {
+  ^bb0(%v: f32, %w: f32):
+    %s = arith.addf %v, %w : f32
+    tdim.yield %s : f32
+  }
+  tdim.return
+}
+
+// -----
+
+// A reduce: scf.parallel over the kept dimensions around scf.for loops over
+// the reduced ones carrying the accumulators from their identities; the map
+// region sees the position along the reduced dimension; the post region the
+// count.
+// CHECK-LABEL: func.func @reduce
+// CHECK: scf.parallel (%[[R:.*]]) = (%c0) to (%{{.*}}) step (%c1) {
+// CHECK:   %[[RES:.*]]:2 = scf.for %[[C:.*]] = %c0 to %[[NC:.*]] step %c1 iter_args(%[[BEST:.*]] = %cst, %[[AT:.*]] = %c-1_i32) -> (f32, i32) {
+// CHECK:     %[[V:.*]] = memref.load %{{.*}}[%[[R]], %[[C]]]
+// CHECK:     %[[I:.*]] = arith.index_cast %[[C]] : index to i32
+// CHECK:     arith.cmpf ogt, %[[V]], %[[BEST]]
+// CHECK:     scf.yield
+// CHECK:   arith.index_cast %[[NC]]
+// CHECK:   memref.store %{{.*}}, %{{.*}}[%[[R]]] : memref<?xi32>
+tdim.kernel @reduce(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%i: !tdim.tensor<[r: ?], i32>) {
+  tdim.reduce ins(%x : !tdim.tensor<[r: ?, c: ?], f32>) outs(%i : !tdim.tensor<[r: ?], i32>) over [c]
+      init [0xFF800000 : f32, -1 : i32]
+    map {
+    ^bb0(%v: f32, %c: index):
+      %ci = arith.index_cast %c : index to i32
+      tdim.yield %v, %ci : f32, i32
+    }
+    combine {
+    ^bb0(%b: f32, %a: i32, %v: f32, %k: i32):
+      %gt = arith.cmpf ogt, %v, %b : f32
+      %nb = arith.select %gt, %v, %b : f32
+      %na = arith.select %gt, %k, %a : i32
+      tdim.yield %nb, %na : f32, i32
+    }
+    post {
+    ^bb0(%b: f32, %a: i32, %n: index):
+      %ni = arith.index_cast %n : index to i32
+      %r = arith.addi %a, %ni : i32
+      tdim.yield %r : i32
+    }
+  tdim.return
+}
+
+// -----
+
+// A contraction accumulates products in f32 over the dimension the output
+// lacks; with `accumulate` it starts from the output's value.
+// CHECK-LABEL: func.func @contract
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%c0, %c0) to (%{{.*}}, %{{.*}}) step (%c1, %c1) {
+// CHECK:   %[[C0:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]] : memref<?x?xf16>
+// CHECK:   %[[INIT:.*]] = arith.extf %[[C0]] : f16 to f32
+// CHECK:   %[[SUM:.*]] = scf.for %[[K:.*]] = %c0 to %{{.*}} step %c1 iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK:     %[[A:.*]] = memref.load %{{.*}}[%[[I]], %[[K]]] : memref<?x?xf16>
+// CHECK:     %[[B:.*]] = memref.load %{{.*}}[%[[J]], %[[K]]] : memref<?x?xf16>
+// CHECK:     %[[P:.*]] = arith.mulf
+// CHECK:     arith.addf %[[ACC]], %[[P]] : f32
+// CHECK:   arith.truncf %[[SUM]] : f32 to f16
+tdim.kernel @contract(%a: !tdim.tensor<[i: ?, k: ?], f16>, %b: !tdim.tensor<[j: ?, k: ?], f16>) -> (%c: !tdim.tensor<[i: ?, j: ?], f16>) {
+  tdim.contract ins(%a, %b : !tdim.tensor<[i: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%c : !tdim.tensor<[i: ?, j: ?], f16>) accumulate
+  tdim.return
+}
