@@ -45,6 +45,8 @@ struct CompileOptions {
   bool fastMath = false;
   /// libdevice.10.bc; empty: look in $CUDA_HOME and /usr/local/cuda.
   std::string libdevice;
+  /// The name diagnostics give the spec (compileFile: the file's path).
+  std::string sourceName = "spec";
 };
 
 /// One argument of a kernel, as its spec declares it.

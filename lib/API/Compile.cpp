@@ -205,7 +205,7 @@ static Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptio
   // Messages name the user's ops, without dumping the IR they sit in.
   ctx->printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(spec, "spec"),
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(spec, options.sourceName),
                                llvm::SMLoc());
   DiagnosticCollector diags(sourceMgr, ctx);
 
@@ -340,7 +340,9 @@ Result<std::shared_ptr<Module>> nerve::compileFile(const std::string &path,
     return Status::error(path + ": cannot open the spec");
   std::ostringstream text;
   text << in.rdbuf();
-  return compile(text.str(), options);
+  CompileOptions named = options;
+  named.sourceName = path;
+  return compile(text.str(), named);
 }
 
 //===----------------------------------------------------------------------===//

@@ -21,6 +21,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -66,7 +67,12 @@ static cl::opt<std::string> libdevicePath(
     cl::init(""), cl::cat(category));
 
 static int fail(const std::string &message) {
-  llvm::errs() << "nerve-run: error: " << message << "\n";
+  // Compiler diagnostics already read "file:line:col: error: ...".
+  static const llvm::Regex located("^[^ ]+:[0-9]+:[0-9]+: (error|warning|note): ");
+  if (located.match(message))
+    llvm::errs() << message << "\n";
+  else
+    llvm::errs() << "nerve-run: error: " << message << "\n";
   return 1;
 }
 

@@ -86,6 +86,7 @@ int main(int argc, char **argv) {
     text << in.rdbuf();
     spec = text.str();
   }
+  options.sourceName = specPath == "-" ? std::string("<stdin>") : std::string(specPath);
   Result<std::string> out = emit(spec, options, what);
   if (!out) {
     llvm::errs() << out.message() << "\n";
