@@ -4,14 +4,18 @@
 // over the row `r` within a block; `unfold` turns a block into its first
 // row and `cast` turns a local row into an offset along `i`. Adding an
 // index of `r` to one of `i` without the cast is a verifier error, as is
-// loading `x` with an index of a dimension it does not have.
+// loading `x` with an index of a dimension it does not have. The last block
+// may be partial: the block count rounds up and rows past the end are
+// skipped.
 
 !x = !tdim.tensor<[i: ?, j: ?], f32>
 !s = !tdim.tensor<[i: ?], f32>
 
 tdim.kernel @blocked_row_sum(%x: !x) -> (%s: !s) {
   %rows = tdim.size %x[i] : !x
-  %blocks = tdim.fold %rows : !tdim.index<i> to !tdim.index<i/64>
+  %c63 = tdim.const 63 : !tdim.index<i>
+  %padded = tdim.add %rows, %c63 : !tdim.index<i>
+  %blocks = tdim.fold %padded : !tdim.index<i> to !tdim.index<i/64>
   %b0 = tdim.const 0 : !tdim.index<i/64>
   %r0 = tdim.const 0 : !tdim.index<r>
   %r64 = tdim.const 64 : !tdim.index<r>
@@ -22,13 +26,16 @@ tdim.kernel @blocked_row_sum(%x: !x) -> (%s: !s) {
       %first = tdim.unfold %b : !tdim.index<i/64> to !tdim.index<i>
       %offset = tdim.cast %r : !tdim.index<r> to !tdim.index<i>
       %row = tdim.add %first, %offset : !tdim.index<i>
-      %zero = arith.constant 0.0 : f32
-      %sum = tdim.for %j over j from %j0 to %cols iter_args(%acc = %zero) -> (f32) {
-        %v = tdim.load %x[i = %row, j = %j] : !x
-        %a = arith.addf %acc, %v : f32
-        tdim.yield %a : f32
+      %inside = tdim.cmp lt, %row, %rows : !tdim.index<i>
+      scf.if %inside {
+        %zero = arith.constant 0.0 : f32
+        %sum = tdim.for %j over j from %j0 to %cols iter_args(%acc = %zero) -> (f32) {
+          %v = tdim.load %x[i = %row, j = %j] : !x
+          %a = arith.addf %acc, %v : f32
+          tdim.yield %a : f32
+        }
+        tdim.store %sum, %s[i = %row] : !s
       }
-      tdim.store %sum, %s[i = %row] : !s
     }
   }
   tdim.return

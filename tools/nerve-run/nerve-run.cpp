@@ -228,7 +228,7 @@ int main(int argc, char **argv) {
 
   std::string why;
   if (options.target == Target::Auto && !cudaAvailable(&why))
-    llvm::outs() << "nerve-run: no usable GPU (" << why << "); running on the CPU\n";
+    llvm::outs() << "nerve-run: " << why << "; running on the CPU\n";
 
   Result<std::shared_ptr<Module>> compiled = compileFile(specPath, options);
   if (!compiled)
