@@ -182,7 +182,13 @@ static Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptio
   if (options.optLevel < 0 || options.optLevel > 3)
     return Status::error("opt level " + std::to_string(options.optLevel) +
                          " is out of range 0-3");
+  if (options.neuronTimeBlock < 1 || options.neuronTimeBlock > 64)
+    return Status::error("neuron time block " + std::to_string(options.neuronTimeBlock) +
+                         " is out of range 1-64");
   NerveToPTXOptions ptxOptions;
+  ptxOptions.neuronTimeBlock = options.neuronTimeBlock;
+  NerveToCPUOptions cpuOptions;
+  cpuOptions.neuronTimeBlock = options.neuronTimeBlock;
   if (target == Target::CUDA) {
     static const std::pair<const char *, GpuChip> chips[] = {
         {"sm_80", GpuChip::sm_80}, {"sm_89", GpuChip::sm_89},
@@ -223,7 +229,7 @@ static Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptio
   if (target == Target::CUDA)
     buildNerveToPTXPipeline(pm, ptxOptions);
   else
-    buildNerveToCPUPipeline(pm);
+    buildNerveToCPUPipeline(pm, cpuOptions);
   if (failed(pm.run(*lowered.module)))
     return failWith(diags, "lowering the spec failed");
   lowered.module->walk([&](gpu::BinaryOp binary) {

@@ -16,9 +16,11 @@
 
 using namespace mlir;
 
-void nerve::buildNerveToLoopsPipeline(OpPassManager &pm) {
+void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, int64_t neuronTimeBlock) {
   pm.addPass(neuron::createNeuronGeneralize());
-  pm.addPass(createConvertNeuronToTdim());
+  ConvertNeuronToTdimOptions neurons;
+  neurons.timeBlock = neuronTimeBlock;
+  pm.addPass(createConvertNeuronToTdim(neurons));
   pm.addPass(tdim::createTdimDecompose());
   pm.addPass(tdim::createTdimFuseElementwise());
   pm.addPass(createCanonicalizerPass());
@@ -27,8 +29,8 @@ void nerve::buildNerveToLoopsPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &) {
-  buildNerveToLoopsPipeline(pm);
+void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &options) {
+  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -53,10 +55,12 @@ void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &
 }
 
 void nerve::registerNervePipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<NerveToLoopsOptions>(
       "nerve-to-loops",
       "Lowers nerve's dialects to loop nests over memrefs (shared by every target)",
-      [](OpPassManager &pm) { buildNerveToLoopsPipeline(pm); });
+      [](OpPassManager &pm, const NerveToLoopsOptions &options) {
+        buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
+      });
   PassPipelineRegistration<NerveToCPUOptions>(
       "nerve-to-cpu", "Lowers a nerve spec to the LLVM dialect for the host CPU",
       [](OpPassManager &pm, const NerveToCPUOptions &options) {

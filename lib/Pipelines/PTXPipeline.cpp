@@ -47,7 +47,7 @@ std::optional<std::string> nerve::findLibdevice(StringRef option) {
 }
 
 void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &options) {
-  buildNerveToLoopsPipeline(pm);
+  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all
   // launches of a call on one stream.

@@ -55,6 +55,9 @@ static cl::opt<std::string> dtypeName(
     cl::init("f32"), cl::cat(category));
 static cl::opt<std::string> caseFilter("filter", cl::desc("Only cases whose name contains this"),
                                        cl::cat(category));
+static cl::opt<int> timeBlock("time-block",
+                             cl::desc("Time steps of a neuron whose loads are issued together"),
+                             cl::init(8), cl::cat(category));
 static cl::opt<bool> verbose("v", cl::desc("Print the spec of each case"), cl::cat(category));
 
 namespace {
@@ -234,6 +237,7 @@ int main(int argc, char **argv) {
     return fail("unknown dtype '" + dtypeName + "'; use f64, f32, f16 or bf16");
   Tolerance tol = tolIt->second;
   CompileOptions options;
+  options.neuronTimeBlock = timeBlock;
   if (targetName == "cpu")
     options.target = Target::CPU;
   else if (targetName == "cuda")

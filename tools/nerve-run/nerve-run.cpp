@@ -58,6 +58,10 @@ static cl::opt<std::string> chip("chip", cl::desc("GPU architecture (sm_80, sm_8
                                  cl::init("sm_90"), cl::cat(category));
 static cl::opt<unsigned> optLevel("opt-level", cl::desc("Optimisation level 0-3"), cl::init(3),
                                   cl::cat(category));
+static cl::opt<int> timeBlock("time-block",
+                             cl::desc("Time steps of a neuron whose loads are issued together "
+                                      "(1-64, default 8)"),
+                             cl::init(8), cl::cat(category));
 static cl::opt<bool> showTiming("timing",
                                 cl::desc("Print how long parsing, each pass, the host JIT, the "
                                          "module load and the first launch took"),
@@ -225,6 +229,7 @@ int main(int argc, char **argv) {
   options.chip = chip;
   options.optLevel = static_cast<int>(optLevel);
   options.libdevice = libdevicePath;
+  options.neuronTimeBlock = timeBlock;
 
   std::string why;
   if (options.target == Target::Auto && !cudaAvailable(&why))

@@ -42,9 +42,17 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
     tensors they read are loaded. Parameter gradients are summed per neuron
     over time, then over neurons by a `tdim.reduce` (a fixed order: the same
     bits on every run).
+
+    Time loops run in blocks of `time-block` steps whose loads are all
+    issued before their arithmetic (the recurrence is sequential, its
+    inputs are not), then the remaining steps one at a time.
   }];
   let dependentDialects = ["::nerve::tdim::TdimDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
+  let options = [
+    Option<"timeBlock", "time-block", "int64_t", "8",
+           "Time steps whose loads are issued together (1: one step at a time)">
+  ];
 }
 
 def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp"> {

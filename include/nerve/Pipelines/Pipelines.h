@@ -25,9 +25,21 @@ namespace nerve {
 
 /// From nerve's dialects to loops over memrefs: the part the CPU and GPU
 /// pipelines share.
-void buildNerveToLoopsPipeline(mlir::OpPassManager &pm);
+void buildNerveToLoopsPipeline(mlir::OpPassManager &pm, int64_t neuronTimeBlock = 8);
 
-struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {};
+struct NerveToLoopsOptions : mlir::PassPipelineOptions<NerveToLoopsOptions> {
+  Option<int64_t> neuronTimeBlock{
+      *this, "neuron-time-block",
+      llvm::cl::desc("Time steps of a neuron whose loads are issued together"),
+      llvm::cl::init(8)};
+};
+
+struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {
+  Option<int64_t> neuronTimeBlock{
+      *this, "neuron-time-block",
+      llvm::cl::desc("Time steps of a neuron whose loads are issued together"),
+      llvm::cl::init(8)};
+};
 
 /// Everything to the LLVM dialect for the host CPU, ready for MLIR's
 /// ExecutionEngine.
@@ -58,6 +70,10 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
                         llvm::cl::init(false)};
   Option<int64_t> blockSize{*this, "block-size", llvm::cl::desc("Threads per block"),
                             llvm::cl::init(256)};
+  Option<int64_t> neuronTimeBlock{
+      *this, "neuron-time-block",
+      llvm::cl::desc("Time steps of a neuron whose loads are issued together"),
+      llvm::cl::init(8)};
 };
 
 /// Everything to a host module in the LLVM dialect whose device code is

@@ -13,6 +13,10 @@
 //             grad_v_init = carry;  partial[neuron] = acc
 //           grad_p = sum of partial over all neurons (tdim.reduce, fixed order)
 //
+// The time loops run in blocks of `time-block` steps, each block's loads
+// first: the recurrence is sequential, its inputs are not, and a GPU thread
+// needs several loads in flight to approach the memory bandwidth.
+//
 //===----------------------------------------------------------------------===//
 
 #include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
@@ -146,7 +150,71 @@ Value inlineCharge(OpBuilder &b, Region &charge, ValueRange args) {
   return mapping.lookup(llvm::cast<YieldOp>(block.getTerminator()).getH());
 }
 
-LogicalResult lowerForward(GenericOp op) {
+/// Builds the per-neuron time loop. The steps run in blocks of `block`
+/// whose loads all come before their arithmetic, so a thread has `block`
+/// independent loads per input in flight instead of one (the recurrence
+/// itself is sequential); the steps after the last whole block run one at a
+/// time. `reverse` walks time backwards (the partial block first).
+/// `load(b, t)` emits a step's loads; `compute(b, t, loaded, previous,
+/// carried)` its arithmetic and stores, where `previous` is what the
+/// preceding step in time loaded when that step is in the same block.
+using StepValues = SmallVector<Value>;
+using LoadFn = function_ref<StepValues(OpBuilder &, Value)>;
+using ComputeFn = function_ref<SmallVector<Value>(OpBuilder &, Value, const StepValues &,
+                                                  const StepValues *, ValueRange)>;
+
+SmallVector<Value> buildTimeLoop(OpBuilder &b, Location loc, DimAttr time, Value steps,
+                                 ValueRange inits, int64_t block, bool reverse, LoadFn load,
+                                 ComputeFn compute) {
+  MLIRContext *ctx = b.getContext();
+  auto timeType = tdim::TdimIndexType::get(ctx, time);
+  Value zero = tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(0));
+
+  auto stepLoop = [&](Value lo, Value hi, ValueRange carried) -> SmallVector<Value> {
+    auto loop = tdim::ForOp::create(b, loc, lo, hi, carried, /*parallel=*/false, reverse);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBodyBlock());
+    Value t = loop.getInductionVar();
+    StepValues loaded = load(b, t);
+    tdim::YieldOp::create(b, loc, compute(b, t, loaded, nullptr, loop.getRegionIterArgs()));
+    return SmallVector<Value>(loop.getResults());
+  };
+  if (block <= 1)
+    return stepLoop(zero, steps, inits);
+
+  auto blockType = tdim::TdimIndexType::get(
+      ctx, DimAttr::get(ctx, time.getName().getValue(), time.getFactor() * block));
+  Value blocks = tdim::FoldOp::create(b, loc, blockType, steps);
+  Value wholeEnd = tdim::UnfoldOp::create(b, loc, timeType, blocks);
+  auto blockLoop = [&](ValueRange carried) -> SmallVector<Value> {
+    auto loop = tdim::ForOp::create(b, loc, zero, wholeEnd, carried, /*parallel=*/false, reverse);
+    loop.setStep(block);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(loop.getBodyBlock());
+    SmallVector<Value> ts;
+    for (int64_t k = 0; k < block; ++k) {
+      Value offset = tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(k));
+      Value start = loop.getInductionVar();
+      ts.push_back(k ? tdim::AddOp::create(b, loc, timeType, start, offset).getResult() : start);
+    }
+    SmallVector<int64_t> order;
+    for (int64_t k = 0; k < block; ++k)
+      order.push_back(reverse ? block - 1 - k : k);
+    SmallVector<StepValues> loaded(block);
+    for (int64_t k : order)
+      loaded[k] = load(b, ts[k]);
+    SmallVector<Value> state(loop.getRegionIterArgs());
+    for (int64_t k : order)
+      state = compute(b, ts[k], loaded[k], k ? &loaded[k - 1] : nullptr, state);
+    tdim::YieldOp::create(b, loc, state);
+    return SmallVector<Value>(loop.getResults());
+  };
+  if (reverse)
+    return blockLoop(stepLoop(wholeEnd, steps, inits));
+  return stepLoop(wholeEnd, steps, blockLoop(inits));
+}
+
+LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
   IRRewriter rewriter(op);
   Location loc = op.getLoc();
   DimAttr time = op.getTime();
@@ -161,16 +229,16 @@ LogicalResult lowerForward(GenericOp op) {
     for (Value p : op.getParams())
       params.push_back(nb.load(p, {}));
     Value v0 = op.getVInit() ? nb.load(op.getVInit(), neuron) : nb.c(vReset.value_or(0.0));
-    auto timeType = tdim::TdimIndexType::get(b.getContext(), time);
-    Value zero = tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(0));
     Value steps = tdim::buildSize(b, loc, op.getX(), time);
-    auto loop = tdim::ForOp::create(b, loc, zero, steps, ValueRange{v0});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(loop.getBodyBlock());
-      SmallVector<Value> at = withTime(neuron, loop.getInductionVar());
-      Value v = loop.getRegionIterArgs()[0];
-      SmallVector<Value> args{v, nb.load(op.getX(), at)};
+    auto load = [&](OpBuilder &b, Value t) -> StepValues {
+      NeuronBuilder nb{b, loc, type};
+      return {nb.load(op.getX(), withTime(neuron, t))};
+    };
+    auto compute = [&](OpBuilder &b, Value t, const StepValues &loaded, const StepValues *,
+                       ValueRange carried) -> SmallVector<Value> {
+      NeuronBuilder nb{b, loc, type};
+      SmallVector<Value> at = withTime(neuron, t);
+      SmallVector<Value> args{carried[0], loaded[0]};
       args.append(params);
       Value h = inlineCharge(b, op.getCharge(), args);
       Value fired = nb.fire(h, vth);
@@ -180,16 +248,18 @@ LogicalResult lowerForward(GenericOp op) {
         nb.store(next, op.getVSeq(), at);
       if (op.getHSeq())
         nb.store(h, op.getHSeq(), at);
-      tdim::YieldOp::create(b, loc, ValueRange{next});
-    }
+      return {next};
+    };
+    SmallVector<Value> last =
+        buildTimeLoop(b, loc, time, steps, {v0}, timeBlock, /*reverse=*/false, load, compute);
     if (op.getVLast())
-      nb.store(loop.getResult(0), op.getVLast(), neuron);
+      nb.store(last[0], op.getVLast(), neuron);
   });
   rewriter.eraseOp(op);
   return success();
 }
 
-LogicalResult lowerBackward(GenericGradOp op) {
+LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
   FailureOr<ChargeDerivatives> derivs = differentiateCharge(op.getCharge());
   if (failed(derivs))
     return failure();
@@ -228,16 +298,22 @@ LogicalResult lowerBackward(GenericGradOp op) {
     SmallVector<Value> inits{nb.c(0.0)};
     for (unsigned k = 0; k < numGrads; ++k)
       inits.push_back(nb.c(0.0));
-    auto loop = tdim::ForOp::create(b, loc, zero, steps, inits, /*parallel=*/false,
-                                    /*reverse=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(loop.getBodyBlock());
-      Value t = loop.getInductionVar();
-      SmallVector<Value> at = withTime(neuron, t);
-      Value carry = loop.getRegionIterArgs()[0];
 
-      Value h = nb.load(op.getHSeq(), at);
+    // A step loads h, the upstream gradients and, when the derivatives need
+    // it, x: [h, gS, gV, x] (absent ones are constants).
+    auto load = [&](OpBuilder &b, Value t) -> StepValues {
+      NeuronBuilder nb{b, loc, type};
+      SmallVector<Value> at = withTime(neuron, t);
+      return {nb.load(op.getHSeq(), at),
+              op.getGradSpike() ? nb.load(op.getGradSpike(), at) : nb.c(0.0),
+              op.getGradVSeq() ? nb.load(op.getGradVSeq(), at) : nb.c(0.0),
+              needX ? nb.load(op.getX(), at) : nb.c(0.0)};
+    };
+    auto compute = [&](OpBuilder &b, Value t, const StepValues &loaded,
+                       const StepValues *previous, ValueRange carried) -> SmallVector<Value> {
+      NeuronBuilder nb{b, loc, type};
+      Value h = loaded[0], gS = loaded[1], gV = loaded[2], xv = loaded[3];
+      Value carry = carried[0];
       Value u = nb.sub(h, nb.c(vth));
       Value fired = nb.fire(h, vth);
       Value psi = buildSurrogateDerivative(b, loc, op.getSurrogate(), u);
@@ -250,49 +326,51 @@ LogicalResult lowerBackward(GenericGradOp op) {
       } else {
         a = detach ? nb.c(1.0) : nb.sub(nb.c(1.0), nb.mul(nb.c(vth), psi));
       }
-      Value gS = op.getGradSpike() ? nb.load(op.getGradSpike(), at) : nb.c(0.0);
-      Value gV = op.getGradVSeq() ? nb.load(op.getGradVSeq(), at) : nb.c(0.0);
       Value g = nb.add(nb.mul(nb.add(gV, carry), a), nb.mul(gS, psi));
 
-      // The charge function's derivatives at (V[t-1], X[t], params).
-      Value vPrev = nb.c(0.0), xv = nb.c(0.0);
-      if (needV) {
+      // The charge function's derivatives at (V[t-1], X[t], params). V[t-1]
+      // is the reset of H[t-1] (v_init at t = 0): from the previous step's
+      // loads inside a block, else loaded here.
+      Value vPrev = nb.c(0.0);
+      if (needV && previous) {
+        Value hPrev = (*previous)[0];
+        vPrev = nb.reset(hPrev, nb.fire(hPrev, vth), vth, vReset);
+      } else if (needV) {
         Value first = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::eq, t, zero);
         Value tIdx = tdim::ToIndexOp::create(b, loc, t);
         Value one = arith::ConstantIndexOp::create(b, loc, 1);
-        Value prevIdx = arith::SelectOp::create(
-            b, loc, first, tdim::ToIndexOp::create(b, loc, zero),
-            arith::SubIOp::create(b, loc, arith::MaxUIOp::create(b, loc, tIdx, one), one));
+        Value prevIdx = arith::SubIOp::create(b, loc, arith::MaxUIOp::create(b, loc, tIdx, one),
+                                              one);
         Value prevT = tdim::FromIndexOp::create(b, loc, timeType, prevIdx);
         Value hPrev = nb.load(op.getHSeq(), withTime(neuron, prevT));
         Value vAfter = nb.reset(hPrev, nb.fire(hPrev, vth), vth, vReset);
         vPrev = nb.select(first, v0, vAfter);
       }
-      if (needX)
-        xv = nb.load(op.getX(), at);
       SmallVector<Value> args{vPrev, xv};
       args.append(params);
       Block *derivBlock = derivs->block.get();
-      b.getInsertionBlock()->getOperations().splice(b.getInsertionPoint(),
-                                                    derivBlock->getOperations());
-      for (auto [arg, value] : llvm::zip(derivBlock->getArguments(), args))
-        arg.replaceAllUsesWith(value);
-      Value kappa = derivs->derivatives[0], beta = derivs->derivatives[1];
+      IRMapping mapping;
+      mapping.map(derivBlock->getArguments(), args);
+      for (Operation &o : *derivBlock)
+        b.clone(o, mapping);
+      auto derivative = [&](unsigned i) { return mapping.lookupOrDefault(derivs->derivatives[i]); };
+      Value kappa = derivative(0), beta = derivative(1);
 
-      nb.store(nb.mul(beta, g), op.getGradX(), at);
+      nb.store(nb.mul(beta, g), op.getGradX(), withTime(neuron, t));
       SmallVector<Value> next{nb.mul(kappa, g)};
       for (unsigned k = 0; k < numGrads; ++k)
-        next.push_back(nb.add(loop.getRegionIterArgs()[1 + k],
-                              nb.mul(g, derivs->derivatives[2 + k])));
-      tdim::YieldOp::create(b, loc, next);
-    }
+        next.push_back(nb.add(carried[1 + k], nb.mul(g, derivative(2 + k))));
+      return next;
+    };
+    SmallVector<Value> results =
+        buildTimeLoop(b, loc, time, steps, inits, timeBlock, /*reverse=*/true, load, compute);
     if (op.getGradVInit())
-      nb.store(loop.getResult(0), op.getGradVInit(), neuron);
+      nb.store(results[0], op.getGradVInit(), neuron);
     for (unsigned k = 0; k < numGrads; ++k) {
       if (dims.empty())
-        nb.store(loop.getResult(1 + k), op.getGradParams()[k], {});
+        nb.store(results[1 + k], op.getGradParams()[k], {});
       else
-        tdim::StoreOp::create(b, loc, loop.getResult(1 + k), partials[k], neuron);
+        tdim::StoreOp::create(b, loc, results[1 + k], partials[k], neuron);
     }
   });
 
@@ -316,7 +394,13 @@ LogicalResult lowerBackward(GenericGradOp op) {
 
 struct ConvertNeuronToTdimPass
     : nerve::impl::ConvertNeuronToTdimBase<ConvertNeuronToTdimPass> {
+  using Base::Base;
   void runOnOperation() override {
+    if (timeBlock < 1 || timeBlock > 64) {
+      mlir::emitError(getOperation()->getLoc())
+          << "time-block must be between 1 and 64, not " << static_cast<int64_t>(timeBlock);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     neuron::populateGeneralizationPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
@@ -327,8 +411,9 @@ struct ConvertNeuronToTdimPass
         ops.push_back(op);
     });
     for (Operation *op : ops) {
-      LogicalResult result = isa<GenericOp>(op) ? lowerForward(cast<GenericOp>(op))
-                                                : lowerBackward(cast<GenericGradOp>(op));
+      LogicalResult result = isa<GenericOp>(op)
+                                 ? lowerForward(cast<GenericOp>(op), timeBlock)
+                                 : lowerBackward(cast<GenericGradOp>(op), timeBlock);
       if (failed(result))
         return signalPassFailure();
     }

@@ -1,4 +1,4 @@
-// RUN: nerve-opt %s --convert-neuron-to-tdim --canonicalize --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --convert-neuron-to-tdim="time-block=1" --canonicalize --split-input-file | FileCheck %s
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 !state = !tdim.tensor<[n: ?], f32>
@@ -37,11 +37,11 @@ tdim.kernel @lif(%h: !seq, %gs: !seq, %gv: !seq, %x: !seq) -> (%gx: !seq, %gv0: 
 // reads x[t].
 // CHECK-LABEL: tdim.kernel @quadratic
 // CHECK: tdim.for %[[T:.*]] over t {{.*}} reverse
+// CHECK:   tdim.load %x[n = %{{.*}}, t = %[[T]]]
 // CHECK:   %[[FIRST:.*]] = tdim.cmp eq, %[[T]], %{{.*}} : !tdim.index<t>
 // CHECK:   %[[PREV:.*]] = tdim.load %h[n = %{{.*}}, t = %{{.*}}]
 // CHECK:   %[[VAFTER:.*]] = arith.select %{{.*}}, %{{.*}}, %[[PREV]] : f32
 // CHECK:   %[[VPREV:.*]] = arith.select %[[FIRST]], %{{.*}}, %[[VAFTER]] : f32
-// CHECK:   tdim.load %x[n = %{{.*}}, t = %[[T]]]
 tdim.kernel @quadratic(%h: !seq, %x: !seq, %gs: !seq) -> (%gx: !seq) {
   neuron.generic_grad ins(%h : !seq) x(%x : !seq) grad_spike(%gs : !seq) outs(%gx : !seq)
       time t {v_reset = 0.0, surrogate = #neuron.surrogate<atan>} charge {

@@ -1,4 +1,4 @@
-// RUN: nerve-opt %s --convert-neuron-to-tdim --cse --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --convert-neuron-to-tdim="time-block=1" --cse --split-input-file | FileCheck %s
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 !state = !tdim.tensor<[n: ?], f32>

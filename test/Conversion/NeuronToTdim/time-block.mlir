@@ -1,0 +1,79 @@
+// RUN: nerve-opt %s --convert-neuron-to-tdim="time-block=4" --cse --split-input-file | FileCheck %s
+// RUN: not nerve-opt %s --convert-neuron-to-tdim="time-block=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: time-block must be between 1 and 64, not 0
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+
+// Forward: whole blocks of 4 steps, each issuing its 4 loads before any
+// arithmetic, then the remaining steps one at a time, carrying v.
+// CHECK-LABEL: tdim.kernel @forward
+// CHECK:      %[[T:.*]] = tdim.size %x[t]
+// CHECK:      %[[ZERO:.*]] = tdim.const 0 : !tdim.index<t>
+// CHECK:      %[[BLOCKS:.*]] = tdim.fold %[[T]] : !tdim.index<t> to !tdim.index<t/4>
+// CHECK:      %[[WHOLE:.*]] = tdim.unfold %[[BLOCKS]] : !tdim.index<t/4> to !tdim.index<t>
+// CHECK:      %[[V:.*]] = tdim.for %[[B:.*]] over t from %[[ZERO]] to %[[WHOLE]] step 4 iter_args
+// CHECK-COUNT-4: tdim.load %x
+// CHECK-NOT:  tdim.load
+// CHECK:      arith.divf
+// CHECK-COUNT-4: tdim.store
+// CHECK:      tdim.for %{{.*}} over t from %[[WHOLE]] to %[[T]] iter_args(%{{.*}} = %[[V]])
+// CHECK:        tdim.load %x
+// CHECK:        tdim.store
+tdim.kernel @forward(%x: !seq) -> (%s: !seq) {
+  neuron.lif ins(%x : !seq) outs(%s : !seq) time t {tau = 2.0, v_threshold = 1.0, v_reset = 0.0}
+  tdim.return
+}
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+
+// Backward walks time in reverse: the partial block at the end first, then
+// the whole blocks from the last, each step of a block loading h and the
+// spike gradient before any arithmetic, the block's steps in reverse order.
+// CHECK-LABEL: tdim.kernel @backward
+// CHECK:      %[[WHOLE:.*]] = tdim.unfold
+// CHECK:      %[[G:.*]] = tdim.for %{{.*}} over t from %[[WHOLE]] to %{{.*}} reverse iter_args
+// CHECK:      tdim.for %[[B:.*]] over t from %{{.*}} to %[[WHOLE]] step 4 reverse iter_args(%{{.*}} = %[[G]])
+// CHECK:        tdim.add %[[B]]
+// CHECK:        tdim.add %[[B]]
+// CHECK:        %[[T3:.*]] = tdim.add %[[B]], %{{.*}} : !tdim.index<t>
+// CHECK:        tdim.load %h[n = %{{.*}}, t = %[[T3]]]
+// CHECK:        tdim.load %gs[n = %{{.*}}, t = %[[T3]]]
+// CHECK-COUNT-6: tdim.load
+// CHECK-NOT:    tdim.load
+// CHECK:        tdim.store %{{.*}}, %gx[n = %{{.*}}, t = %[[T3]]]
+// CHECK-COUNT-2: tdim.store
+// CHECK:        tdim.store %{{.*}}, %gx[n = %{{.*}}, t = %[[B]]]
+tdim.kernel @backward(%h: !seq, %gs: !seq) -> (%gx: !seq) {
+  neuron.if_grad ins(%h : !seq) grad_spike(%gs : !seq) outs(%gx : !seq)
+      time t {v_threshold = 1.0, v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+
+// A charge function reading V[t-1]: inside a block, V[t-1] comes from the
+// h the neighbouring step loaded; only the first step of a block loads
+// h[t-1] itself.
+// CHECK-LABEL: tdim.kernel @quadratic
+// CHECK:      tdim.for %{{.*}} step 4 reverse
+// CHECK-COUNT-8: tdim.load
+// CHECK-NOT:  tdim.load
+// CHECK:      tdim.cmp eq
+// CHECK:      tdim.load %h
+// CHECK-NOT:  tdim.load
+// CHECK:      tdim.yield
+tdim.kernel @quadratic(%h: !seq, %x: !seq) -> (%gx: !seq) {
+  neuron.generic_grad ins(%h : !seq) x(%x : !seq) outs(%gx : !seq)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<atan>} charge {
+  ^bb0(%v: f32, %in: f32):
+    %vv = arith.mulf %v, %v : f32
+    %xv = arith.mulf %in, %v : f32
+    %h1 = arith.addf %vv, %xv : f32
+    neuron.yield %h1 : f32
+  }
+  tdim.return
+}
