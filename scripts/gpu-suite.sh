@@ -46,20 +46,20 @@ for dtype in f64 f32 f16 bf16; do
   summary+=("golden cuda $dtype: $(tail -1 "$out/golden-$dtype.log")")
 done
 
-{
-  for size in "32 4096" "64 65536" "256 65536" "1024 65536"; do
-    set -- $size
-    echo "== lif_forward T=$1 N=$2"
-    nerve-run "$root/examples/neuron/lif_forward.mlir" --target cuda --random 1 --dim t=$1 --dim n=$2 \
-      --output-dir /tmp/bench-out --bench 20 | grep bench
-    echo "== lif_train T=$1 N=$2"
-    nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=$1 --dim n=$2 \
-      --output-dir /tmp/bench-out --bench 20 | grep bench
-  done
-  echo "== timing of lif_train"
-  nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
-    --output-dir /tmp/bench-out --timing
-} >"$out/bench.log" 2>&1
-summary+=("bench: $(grep -c 'bench 20 runs' "$out/bench.log") runs timed (see bench.log)")
+# The unit tests (their CUDA cases run here).
+for test in "$bundle"/unittests/Nerve*Tests; do
+  "$test" >"$out/unit-$(basename "$test").log" 2>&1
+  summary+=("$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/unit-$(basename "$test").log" | tr -s ' ' | tr '\n' ' ')")
+done
+
+# Benchmarks (bench/), and where compile time goes.
+python3 "$root/bench/neuron.py" --nerve-run "$bundle/bin/nerve-run" --dtypes f32 \
+  --time-block ${NERVE_TIME_BLOCKS:-1 4 8 16} >"$out/bench-neuron-f32.log" 2>&1
+python3 "$root/bench/neuron.py" --nerve-run "$bundle/bin/nerve-run" --dtypes f16,bf16 \
+  --sizes 64x65536,256x65536,1024x65536 >"$out/bench-neuron-half.log" 2>&1
+python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" >"$out/bench-tdim.log" 2>&1
+nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
+  --write-outputs=false --output-dir /tmp/bench-out --timing >"$out/timing.log" 2>&1
+summary+=("bench: see bench-*.log and timing.log")
 
 printf '%s\n' "${summary[@]}"

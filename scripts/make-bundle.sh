@@ -9,7 +9,7 @@ set -u
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 nerve_install_deps
-nerve_build all
+nerve_build all nerve-unittests
 
 version=$(sed -n 's/^#define NERVE_VERSION_STRING "\(.*\)"/\1/p' "$NERVE_BUILD_DIR/include/nerve/NerveVersion.inc")
 name="nerve-$version-linux-x86_64"
@@ -52,6 +52,12 @@ for tool in FileCheck not count; do
   cp "$NERVE_LLVM_BIN/$tool" "$tools/bin/" && chmod u+w "$tools/bin/$tool"
   patchelf --set-rpath '$ORIGIN/../lib' "$tools/bin/$tool"
 done
+# The GoogleTest binaries, so the GPU cases of the unit tests run there too.
+mkdir -p "$tools/unittests"
+for test in "$NERVE_BUILD_DIR"/unittests/Nerve*Tests; do
+  strip -o "$tools/unittests/$(basename "$test")" "$test"
+  patchelf --set-rpath '$ORIGIN/../lib' "$tools/unittests/$(basename "$test")"
+done
 mkdir -p "$tools/share/lit"
 cp -r /usr/lib/llvm-22/utils/lit/lit "$tools/share/lit/lit"
 find "$tools/share/lit" -name '__pycache__' -prune -exec rm -rf {} +
@@ -61,6 +67,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lit.main import main
 main()
 LIT
-tar -C "$tools" -cJf "$NERVE_BUILD_DIR/nerve-test-tools.tar.xz" bin share ||
+tar -C "$tools" -cJf "$NERVE_BUILD_DIR/nerve-test-tools.tar.xz" bin share unittests ||
   die "packing the test tools failed"
 say "test tools: $NERVE_BUILD_DIR/nerve-test-tools.tar.xz"

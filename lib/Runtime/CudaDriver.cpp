@@ -56,6 +56,7 @@ static Status loadDriver(DriverAPI &api) {
   bind(api.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
   bind(api.cuMemcpyAsync, "cuMemcpyAsync");
   bind(api.cuMemsetD8, "cuMemsetD8_v2");
+  bind(api.cuMemsetD8Async, "cuMemsetD8Async");
   bind(api.cuMemGetInfo, "cuMemGetInfo_v2");
   bind(api.cuLinkCreate, "cuLinkCreate_v2");
   bind(api.cuLinkAddData, "cuLinkAddData_v2");

@@ -1,0 +1,49 @@
+"""Shared pieces of nerve's benchmarks: running nerve-run --bench and
+reading what it printed."""
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH_LINE = re.compile(
+    r"bench (\d+) runs on the (GPU|CPU): median ([0-9.]+) ms, min ([0-9.]+) ms, (\d+) bytes moved, "
+    r"([0-9.]+) GB/s = ([0-9.]+)% of the \w+ copy bandwidth \(([0-9.]+) GB/s")
+WIDTH = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8}
+
+
+def find_tool(name, given=None):
+    """The nerve tool `name`: as given, next to this checkout's build, or on PATH."""
+    if given:
+        return given
+    built = os.path.join(ROOT, "build", "bin", name)
+    return built if os.path.exists(built) else name
+
+
+def spec_in_dtype(spec, dtype, workdir):
+    """`spec` with its f32 tensors stored as `dtype` (arithmetic stays f32)."""
+    if dtype == "f32":
+        return spec
+    text = open(spec).read()
+    text = re.sub(r"(!tdim\.tensor<\[[^\]]*\]), f32", r"\1, " + dtype, text)
+    out = os.path.join(workdir, os.path.basename(spec).replace(".mlir", "_%s.mlir" % dtype))
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
+def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
+    """Runs `nerve-run --bench` on the GPU; returns (median ms, copy GB/s)."""
+    cmd = [nerve_run, spec, "--target", "cuda", "--random", "1", "--bench", str(runs),
+           "--write-outputs=false", "--output-dir", "/tmp/nerve-bench"]
+    if entry:
+        cmd += ["--entry", entry]
+    for name, size in dims.items():
+        cmd += ["--dim", "%s=%d" % (name, size)]
+    cmd += list(extra)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    m = BENCH_LINE.search(proc.stdout)
+    if proc.returncode != 0 or not m:
+        sys.stderr.write("failed: %s\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
+        return None
+    return float(m.group(3)), float(m.group(8))
