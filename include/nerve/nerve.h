@@ -45,9 +45,10 @@ struct CompileOptions {
   bool fastMath = false;
   /// libdevice.10.bc; empty: look in $CUDA_HOME and /usr/local/cuda.
   std::string libdevice;
-  /// Time steps of a neuron whose loads are issued together (1-64): more
-  /// loads in flight per thread, more registers.
-  int neuronTimeBlock = 8;
+  /// Time steps of a neuron whose loads are issued together (1-64; 0 picks
+  /// enough for 64 bytes in flight per thread): more loads in flight, more
+  /// registers.
+  int neuronTimeBlock = 0;
   /// The name diagnostics give the spec (compileFile: the file's path).
   std::string sourceName = "spec";
 };

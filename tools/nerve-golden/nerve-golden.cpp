@@ -56,8 +56,8 @@ static cl::opt<std::string> dtypeName(
 static cl::opt<std::string> caseFilter("filter", cl::desc("Only cases whose name contains this"),
                                        cl::cat(category));
 static cl::opt<int> timeBlock("time-block",
-                             cl::desc("Time steps of a neuron whose loads are issued together"),
-                             cl::init(8), cl::cat(category));
+                             cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),
+                             cl::init(0), cl::cat(category));
 static cl::opt<bool> verbose("v", cl::desc("Print the spec of each case"), cl::cat(category));
 
 namespace {

@@ -63,8 +63,8 @@ static cl::opt<unsigned> optLevel("opt-level", cl::desc("Optimisation level 0-3"
                                   cl::cat(category));
 static cl::opt<int> timeBlock("time-block",
                              cl::desc("Time steps of a neuron whose loads are issued together "
-                                      "(1-64, default 8)"),
-                             cl::init(8), cl::cat(category));
+                                      "(1-64; default 0: automatic)"),
+                             cl::init(0), cl::cat(category));
 static cl::opt<bool> showTiming("timing",
                                 cl::desc("Print how long parsing, each pass, the host JIT, the "
                                          "module load and the first launch took"),

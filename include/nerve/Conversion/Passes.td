@@ -50,8 +50,9 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
   let dependentDialects = ["::nerve::tdim::TdimDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
   let options = [
-    Option<"timeBlock", "time-block", "int64_t", "8",
-           "Time steps whose loads are issued together (1: one step at a time)">
+    Option<"timeBlock", "time-block", "int64_t", "0",
+           "Time steps whose loads are issued together (1: one step at a time; "
+           "0: enough for 64 bytes of loads in flight per thread)">
   ];
 }
 
@@ -68,11 +69,18 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     memory outside parallel loops (a sequential loop, a single store) runs
     in a one-thread launch. Buffers the kernel allocates become device
     allocations (`gpu.alloc`).
+
+    A loop whose body is straight-line code (loads, stores, arithmetic:
+    elementwise maps) runs `coarsen` iterations per thread, `stride` apart
+    so that accesses stay coalesced, interleaved op by op so that their
+    loads are in flight together; the grid shrinks accordingly.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
   let options = [
-    Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">
+    Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">,
+    Option<"coarsen", "coarsen", "int64_t", "4",
+           "Iterations of a straight-line loop body per thread">
   ];
 }
 

@@ -25,20 +25,20 @@ namespace nerve {
 
 /// From nerve's dialects to loops over memrefs: the part the CPU and GPU
 /// pipelines share.
-void buildNerveToLoopsPipeline(mlir::OpPassManager &pm, int64_t neuronTimeBlock = 8);
+void buildNerveToLoopsPipeline(mlir::OpPassManager &pm, int64_t neuronTimeBlock = 0);
 
 struct NerveToLoopsOptions : mlir::PassPipelineOptions<NerveToLoopsOptions> {
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",
-      llvm::cl::desc("Time steps of a neuron whose loads are issued together"),
-      llvm::cl::init(8)};
+      llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),
+      llvm::cl::init(0)};
 };
 
 struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",
-      llvm::cl::desc("Time steps of a neuron whose loads are issued together"),
-      llvm::cl::init(8)};
+      llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),
+      llvm::cl::init(0)};
 };
 
 /// Everything to the LLVM dialect for the host CPU, ready for MLIR's
@@ -72,8 +72,8 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
                             llvm::cl::init(256)};
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",
-      llvm::cl::desc("Time steps of a neuron whose loads are issued together"),
-      llvm::cl::init(8)};
+      llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),
+      llvm::cl::init(0)};
 };
 
 /// Everything to a host module in the LLVM dialect whose device code is

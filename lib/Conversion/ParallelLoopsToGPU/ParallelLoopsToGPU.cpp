@@ -42,6 +42,15 @@ static void buildLaunch(OpBuilder &b, Location loc, Value grid, Value block,
   gpu::TerminatorOp::create(b, loc);
 }
 
+/// Whether iterations of `body` can be interleaved op by op: straight-line
+/// loads, stores and pure ops, nothing with regions.
+static bool isStraightLine(Block *body) {
+  return llvm::all_of(body->without_terminator(), [](Operation &op) {
+    return op.getNumRegions() == 0 &&
+           (isa<memref::LoadOp, memref::StoreOp>(op) || isMemoryEffectFree(&op));
+  });
+}
+
 namespace {
 
 struct ParallelLoopsToGPUPass
@@ -142,13 +151,20 @@ struct ParallelLoopsToGPUPass
       counts.push_back(count);
       total = b.createOrFold<arith::MulIOp>(loc, total, count);
     }
+    // Straight-line bodies run `coarsen` iterations per thread, interleaved
+    // op by op, so each thread has that many loads in flight.
+    int64_t perThread = isStraightLine(loop.getBody()) ? std::max<int64_t>(coarsen, 1) : 1;
     // Threads per block: the option, or fewer (a whole number of warps)
     // when the trip count is known and smaller.
     int64_t threads = blockSize;
-    if (auto c = getConstantIntValue(total); c && *c < threads)
-      threads = std::max<int64_t>(32, (*c + 31) / 32 * 32);
+    if (auto c = getConstantIntValue(total); c) {
+      perThread = std::min<int64_t>(perThread, std::max<int64_t>(1, *c / threads));
+      if (*c < threads)
+        threads = std::max<int64_t>(32, (*c + 31) / 32 * 32);
+    }
     Value block = indexConstant(b, loc, threads);
-    Value grid = arith::CeilDivUIOp::create(b, loc, total, block);
+    Value perGrid = perThread == 1 ? block : indexConstant(b, loc, threads * perThread);
+    Value grid = arith::CeilDivUIOp::create(b, loc, total, perGrid);
     grid = arith::MinUIOp::create(b, loc, grid, indexConstant(b, loc, (int64_t(1) << 31) - 1));
     Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total,
                                            indexConstant(b, loc, 0));
@@ -159,23 +175,81 @@ struct ParallelLoopsToGPUPass
           ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
           launch.getThreadIds().x);
       Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-      auto strided = scf::ForOp::create(ib, loc, first, total, stride);
-      ib.setInsertionPointToStart(strided.getBody());
-      // Delinearize, innermost dimension fastest.
-      Value rest = strided.getInductionVar();
-      SmallVector<Value> ivs(rank);
-      for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
-        Value k = i == 0 ? rest : arith::RemUIOp::create(ib, loc, rest, counts[i]).getResult();
-        if (i > 0)
+      Value step = perThread == 1 ? stride
+                                  : arith::MulIOp::create(ib, loc, stride,
+                                                          indexConstant(ib, loc, perThread))
+                                        .getResult();
+      // A thread's iterations are tracked as digits (one per dimension,
+      // innermost fastest) and advanced by mixed-radix addition: one
+      // division per thread, none per iteration.
+      auto delinearize = [&](Value linear) {
+        SmallVector<Value> digits(rank);
+        Value rest = linear;
+        for (int i = static_cast<int>(rank) - 1; i > 0; --i) {
+          digits[i] = arith::RemUIOp::create(ib, loc, rest, counts[i]);
           rest = arith::DivUIOp::create(ib, loc, rest, counts[i]);
-        ivs[i] = arith::AddIOp::create(
-            ib, loc, loop.getLowerBound()[i],
-            arith::MulIOp::create(ib, loc, k, loop.getStep()[i]));
+        }
+        digits[0] = rest;
+        return digits;
+      };
+      Value zeroIndex = indexConstant(ib, loc, 0), oneIndex = indexConstant(ib, loc, 1);
+      auto addDigits = [&](ValueRange a, ValueRange d) {
+        SmallVector<Value> sum(rank);
+        Value carry = zeroIndex;
+        for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
+          Value s = arith::AddIOp::create(ib, loc, arith::AddIOp::create(ib, loc, a[i], d[i]),
+                                          carry);
+          if (i > 0) {
+            // Both digits are below the count, so one subtraction suffices.
+            Value over = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::uge, s, counts[i]);
+            s = arith::SelectOp::create(ib, loc, over,
+                                        arith::SubIOp::create(ib, loc, s, counts[i]), s);
+            carry = arith::SelectOp::create(ib, loc, over, oneIndex, zeroIndex);
+          }
+          sum[i] = s;
+        }
+        return sum;
+      };
+      SmallVector<Value> strideDigits = delinearize(stride);
+      SmallVector<Value> stepDigits = perThread == 1 ? strideDigits : delinearize(step);
+      auto strided = scf::ForOp::create(ib, loc, first, total, step, delinearize(first));
+      ib.setInsertionPointToStart(strided.getBody());
+      // Iteration j of this thread: base + j * stride; past the end it
+      // loads at iteration 0's indices and stores nothing.
+      SmallVector<IRMapping> mappings(perThread);
+      SmallVector<Value> valid(perThread);
+      SmallVector<Value> digits(strided.getRegionIterArgs());
+      SmallVector<Value> base = digits;
+      for (int64_t j = 0; j < perThread; ++j) {
+        SmallVector<Value> at = digits;
+        if (j > 0) {
+          digits = addDigits(digits, strideDigits);
+          Value linear = arith::AddIOp::create(
+              ib, loc, strided.getInductionVar(),
+              arith::MulIOp::create(ib, loc, stride, indexConstant(ib, loc, j)));
+          valid[j] = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, linear, total);
+          for (unsigned i = 0; i < rank; ++i)
+            at[i] = arith::SelectOp::create(ib, loc, valid[j], digits[i], base[i]);
+        }
+        SmallVector<Value> ivs(rank);
+        for (unsigned i = 0; i < rank; ++i)
+          ivs[i] = arith::AddIOp::create(
+              ib, loc, loop.getLowerBound()[i],
+              arith::MulIOp::create(ib, loc, at[i], loop.getStep()[i]));
+        mappings[j].map(loop.getInductionVars(), ivs);
       }
-      IRMapping mapping;
-      mapping.map(loop.getInductionVars(), ivs);
-      for (Operation &op : loop.getBody()->without_terminator())
-        ib.clone(op, mapping);
+      for (Operation &op : loop.getBody()->without_terminator()) {
+        for (int64_t j = 0; j < perThread; ++j) {
+          if (j > 0 && isa<memref::StoreOp>(op)) {
+            auto inRange = scf::IfOp::create(ib, loc, valid[j], /*withElseRegion=*/false);
+            OpBuilder tb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+            tb.clone(op, mappings[j]);
+          } else {
+            ib.clone(op, mappings[j]);
+          }
+        }
+      }
+      scf::YieldOp::create(ib, loc, addDigits(base, stepDigits));
     });
     loop.erase();
   }

@@ -1,6 +1,17 @@
 // RUN: nerve-opt %s --convert-neuron-to-tdim="time-block=4" --cse --split-input-file | FileCheck %s
-// RUN: not nerve-opt %s --convert-neuron-to-tdim="time-block=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=RANGE
-// RANGE: time-block must be between 1 and 64, not 0
+// RUN: nerve-opt %s --convert-neuron-to-tdim --split-input-file | FileCheck %s --check-prefix=AUTO
+// RUN: not nerve-opt %s --convert-neuron-to-tdim="time-block=65" --split-input-file 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: time-block must be between 0 (automatic) and 64, not 65
+
+// Automatic blocks hold 64 bytes of loads per thread: 16 steps of one f32
+// stream forward, 8 of two f32 streams backward (h and the spike gradient,
+// or h and x).
+// AUTO-LABEL: tdim.kernel @forward
+// AUTO: step 16
+// AUTO-LABEL: tdim.kernel @backward
+// AUTO: step 8
+// AUTO-LABEL: tdim.kernel @quadratic
+// AUTO: step 8
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 
