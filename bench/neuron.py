@@ -8,7 +8,7 @@ Training = forward writing spikes, v_seq and h_seq, then backward reading
 h_seq, grad_spike and grad_v_seq and writing grad_x: 8 tensors move (the
 count targets.md uses: 32 bytes per element in f32).
 
-usage: bench/neuron.py [--nerve-run PATH] [--runs 20] [--time-block 8 ...]
+usage: bench/neuron.py [--nerve-run PATH] [--runs 20] [--time-block 0 8 ...]
                        [--dtypes f32,f16,bf16] [--sizes 64x65536,...]
 """
 import argparse
@@ -31,7 +31,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--nerve-run")
     p.add_argument("--runs", type=int, default=20)
-    p.add_argument("--time-block", type=int, nargs="+", default=[8])
+    p.add_argument("--time-block", type=int, nargs="+", default=[0],
+                   help="time blocks to try (0: nerve chooses)")
     p.add_argument("--dtypes", default="f32,f16,bf16")
     p.add_argument("--sizes", default="32x4096,64x65536,256x65536,1024x65536")
     args = p.parse_args()
@@ -59,8 +60,8 @@ def main():
                     pct = 100.0 * moved / (ms * 1e-3) / (copy * 1e9)
                     peer = TRITON.get((dtype, t, n))
                     peer_ms = peer[0 if mode == "infer" else 1] if peer else None
-                    print("%-12s %-5s %-6s %5d %10.4f %7.1f%% %12s %9s" % (
-                        size, dtype, mode, block, ms, pct,
+                    print("%-12s %-5s %-6s %5s %10.4f %7.1f%% %12s %9s" % (
+                        size, dtype, mode, block or "auto", ms, pct,
                         "%.3f" % peer_ms if peer_ms else "-",
                         "%.2fx" % (peer_ms / ms) if peer_ms else "-"), flush=True)
     if copy:

@@ -3,11 +3,12 @@
 # test tools (built by scripts/make-bundle.sh) in .carry/: unpacks them, then
 # runs nerve-opt --version, one pipeline, the whole lit suite (GPU tests
 # included), the golden cases on the GPU and a few benchmarks. Full logs go
-# to $OUT (or ./gpu-out); a short summary is printed last.
+# to $OUT/gpu-logs.tar.gz (or ./gpu-out); a short summary is printed last.
 set -u
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="${OUT:-$root/gpu-out}"
-mkdir -p "$out"
+final="${OUT:-$root/gpu-out}"
+out=/tmp/nerve-gpu-logs
+rm -rf "$out" && mkdir -p "$out" "$final"
 bundle=/tmp/nerve-bundle
 rm -rf "$bundle" && mkdir -p "$bundle"
 tar -C "$bundle" --strip-components=1 -xJf "$root"/.carry/nerve-*-linux-x86_64.tar.xz || exit 1
@@ -40,6 +41,7 @@ lit_config.load_config(config, "$root/test/lit.cfg.py")
 CFG
 python3 "$bundle/share/lit/lit.py" -sv "$site/test" >"$out/lit.log" 2>&1
 summary+=("lit: $(grep -E '^  (Passed|Failed|Unsupported|Unresolved)' "$out/lit.log" | tr -s ' ' | tr '\n' ' ')")
+summary+=("$(grep -E '^(FAIL|UNRESOLVED):' "$out/lit.log" | tr '\n' ' ')")
 
 for dtype in f64 f32 f16 bf16; do
   nerve-golden "$root/test/data/golden/neuron" --target cuda --dtype $dtype >"$out/golden-$dtype.log" 2>&1
@@ -54,7 +56,7 @@ done
 
 # Benchmarks (bench/), and where compile time goes.
 python3 "$root/bench/neuron.py" --nerve-run "$bundle/bin/nerve-run" --dtypes f32 \
-  --time-block ${NERVE_TIME_BLOCKS:-1 4 8 16} >"$out/bench-neuron-f32.log" 2>&1
+  --time-block ${NERVE_TIME_BLOCKS:-0 1 8 16} >"$out/bench-neuron-f32.log" 2>&1
 python3 "$root/bench/neuron.py" --nerve-run "$bundle/bin/nerve-run" --dtypes f16,bf16 \
   --sizes 64x65536,256x65536,1024x65536 >"$out/bench-neuron-half.log" 2>&1
 python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" >"$out/bench-tdim.log" 2>&1
@@ -62,4 +64,6 @@ nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim 
   --write-outputs=false --output-dir /tmp/bench-out --timing >"$out/timing.log" 2>&1
 summary+=("bench: see bench-*.log and timing.log")
 
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+# One archive: the device tool brings back only a few files.
+tar -C "$out" -czf "$final/gpu-logs.tar.gz" .
