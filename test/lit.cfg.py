@@ -45,6 +45,10 @@ llvm_config.with_environment("PATH", config.nerve_tools_dir, append_path=True)
 # first in LD_LIBRARY_PATH, the CUDA path runs without a GPU.
 fake_cuda = os.environ.get("NERVE_FAKE_CUDA_DIR", os.path.join(config.nerve_obj_root, "test", "fake-cuda"))
 config.substitutions.append(("%fakecuda", "env LD_LIBRARY_PATH=" + fake_cuda))
+# The fake driver is built with the tests; a suite run against installed
+# tools (the GPU machine's bundle) has none.
+if os.path.exists(os.path.join(fake_cuda, "libcuda.so.1")):
+    config.available_features.add("fake-cuda")
 
 tools = [ToolSubst("nerve-opt", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.nerve_tools_dir])

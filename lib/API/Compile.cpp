@@ -289,10 +289,13 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
   initializeLLVMTargets();
   auto start = std::chrono::steady_clock::now();
   ExecutionEngineOptions engineOptions;
-  auto transformer = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+  // For CUDA the host code only unpacks arguments and launches kernels:
+  // optimising it costs compile time and saves nothing measurable.
+  unsigned hostOptLevel = target == Target::CUDA ? 0 : static_cast<unsigned>(options.optLevel);
+  auto transformer = makeOptimizingTransformer(hostOptLevel, /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
   engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(options.optLevel);
+  engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(hostOptLevel);
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enablePerfNotificationListener = false;
   auto engine = ExecutionEngine::create(*module, engineOptions);

@@ -179,63 +179,35 @@ struct ParallelLoopsToGPUPass
                                   : arith::MulIOp::create(ib, loc, stride,
                                                           indexConstant(ib, loc, perThread))
                                         .getResult();
-      // A thread's iterations are tracked as digits (one per dimension,
-      // innermost fastest) and advanced by mixed-radix addition: one
-      // division per thread, none per iteration.
-      auto delinearize = [&](Value linear) {
-        SmallVector<Value> digits(rank);
-        Value rest = linear;
-        for (int i = static_cast<int>(rank) - 1; i > 0; --i) {
-          digits[i] = arith::RemUIOp::create(ib, loc, rest, counts[i]);
-          rest = arith::DivUIOp::create(ib, loc, rest, counts[i]);
-        }
-        digits[0] = rest;
-        return digits;
-      };
-      Value zeroIndex = indexConstant(ib, loc, 0), oneIndex = indexConstant(ib, loc, 1);
-      auto addDigits = [&](ValueRange a, ValueRange d) {
-        SmallVector<Value> sum(rank);
-        Value carry = zeroIndex;
-        for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
-          Value s = arith::AddIOp::create(ib, loc, arith::AddIOp::create(ib, loc, a[i], d[i]),
-                                          carry);
-          if (i > 0) {
-            // Both digits are below the count, so one subtraction suffices.
-            Value over = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::uge, s, counts[i]);
-            s = arith::SelectOp::create(ib, loc, over,
-                                        arith::SubIOp::create(ib, loc, s, counts[i]), s);
-            carry = arith::SelectOp::create(ib, loc, over, oneIndex, zeroIndex);
-          }
-          sum[i] = s;
-        }
-        return sum;
-      };
-      SmallVector<Value> strideDigits = delinearize(stride);
-      SmallVector<Value> stepDigits = perThread == 1 ? strideDigits : delinearize(step);
-      auto strided = scf::ForOp::create(ib, loc, first, total, step, delinearize(first));
+      auto strided = scf::ForOp::create(ib, loc, first, total, step);
       ib.setInsertionPointToStart(strided.getBody());
+      Value last = arith::SubIOp::create(ib, loc, total, indexConstant(ib, loc, 1));
       // Iteration j of this thread: base + j * stride; past the end it
-      // loads at iteration 0's indices and stores nothing.
+      // loads at the last iteration's indices and stores nothing. Each is
+      // delinearized on its own (innermost dimension fastest): tracking
+      // the position incrementally instead measured slower on an H200, the
+      // address of each iteration then waiting on the previous one's.
       SmallVector<IRMapping> mappings(perThread);
       SmallVector<Value> valid(perThread);
-      SmallVector<Value> digits(strided.getRegionIterArgs());
-      SmallVector<Value> base = digits;
       for (int64_t j = 0; j < perThread; ++j) {
-        SmallVector<Value> at = digits;
+        Value linear = strided.getInductionVar();
         if (j > 0) {
-          digits = addDigits(digits, strideDigits);
-          Value linear = arith::AddIOp::create(
-              ib, loc, strided.getInductionVar(),
+          linear = arith::AddIOp::create(
+              ib, loc, linear,
               arith::MulIOp::create(ib, loc, stride, indexConstant(ib, loc, j)));
           valid[j] = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, linear, total);
-          for (unsigned i = 0; i < rank; ++i)
-            at[i] = arith::SelectOp::create(ib, loc, valid[j], digits[i], base[i]);
+          linear = arith::SelectOp::create(ib, loc, valid[j], linear, last);
         }
+        Value rest = linear;
         SmallVector<Value> ivs(rank);
-        for (unsigned i = 0; i < rank; ++i)
+        for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
+          Value k = i == 0 ? rest : arith::RemUIOp::create(ib, loc, rest, counts[i]).getResult();
+          if (i > 0)
+            rest = arith::DivUIOp::create(ib, loc, rest, counts[i]);
           ivs[i] = arith::AddIOp::create(
               ib, loc, loop.getLowerBound()[i],
-              arith::MulIOp::create(ib, loc, at[i], loop.getStep()[i]));
+              arith::MulIOp::create(ib, loc, k, loop.getStep()[i]));
+        }
         mappings[j].map(loop.getInductionVars(), ivs);
       }
       for (Operation &op : loop.getBody()->without_terminator()) {
@@ -249,7 +221,6 @@ struct ParallelLoopsToGPUPass
           }
         }
       }
-      scf::YieldOp::create(ib, loc, addDigits(base, stepDigits));
     });
     loop.erase();
   }

@@ -3,7 +3,7 @@
 // A straight-line body runs 4 iterations per thread, one grid stride apart
 // (coalesced), interleaved op by op: the 4 loads come before any store. The
 // grid covers the iterations with a quarter of the threads; iterations past
-// the end load at the thread's first indices and store nothing.
+// the end load at the last iteration's indices and store nothing.
 // CHECK-LABEL: func.func @map
 // CHECK: %[[TOTAL:.*]] = arith.muli
 // CHECK: %[[C1024:.*]] = arith.constant 1024 : index
@@ -11,7 +11,7 @@
 // CHECK: gpu.launch blocks({{.*}}) in (%[[GX:[a-z0-9_]+]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads
 // CHECK:   %[[STRIDE:.*]] = arith.muli %[[GX]], %{{.*}} : index
 // CHECK:   %[[STEP:.*]] = arith.muli %[[STRIDE]], %{{.*}} : index
-// CHECK:   scf.for %[[L:.*]] = %{{.*}} to %[[TOTAL]] step %[[STEP]] iter_args
+// CHECK:   scf.for %[[L:.*]] = %{{.*}} to %[[TOTAL]] step %[[STEP]] {
 // CHECK:     %[[L1:.*]] = arith.addi %[[L]], %{{.*}} : index
 // CHECK:     %[[V1:.*]] = arith.cmpi ult, %[[L1]], %[[TOTAL]] : index
 // CHECK:     arith.select %[[V1]]
