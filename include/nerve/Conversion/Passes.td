@@ -44,11 +44,12 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
     bits on every run).
 
     Time loops run in blocks of `time-block` steps whose loads are all
-    issued before their arithmetic (the recurrence is sequential, its
-    inputs are not), then the remaining steps one at a time.
+    issued together and one block ahead, so that the next block's loads are
+    in flight while this block's arithmetic runs (the recurrence is
+    sequential, its inputs are not); then the remaining steps one at a time.
   }];
   let dependentDialects = ["::nerve::tdim::TdimDialect", "::mlir::arith::ArithDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"];
   let options = [
     Option<"timeBlock", "time-block", "int64_t", "0",
            "Time steps whose loads are issued together (1: one step at a time; "

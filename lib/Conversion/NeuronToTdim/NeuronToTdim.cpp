@@ -27,6 +27,7 @@
 #include "nerve/Dialect/Tdim/IR/TdimBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -151,24 +152,35 @@ Value inlineCharge(OpBuilder &b, Region &charge, ValueRange args) {
 }
 
 /// Builds the per-neuron time loop. The steps run in blocks of `block`
-/// whose loads all come before their arithmetic, so a thread has `block`
-/// independent loads per input in flight instead of one (the recurrence
-/// itself is sequential); the steps after the last whole block run one at a
-/// time. `reverse` walks time backwards (the partial block first).
-/// `load(b, t)` emits a step's loads; `compute(b, t, loaded, previous,
-/// carried)` its arithmetic and stores, where `previous` is what the
-/// preceding step in time loaded when that step is in the same block.
+/// whose loads are issued together, and one block ahead: while a block's
+/// arithmetic runs, the next block's loads are in flight (the recurrence is
+/// sequential, its inputs are not). The steps after the last whole block
+/// run one at a time. `reverse` walks time backwards (the partial block
+/// first). `load(b, t)` emits a step's loads; `compute(b, t, loaded,
+/// previous, mayBeFirst, carried)` its arithmetic and stores, where
+/// `previous` is what the step before in time loaded, when at hand, and
+/// `mayBeFirst` says whether `t` may be 0 (then `previous` is stale).
 using StepValues = SmallVector<Value>;
 using LoadFn = function_ref<StepValues(OpBuilder &, Value)>;
 using ComputeFn = function_ref<SmallVector<Value>(OpBuilder &, Value, const StepValues &,
-                                                  const StepValues *, ValueRange)>;
+                                                  const StepValues *, bool, ValueRange)>;
 
 SmallVector<Value> buildTimeLoop(OpBuilder &b, Location loc, DimAttr time, Value steps,
                                  ValueRange inits, int64_t block, bool reverse, LoadFn load,
                                  ComputeFn compute) {
   MLIRContext *ctx = b.getContext();
   auto timeType = tdim::TdimIndexType::get(ctx, time);
-  Value zero = tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(0));
+  auto timeConst = [&](OpBuilder &b, int64_t v) -> Value {
+    return tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(v));
+  };
+  Value zero = timeConst(b, 0);
+
+  // `cond ? a : b` for two indices of `time` (selected as plain indices).
+  auto selectIndex = [&](OpBuilder &b, Value cond, Value x, Value y) -> Value {
+    Value picked = arith::SelectOp::create(b, loc, cond, tdim::ToIndexOp::create(b, loc, x),
+                                           tdim::ToIndexOp::create(b, loc, y));
+    return tdim::FromIndexOp::create(b, loc, timeType, picked);
+  };
 
   auto stepLoop = [&](Value lo, Value hi, ValueRange carried) -> SmallVector<Value> {
     auto loop = tdim::ForOp::create(b, loc, lo, hi, carried, /*parallel=*/false, reverse);
@@ -176,7 +188,8 @@ SmallVector<Value> buildTimeLoop(OpBuilder &b, Location loc, DimAttr time, Value
     b.setInsertionPointToEnd(loop.getBodyBlock());
     Value t = loop.getInductionVar();
     StepValues loaded = load(b, t);
-    tdim::YieldOp::create(b, loc, compute(b, t, loaded, nullptr, loop.getRegionIterArgs()));
+    tdim::YieldOp::create(
+        b, loc, compute(b, t, loaded, nullptr, /*mayBeFirst=*/true, loop.getRegionIterArgs()));
     return SmallVector<Value>(loop.getResults());
   };
   if (block <= 1)
@@ -186,28 +199,106 @@ SmallVector<Value> buildTimeLoop(OpBuilder &b, Location loc, DimAttr time, Value
       ctx, DimAttr::get(ctx, time.getName().getValue(), time.getFactor() * block));
   Value blocks = tdim::FoldOp::create(b, loc, blockType, steps);
   Value wholeEnd = tdim::UnfoldOp::create(b, loc, timeType, blocks);
+
+  // The loads of the block starting at `base`, flattened step by step.
+  unsigned perStep = 0;
+  auto loadBlock = [&](OpBuilder &b, Value base) {
+    SmallVector<Value> flat;
+    SmallVector<StepValues> perK(block);
+    for (int64_t i = 0; i < block; ++i) {
+      int64_t k = reverse ? block - 1 - i : i;
+      Value t = k ? tdim::AddOp::create(b, loc, timeType, base, timeConst(b, k)).getResult()
+                  : base;
+      perK[k] = load(b, t);
+      perStep = perK[k].size();
+    }
+    for (const StepValues &v : perK)
+      flat.append(v.begin(), v.end());
+    return flat;
+  };
+  auto unflatten = [&](ValueRange flat, int64_t k) {
+    return StepValues(flat.slice(k * perStep, perStep));
+  };
+
   auto blockLoop = [&](ValueRange carried) -> SmallVector<Value> {
-    auto loop = tdim::ForOp::create(b, loc, zero, wholeEnd, carried, /*parallel=*/false, reverse);
+    // Prologue: the first block's loads, when there is a whole block.
+    Value hasBlocks = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::gt, wholeEnd, zero);
+    Value firstBase =
+        reverse ? tdim::SubOp::create(b, loc, timeType, wholeEnd, timeConst(b, block)).getResult()
+                : zero;
+    // Built without results first: their number is known once the loads are.
+    auto prologue = scf::IfOp::create(b, loc, hasBlocks, /*withElseRegion=*/true);
+    Block *thenBlock = &prologue.getThenRegion().front();
+    Block *elseBlock = &prologue.getElseRegion().front();
+    thenBlock->getTerminator()->erase();
+    elseBlock->getTerminator()->erase();
+    SmallVector<Value> first;
+    SmallVector<Type> types;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(thenBlock);
+      first = loadBlock(b, firstBase);
+      scf::YieldOp::create(b, loc, first);
+      b.setInsertionPointToEnd(elseBlock);
+      SmallVector<Value> zeros;
+      for (Value v : first) {
+        types.push_back(v.getType());
+        zeros.push_back(arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType())));
+      }
+      scf::YieldOp::create(b, loc, zeros);
+    }
+    auto typedPrologue = scf::IfOp::create(b, loc, types, hasBlocks, /*withElseRegion=*/true);
+    typedPrologue.getThenRegion().takeBody(prologue.getThenRegion());
+    typedPrologue.getElseRegion().takeBody(prologue.getElseRegion());
+    prologue.erase();
+
+    SmallVector<Value> inits(carried);
+    llvm::append_range(inits, typedPrologue.getResults());
+    auto loop = tdim::ForOp::create(b, loc, zero, wholeEnd, inits, /*parallel=*/false, reverse);
     loop.setStep(block);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToEnd(loop.getBodyBlock());
-    SmallVector<Value> ts;
-    for (int64_t k = 0; k < block; ++k) {
-      Value offset = tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(k));
-      Value start = loop.getInductionVar();
-      ts.push_back(k ? tdim::AddOp::create(b, loc, timeType, start, offset).getResult() : start);
+    Value tb = loop.getInductionVar();
+    unsigned numState = carried.size();
+    ValueRange args = loop.getRegionIterArgs();
+    ValueRange current = args.drop_front(numState);
+    // The next block in walking order, or this one again after the last.
+    Value nextBase;
+    if (reverse) {
+      Value more = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::gt, tb, zero);
+      Value before = tdim::SubOp::create(b, loc, timeType, tb, timeConst(b, block));
+      nextBase = selectIndex(b, more, before, tb);
+    } else {
+      Value after = tdim::AddOp::create(b, loc, timeType, tb, timeConst(b, block));
+      Value more = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::lt, after, wholeEnd);
+      nextBase = selectIndex(b, more, after, tb);
     }
-    SmallVector<int64_t> order;
-    for (int64_t k = 0; k < block; ++k)
-      order.push_back(reverse ? block - 1 - k : k);
-    SmallVector<StepValues> loaded(block);
-    for (int64_t k : order)
-      loaded[k] = load(b, ts[k]);
-    SmallVector<Value> state(loop.getRegionIterArgs());
-    for (int64_t k : order)
-      state = compute(b, ts[k], loaded[k], k ? &loaded[k - 1] : nullptr, state);
+    SmallVector<Value> next = loadBlock(b, nextBase);
+
+    SmallVector<Value> state(args.take_front(numState));
+    for (int64_t i = 0; i < block; ++i) {
+      int64_t k = reverse ? block - 1 - i : i;
+      Value t = k ? tdim::AddOp::create(b, loc, timeType, tb, timeConst(b, k)).getResult() : tb;
+      StepValues here = unflatten(current, k);
+      StepValues before;
+      const StepValues *previous = nullptr;
+      bool mayBeFirst = false;
+      if (k > 0) {
+        before = unflatten(current, k - 1);
+        previous = &before;
+      } else if (reverse) {
+        // Step tb - 1 is the last of the next block (stale when tb = 0).
+        before = unflatten(next, block - 1);
+        previous = &before;
+        mayBeFirst = true;
+      } else {
+        mayBeFirst = true;
+      }
+      state = compute(b, t, here, previous, mayBeFirst, state);
+    }
+    llvm::append_range(state, next);
     tdim::YieldOp::create(b, loc, state);
-    return SmallVector<Value>(loop.getResults());
+    return SmallVector<Value>(loop.getResults().take_front(numState));
   };
   if (reverse)
     return blockLoop(stepLoop(wholeEnd, steps, inits));
@@ -255,7 +346,7 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
       return {nb.load(op.getX(), withTime(neuron, t))};
     };
     auto compute = [&](OpBuilder &b, Value t, const StepValues &loaded, const StepValues *,
-                       ValueRange carried) -> SmallVector<Value> {
+                       bool, ValueRange carried) -> SmallVector<Value> {
       NeuronBuilder nb{b, loc, type};
       SmallVector<Value> at = withTime(neuron, t);
       SmallVector<Value> args{carried[0], loaded[0]};
@@ -331,7 +422,8 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
               needX ? nb.load(op.getX(), at) : nb.c(0.0)};
     };
     auto compute = [&](OpBuilder &b, Value t, const StepValues &loaded,
-                       const StepValues *previous, ValueRange carried) -> SmallVector<Value> {
+                       const StepValues *previous, bool mayBeFirst,
+                       ValueRange carried) -> SmallVector<Value> {
       NeuronBuilder nb{b, loc, type};
       Value h = loaded[0], gS = loaded[1], gV = loaded[2], xv = loaded[3];
       Value carry = carried[0];
@@ -356,6 +448,10 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
       if (needV && previous) {
         Value hPrev = (*previous)[0];
         vPrev = nb.reset(hPrev, nb.fire(hPrev, vth), vth, vReset);
+        if (mayBeFirst) {
+          Value first = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::eq, t, zero);
+          vPrev = nb.select(first, v0, vPrev);
+        }
       } else if (needV) {
         Value first = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::eq, t, zero);
         Value tIdx = tdim::ToIndexOp::create(b, loc, t);

@@ -15,19 +15,28 @@
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 
-// Forward: whole blocks of 4 steps, each issuing its 4 loads before any
-// arithmetic, then the remaining steps one at a time, carrying v.
+// Forward: whole blocks of 4 steps. The first block's loads come before
+// the loop (when there is a whole block); each iteration issues the next
+// block's 4 loads before any arithmetic of its own block, whose loaded
+// values it carries in. The remaining steps run one at a time, carrying v.
 // CHECK-LABEL: tdim.kernel @forward
 // CHECK:      %[[T:.*]] = tdim.size %x[t]
 // CHECK:      %[[ZERO:.*]] = tdim.const 0 : !tdim.index<t>
 // CHECK:      %[[BLOCKS:.*]] = tdim.fold %[[T]] : !tdim.index<t> to !tdim.index<t/4>
 // CHECK:      %[[WHOLE:.*]] = tdim.unfold %[[BLOCKS]] : !tdim.index<t/4> to !tdim.index<t>
-// CHECK:      %[[V:.*]] = tdim.for %[[B:.*]] over t from %[[ZERO]] to %[[WHOLE]] step 4 iter_args
+// CHECK:      %[[ANY:.*]] = tdim.cmp gt, %[[WHOLE]], %[[ZERO]] : !tdim.index<t>
+// CHECK:      %[[FIRST:.*]]:4 = scf.if %[[ANY]] -> (f32, f32, f32, f32) {
 // CHECK-COUNT-4: tdim.load %x
-// CHECK-NOT:  tdim.load
-// CHECK:      arith.divf
+// CHECK:      } else {
+// CHECK:      %[[V:.*]]:5 = tdim.for %[[B:.*]] over t from %[[ZERO]] to %[[WHOLE]] step 4 iter_args(%{{.*}} = %{{.*}}, %[[X0:.*]] = %[[FIRST]]#0, %{{.*}} = %[[FIRST]]#1, %{{.*}} = %[[FIRST]]#2, %{{.*}} = %[[FIRST]]#3)
+// CHECK:        %[[AFTER:.*]] = tdim.add %[[B]], %{{.*}} : !tdim.index<t>
+// CHECK:        tdim.cmp lt, %[[AFTER]], %[[WHOLE]]
+// CHECK-COUNT-4: tdim.load %x
+// CHECK-NOT:    tdim.load
+// CHECK:        arith.subf %[[X0]]
 // CHECK-COUNT-4: tdim.store
-// CHECK:      tdim.for %{{.*}} over t from %[[WHOLE]] to %[[T]] iter_args(%{{.*}} = %[[V]])
+// CHECK:        tdim.yield
+// CHECK:      tdim.for %{{.*}} over t from %[[WHOLE]] to %[[T]] iter_args(%{{.*}} = %[[V]]#0)
 // CHECK:        tdim.load %x
 // CHECK:        tdim.store
 tdim.kernel @forward(%x: !seq) -> (%s: !seq) {
@@ -40,20 +49,20 @@ tdim.kernel @forward(%x: !seq) -> (%s: !seq) {
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 
 // Backward walks time in reverse: the partial block at the end first, then
-// the whole blocks from the last, each step of a block loading h and the
-// spike gradient before any arithmetic, the block's steps in reverse order.
+// the whole blocks from the last; each iteration loads the block before it
+// (h and the spike gradient of 4 steps) ahead of its own arithmetic, which
+// walks its steps in reverse.
 // CHECK-LABEL: tdim.kernel @backward
 // CHECK:      %[[WHOLE:.*]] = tdim.unfold
 // CHECK:      %[[G:.*]] = tdim.for %{{.*}} over t from %[[WHOLE]] to %{{.*}} reverse iter_args
-// CHECK:      tdim.for %[[B:.*]] over t from %{{.*}} to %[[WHOLE]] step 4 reverse iter_args(%{{.*}} = %[[G]])
-// CHECK:        tdim.add %[[B]]
-// CHECK:        tdim.add %[[B]]
-// CHECK:        %[[T3:.*]] = tdim.add %[[B]], %{{.*}} : !tdim.index<t>
-// CHECK:        tdim.load %h[n = %{{.*}}, t = %[[T3]]]
-// CHECK:        tdim.load %gs[n = %{{.*}}, t = %[[T3]]]
-// CHECK-COUNT-6: tdim.load
+// CHECK:      scf.if
+// CHECK-COUNT-8: tdim.load
+// CHECK:      tdim.for %[[B:.*]] over t from %{{.*}} to %[[WHOLE]] step 4 reverse iter_args(%{{.*}} = %[[G]]
+// CHECK:        tdim.cmp gt, %[[B]]
+// CHECK:        tdim.sub %[[B]]
+// CHECK-COUNT-8: tdim.load
 // CHECK-NOT:    tdim.load
-// CHECK:        tdim.store %{{.*}}, %gx[n = %{{.*}}, t = %[[T3]]]
+// CHECK:        tdim.store %{{.*}}, %gx[n = %{{.*}}, t = %{{.*}}]
 // CHECK-COUNT-2: tdim.store
 // CHECK:        tdim.store %{{.*}}, %gx[n = %{{.*}}, t = %[[B]]]
 tdim.kernel @backward(%h: !seq, %gs: !seq) -> (%gx: !seq) {
@@ -66,15 +75,14 @@ tdim.kernel @backward(%h: !seq, %gs: !seq) -> (%gx: !seq) {
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 
-// A charge function reading V[t-1]: inside a block, V[t-1] comes from the
-// h the neighbouring step loaded; only the first step of a block loads
-// h[t-1] itself.
+// A charge function reading V[t-1]: inside a block V[t-1] comes from the h
+// the neighbouring step loaded, and for the first step of a block from the
+// block loaded ahead (v_init at t = 0): the whole blocks load nothing else.
 // CHECK-LABEL: tdim.kernel @quadratic
 // CHECK:      tdim.for %{{.*}} step 4 reverse
 // CHECK-COUNT-8: tdim.load
 // CHECK-NOT:  tdim.load
 // CHECK:      tdim.cmp eq
-// CHECK:      tdim.load %h
 // CHECK-NOT:  tdim.load
 // CHECK:      tdim.yield
 tdim.kernel @quadratic(%h: !seq, %x: !seq) -> (%gx: !seq) {
