@@ -1,23 +1,48 @@
 #!/usr/bin/env python3
-"""Multi-step LIF on the GPU, inference and training, against the device's
-copy bandwidth measured in the same process, next to SpikingJelly's
-fastest backend (triton) as ../shared/targets.md measured it on an H200.
+"""Multi-step IF / LIF / PLIF on the GPU: nerve's inference and training
+step against the device's copy bandwidth measured in the same process, a
+PyTorch eager loop (and torch.compile of it, where asked) measured in this
+run, and SpikingJelly's fastest backend (triton) as ../shared/targets.md
+measured it on an H200.
 
-Inference = forward writing spikes and v_seq: 3 tensors of T x N move.
-Training = forward writing spikes, v_seq and h_seq, then backward reading
-h_seq, grad_spike and grad_v_seq and writing grad_x: 8 tensors move (the
-count targets.md uses: 32 bytes per element in f32).
+Settings (issue 7): tau 2, decay_input, v_threshold 1, hard reset to 0,
+sigmoid(4) surrogate; plus LIF with soft reset and LIF with detach_reset;
+sizes T x N in 32x4096, 64x65536, 256x65536, 1024x65536; f32, f16 and bf16
+storage (arithmetic in f32); a time-minor [n, t] and a channels-last
+[t, b, h, w, c] layout, run as they are (no copy).
 
-usage: bench/neuron.py [--nerve-run PATH] [--runs 20] [--time-block 0 8 ...]
-                       [--dtypes f32,f16,bf16] [--sizes 64x65536,...]
+Bytes counted (the fewest the operation must move):
+  inference: read x, write spikes and v_seq                    = 3 passes
+  training:  forward reads x, writes spikes, v_seq, h_seq; backward reads
+             h_seq, grad_spike, grad_v_seq and writes grad_x    = 8 passes
+             (PLIF's grad_w also reads x again: 9 passes)
+
+Before timing, every configuration runs once at T x N = 16 x 2048 on random
+inputs and is checked against a float64 reference computed here: spikes
+exactly, potentials and gradients within the storage type's tolerance, for
+the neurons whose potential never comes within the type's rounding of the
+threshold (a spike there may legitimately differ).
+
+usage: bench/neuron.py [--nerve-run PATH] [--runs 20] [--quick]
+                       [--torch-compile] [--out DIR]
 """
 import argparse
+import csv
+import json
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
+import time
 
-from common import ROOT, WIDTH, find_tool, run_bench, spec_in_dtype
+import numpy as np
 
-# SpikingJelly triton, ms (infer, train), targets.md.
+from common import find_tool, run_bench
+
+SIZES = [(32, 4096), (64, 65536), (256, 65536), (1024, 65536)]
+WIDTH = {"f32": 4, "f16": 2, "bf16": 2}
+# SpikingJelly triton, LIF, ms (infer, train), targets.md.
 TRITON = {
     ("f32", 32, 4096): (0.073, 1.19), ("f32", 64, 65536): (0.097, 1.23),
     ("f32", 256, 65536): (0.190, 1.27), ("f32", 1024, 65536): (0.584, 1.86),
@@ -25,48 +50,327 @@ TRITON = {
     ("f16", 1024, 65536): (0.497, 1.70), ("bf16", 64, 65536): (0.075, 1.16),
     ("bf16", 256, 65536): (0.167, 1.18), ("bf16", 1024, 65536): (0.494, 1.67),
 }
+TAU, VTH = 2.0, 1.0
 
+
+# ----------------------------------------------------------------------------
+# Specs
+# ----------------------------------------------------------------------------
+
+def layout_types(layout, dtype):
+    if layout == "time-minor":
+        return "!tdim.tensor<[n: ?, t: ?], %s>" % dtype
+    if layout == "channels-last":
+        return "!tdim.tensor<[t: ?, b: ?, h: ?, w: ?, c: ?], %s>" % dtype
+    return "!tdim.tensor<[t: ?, n: ?], %s>" % dtype
+
+
+def layout_dims(layout, t, n):
+    if layout == "channels-last":
+        side = round(n ** 0.25)
+        assert side ** 4 == n, "channels-last needs N = side^4"
+        return {"t": t, "b": side, "h": side, "w": side, "c": side}
+    return {"t": t, "n": n}
+
+
+def attrs(neuron, variant, grad):
+    a = []
+    if neuron == "lif":
+        a.append("tau = %.1f" % TAU)
+    a.append("v_threshold = %.1f" % VTH)
+    if variant != "soft":
+        a.append("v_reset = 0.0")
+    if grad:
+        if variant == "detach":
+            a.append("detach_reset")
+        a.append("surrogate = #neuron.surrogate<sigmoid, alpha = 4.0>")
+    return "{" + ", ".join(a) + "}"
+
+
+def spec(neuron, variant, dtype, layout, mode):
+    seq = layout_types(layout, dtype)
+    w_in = ", %w: !tdim.tensor<[], f32>" if neuron == "plif" else ""
+    w_use = " w(%w : !tdim.tensor<[], f32>)" if neuron == "plif" else ""
+    fwd = ("  neuron.{n} ins(%x : !seq){w} outs(%spike : !seq) v_seq(%v_seq : !seq){h}\n"
+           "      time t {a}\n")
+    if mode == "infer":
+        body = fwd.format(n=neuron, w=w_use, h="", a=attrs(neuron, variant, False))
+        sig = "tdim.kernel @infer(%x: !seq{w}) -> (%spike: !seq, %v_seq: !seq)".format(w=w_in)
+    else:
+        body = fwd.format(n=neuron, w=w_use, h=" h_seq(%h_seq : !seq)",
+                          a=attrs(neuron, variant, False))
+        x_use = " x(%x : !seq)" if neuron == "plif" else ""
+        gw_out = ", %grad_w: !tdim.tensor<[], f32>" if neuron == "plif" else ""
+        gw_use = " grad_w(%grad_w : !tdim.tensor<[], f32>)" if neuron == "plif" else ""
+        body += ("  neuron.{n}_grad ins(%h_seq : !seq){x}{w} grad_spike(%grad_spike : !seq)"
+                 " grad_v_seq(%grad_v_seq : !seq)\n      outs(%grad_x : !seq){gw} time t {a}\n").format(
+            n=neuron, x=x_use, w=w_use, gw=gw_use, a=attrs(neuron, variant, True))
+        sig = ("tdim.kernel @train(%x: !seq, %grad_spike: !seq, %grad_v_seq: !seq{w})\n"
+               "    -> (%spike: !seq, %v_seq: !seq, %h_seq: !seq, %grad_x: !seq{gw})").format(
+            w=w_in, gw=gw_out)
+    return "!seq = %s\n%s {\n%s  tdim.return\n}\n" % (seq, sig, body)
+
+
+# ----------------------------------------------------------------------------
+# Reference (float64, from the inputs nerve saved)
+# ----------------------------------------------------------------------------
+
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def reference(neuron, variant, inp, time_axis):
+    x = np.moveaxis(inp["x"].astype(np.float64), time_axis, 0)
+    vr = None if variant == "soft" else 0.0
+    leak_to = 0.0 if vr is None else vr
+    if neuron == "if":
+        d = None
+    elif neuron == "lif":
+        d = 1.0 / TAU
+    else:
+        d = sigmoid(float(inp["w"]))
+    v = np.full(x.shape[1:], leak_to)
+    hs, ss, vs, vprev = [], [], [], []
+    for t in range(x.shape[0]):
+        vprev.append(v)
+        h = v + x[t] if d is None else v + (x[t] - (v - leak_to)) * d
+        s = (h - VTH >= 0).astype(np.float64)
+        v = np.where(s > 0, vr, h) if vr is not None else h - VTH * s
+        hs.append(h), ss.append(s), vs.append(v)
+    out = {"h_seq": np.stack(hs), "spike": np.stack(ss), "v_seq": np.stack(vs)}
+    if "grad_spike" in inp:
+        gs = np.moveaxis(inp["grad_spike"].astype(np.float64), time_axis, 0)
+        gv = np.moveaxis(inp["grad_v_seq"].astype(np.float64), time_axis, 0)
+        kappa = 1.0 if d is None else 1.0 - d
+        beta = 1.0 if d is None else d
+        carry = np.zeros(x.shape[1:])
+        grad_x = np.zeros_like(x)
+        grad_d = 0.0
+        for t in reversed(range(x.shape[0])):
+            h = out["h_seq"][t]
+            u = h - VTH
+            s = (u >= 0).astype(np.float64)
+            sg = sigmoid(4.0 * u)
+            psi = 4.0 * sg * (1.0 - sg)
+            if vr is not None:
+                a = (1 - s) if variant == "detach" else (1 - s) + (vr - h) * psi
+            else:
+                a = np.ones_like(u) if variant == "detach" else 1 - VTH * psi
+            g = (gv[t] + carry) * a + gs[t] * psi
+            grad_x[t] = beta * g
+            if neuron == "plif":
+                grad_d += float(np.sum(g * (x[t] - (vprev[t] - leak_to))))
+            carry = kappa * g
+        out["grad_x"] = grad_x
+        if neuron == "plif":
+            out["grad_w"] = grad_d * d * (1 - d)
+    return {k: (np.moveaxis(v, 0, time_axis) if np.ndim(v) else v) for k, v in out.items()}
+
+
+BAND = {"f32": 1e-4, "f16": 4e-3, "bf16": 3e-2}
+TOL = {"f32": 2e-4, "f16": 1e-2, "bf16": 5e-2}
+
+
+def check(neuron, variant, dtype, layout, mode, nerve_run, work):
+    """Runs the configuration small and compares; returns (ok, detail)."""
+    t, n = 16, 2048
+    if layout == "channels-last":
+        n = 4096
+    path = os.path.join(work, "check.mlir")
+    with open(path, "w") as f:
+        f.write(spec(neuron, variant, dtype, layout, mode))
+    out = os.path.join(work, "check-out")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [nerve_run, path, "--target", "cuda", "--random", "7", "--save-inputs",
+           "--output-dir", out]
+    for k, v in layout_dims(layout, t, n).items():
+        cmd += ["--dim", "%s=%d" % (k, v)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return False, (proc.stderr or proc.stdout).strip().splitlines()[-1]
+    load = lambda name: np.load(os.path.join(out, name + ".npy"))
+    inp = {k: load(k) for k in ("x", "grad_spike", "grad_v_seq", "w")
+           if os.path.exists(os.path.join(out, k + ".npy"))}
+    time_axis = 1 if layout == "time-minor" else 0
+    ref = reference(neuron, variant, inp, time_axis)
+    # Neurons whose potential comes within the type's rounding of the
+    # threshold are left out (their spikes may legitimately differ).
+    near = np.abs(ref["h_seq"] - VTH) <= BAND[dtype]
+    near_neuron = near.any(axis=time_axis)
+    keep = ~np.expand_dims(near_neuron, time_axis)
+    worst = 0.0
+    names = ["spike", "v_seq"] + (["h_seq", "grad_x"] if mode == "train" else [])
+    for name in names:
+        got = load(name).astype(np.float64)
+        want = ref[name]
+        mask = np.broadcast_to(keep, got.shape)
+        if name == "spike":
+            if np.any(got[mask] != want[mask]):
+                return False, "spikes differ away from the threshold"
+            continue
+        scale = max(np.max(np.abs(want[mask])), 1e-30) if mask.any() else 1.0
+        err = np.max(np.abs(got[mask] - want[mask])) / scale if mask.any() else 0.0
+        worst = max(worst, err)
+        if err > TOL[dtype]:
+            return False, "%s differs by %.2g (relative to its largest value)" % (name, err)
+    if neuron == "plif" and mode == "train" and not near_neuron.any():
+        got, want = float(load("grad_w")), ref["grad_w"]
+        err = abs(got - want) / max(abs(want), 1e-30)
+        worst = max(worst, err)
+        if err > 10 * TOL[dtype]:
+            return False, "grad_w differs by %.2g" % err
+    return True, "worst %.1e, %d of %d neurons near the threshold left out" % (
+        worst, int(near_neuron.sum()), near_neuron.size)
+
+
+# ----------------------------------------------------------------------------
+# PyTorch references (measured here; not a dependency of nerve)
+# ----------------------------------------------------------------------------
+
+def torch_times(t, n, dtype, mode, runs, compiled):
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            return None
+    except Exception:
+        return None
+    tdtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+
+    class Spike(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, u):
+            ctx.save_for_backward(u)
+            return (u >= 0).to(u.dtype)
+
+        @staticmethod
+        def backward(ctx, g):
+            (u,) = ctx.saved_tensors
+            s = torch.sigmoid(4.0 * u)
+            return g * 4.0 * s * (1 - s)
+
+    def lif(x):
+        v = torch.zeros_like(x[0])
+        spikes, vs = [], []
+        for step in range(x.shape[0]):
+            h = v + (x[step] - v) / TAU
+            s = Spike.apply(h - VTH)
+            v = h * (1 - s)
+            spikes.append(s), vs.append(v)
+        return torch.stack(spikes), torch.stack(vs)
+
+    fn = lif
+    if compiled:
+        if mode == "train":
+            return None  # custom autograd.Function under compile: not measured
+        fn = torch.compile(lif)
+    x = torch.randn(t, n, device="cuda", dtype=tdtype, requires_grad=(mode == "train"))
+    gs = torch.randn(t, n, device="cuda", dtype=tdtype)
+    gv = torch.randn(t, n, device="cuda", dtype=tdtype)
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+
+    def step():
+        if mode == "infer":
+            with torch.no_grad():
+                fn(x)
+        else:
+            s, v = fn(x)
+            torch.autograd.backward([s, v], [gs, gv])
+    start_compile = time.time()
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        flush.zero_()
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        step()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    times.sort()
+    return times[len(times) // 2]
+
+
+# ----------------------------------------------------------------------------
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--nerve-run")
     p.add_argument("--runs", type=int, default=20)
-    p.add_argument("--time-block", type=int, nargs="+", default=[0],
-                   help="time blocks to try (0: nerve chooses)")
-    p.add_argument("--dtypes", default="f32,f16,bf16")
-    p.add_argument("--sizes", default="32x4096,64x65536,256x65536,1024x65536")
+    p.add_argument("--quick", action="store_true", help="LIF f32 only")
+    p.add_argument("--torch-compile", action="store_true",
+                   help="also time torch.compile (inference, T <= 64)")
+    p.add_argument("--out", default="bench-results")
     args = p.parse_args()
     nerve_run = find_tool("nerve-run", args.nerve_run)
     work = tempfile.mkdtemp(prefix="nerve-bench-")
-    specs = {"infer": os.path.join(ROOT, "examples", "neuron", "lif_forward.mlir"),
-             "train": os.path.join(ROOT, "examples", "neuron", "lif_train.mlir")}
-    tensors = {"infer": 3, "train": 8}
-    copy = None
+    os.makedirs(args.out, exist_ok=True)
 
-    print("%-12s %-5s %-6s %5s %10s %8s %12s %9s" %
-          ("T x N", "dtype", "mode", "block", "ms", "%copy", "triton ms", "speed-up"))
-    for dtype in args.dtypes.split(","):
-        for size in args.sizes.split(","):
-            t, n = (int(v) for v in size.split("x"))
-            for mode in ("infer", "train"):
-                spec = spec_in_dtype(specs[mode], dtype, work)
-                for block in args.time_block:
-                    r = run_bench(nerve_run, spec, {"t": t, "n": n}, args.runs,
-                                  ["--time-block", str(block)])
-                    if r is None:
-                        continue
-                    ms, copy = r
-                    moved = tensors[mode] * t * n * WIDTH[dtype]
-                    pct = 100.0 * moved / (ms * 1e-3) / (copy * 1e9)
+    configs = []  # (neuron, variant, dtype, layout)
+    for neuron in (["lif"] if args.quick else ["if", "lif", "plif"]):
+        for dtype in (["f32"] if args.quick else ["f32", "f16", "bf16"]):
+            configs.append((neuron, "hard", dtype, "time-major"))
+    configs += [("lif", "soft", "f32", "time-major"), ("lif", "detach", "f32", "time-major")]
+    layouts = [("lif", "hard", "f32", "time-minor"), ("lif", "hard", "f32", "channels-last")]
+
+    rows = []
+    copy = None
+    for config in configs + layouts:
+        neuron, variant, dtype, layout = config
+        sizes = SIZES if layout == "time-major" else [(1024, 65536)]
+        for mode in ("infer", "train"):
+            ok, detail = check(neuron, variant, dtype, layout, mode, nerve_run, work)
+            print("check %-4s %-6s %-4s %-13s %-5s: %s (%s)" % (
+                neuron, variant, dtype, layout, mode, "ok" if ok else "FAILED", detail), flush=True)
+            path = os.path.join(work, "bench.mlir")
+            with open(path, "w") as f:
+                f.write(spec(neuron, variant, dtype, layout, mode))
+            for t, n in sizes:
+                r = run_bench(nerve_run, path, layout_dims(layout, t, n), args.runs)
+                if r is None:
+                    continue
+                ms, copy = r
+                passes = 3 if mode == "infer" else (9 if neuron == "plif" else 8)
+                moved = passes * t * n * WIDTH[dtype]
+                gbs = moved / (ms * 1e-3) / 1e9
+                row = {"neuron": neuron, "variant": variant, "dtype": dtype, "layout": layout,
+                       "mode": mode, "T": t, "N": n, "ms": ms, "bytes": moved, "GB/s": gbs,
+                       "copy GB/s": copy, "fraction of copy": gbs / copy, "check": ok}
+                if neuron == "lif" and variant == "hard" and layout == "time-major":
                     peer = TRITON.get((dtype, t, n))
-                    peer_ms = peer[0 if mode == "infer" else 1] if peer else None
-                    print("%-12s %-5s %-6s %5s %10.4f %7.1f%% %12s %9s" % (
-                        size, dtype, mode, block or "auto", ms, pct,
-                        "%.3f" % peer_ms if peer_ms else "-",
-                        "%.2fx" % (peer_ms / ms) if peer_ms else "-"), flush=True)
-    if copy:
-        print("copy bandwidth (same process, last run): %.0f GB/s" % copy)
+                    row["triton ms (targets.md)"] = peer[0 if mode == "infer" else 1] if peer else None
+                    if dtype == "f32":
+                        row["torch eager ms"] = torch_times(t, n, dtype, mode, min(args.runs, 10),
+                                                            False)
+                        if args.torch_compile and t <= 64:
+                            row["torch.compile ms"] = torch_times(t, n, dtype, mode, args.runs, True)
+                rows.append(row)
+                print("  %s %s %s %s %s %dx%d: %.4f ms, %.1f%% of copy" % (
+                    neuron, variant, dtype, layout, mode, t, n, ms, 100 * gbs / copy), flush=True)
+
+    with open(os.path.join(args.out, "neuron.json"), "w") as f:
+        json.dump({"copy GB/s": copy, "rows": rows}, f, indent=1)
+    keys = sorted({k for r in rows for k in r}, key=lambda k: list(rows[0]).index(k)
+                  if k in rows[0] else 99)
+    with open(os.path.join(args.out, "neuron.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+
+    print()
+    print("| neuron | variant | dtype | layout | mode | T x N | ms | GB/s | % copy | triton ms | torch eager ms | torch.compile ms | check |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    fmt = lambda v: "-" if v is None else "%.4f" % v
+    for r in rows:
+        print("| %s | %s | %s | %s | %s | %dx%d | %.4f | %.0f | %.1f%% | %s | %s | %s | %s |" % (
+            r["neuron"], r["variant"], r["dtype"], r["layout"], r["mode"], r["T"], r["N"],
+            r["ms"], r["GB/s"], 100 * r["fraction of copy"], fmt(r.get("triton ms (targets.md)")),
+            fmt(r.get("torch eager ms")), fmt(r.get("torch.compile ms")),
+            "ok" if r["check"] else "FAILED"))
+    print("\ncopy bandwidth (same process as the last row): %.0f GB/s" % (copy or 0))
+    return 0 if all(r["check"] for r in rows) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
