@@ -51,6 +51,65 @@ static bool isStraightLine(Block *body) {
   });
 }
 
+/// Merges `outer` with the parallel loops nested directly in it into one
+/// loop over all their dimensions (a neuron over [b, h, w, c] is written as
+/// four nested loops), so that all of them map onto threads. Pure ops
+/// between the loops that do not use the outer indices (bounds) move out.
+static scf::ParallelOp collapseNested(scf::ParallelOp outer) {
+  while (outer.getNumResults() == 0) {
+    Block *body = outer.getBody();
+    scf::ParallelOp inner;
+    SmallVector<Operation *> prefix;
+    for (Operation &op : body->without_terminator()) {
+      auto nested = dyn_cast<scf::ParallelOp>(op);
+      if (nested && !inner) {
+        inner = nested;
+        continue;
+      }
+      if (inner || op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+        return outer;
+      for (Value v : op.getOperands())
+        if (llvm::is_contained(outer.getInductionVars(), v))
+          return outer;
+      prefix.push_back(&op);
+    }
+    if (!inner || inner.getNumResults() != 0)
+      return outer;
+    auto outside = [&](Value v) { return !outer->isAncestor(v.getParentBlock()->getParentOp()) ||
+                                         llvm::any_of(prefix, [&](Operation *op) {
+                                           return v.getDefiningOp() == op;
+                                         }); };
+    for (ValueRange bounds : {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()})
+      if (!llvm::all_of(bounds, outside))
+        return outer;
+    for (Operation *op : prefix)
+      op->moveBefore(outer);
+    OpBuilder b(outer);
+    auto concat = [](ValueRange a, ValueRange c) {
+      SmallVector<Value> all(a);
+      all.append(c.begin(), c.end());
+      return all;
+    };
+    auto merged = scf::ParallelOp::create(
+        b, outer.getLoc(), concat(outer.getLowerBound(), inner.getLowerBound()),
+        concat(outer.getUpperBound(), inner.getUpperBound()),
+        concat(outer.getStep(), inner.getStep()));
+    Block *mergedBody = merged.getBody();
+    unsigned outerRank = outer.getNumLoops();
+    for (auto [i, iv] : llvm::enumerate(outer.getInductionVars()))
+      iv.replaceAllUsesWith(mergedBody->getArgument(i));
+    for (auto [i, iv] : llvm::enumerate(inner.getInductionVars()))
+      iv.replaceAllUsesWith(mergedBody->getArgument(outerRank + i));
+    Block *innerBody = inner.getBody();
+    mergedBody->getOperations().splice(mergedBody->getTerminator()->getIterator(),
+                                       innerBody->getOperations(), innerBody->begin(),
+                                       std::prev(innerBody->end()));
+    outer.erase();
+    outer = merged;
+  }
+  return outer;
+}
+
 namespace {
 
 struct ParallelLoopsToGPUPass
@@ -133,6 +192,7 @@ struct ParallelLoopsToGPUPass
   }
 
   void mapParallel(scf::ParallelOp loop) {
+    loop = collapseNested(loop);
     Location loc = loop.getLoc();
     OpBuilder b(loop);
     unsigned rank = loop.getNumLoops();

@@ -96,3 +96,22 @@ tdim.kernel @quadratic(%h: !seq, %x: !seq) -> (%gx: !seq) {
   }
   tdim.return
 }
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+
+// RUN: nerve-opt %s --convert-neuron-to-tdim="time-block=9" --split-input-file | FileCheck %s --check-prefix=PLAIN
+// Blocks of 9 backward steps carry 36 values: too many to load a block
+// ahead; each block loads its own 9 steps first.
+// PLAIN-LABEL: tdim.kernel @plain
+// PLAIN-NOT:   scf.if
+// PLAIN:       tdim.for %[[B:.*]] over t from %{{.*}} step 9 reverse iter_args(%{{.*}} = %{{.*}}) -> (f32)
+// PLAIN-COUNT-18: tdim.load
+// PLAIN-NOT:   tdim.load
+// PLAIN:       tdim.yield
+tdim.kernel @plain(%h: !seq, %gs: !seq) -> (%gx: !seq) {
+  neuron.if_grad ins(%h : !seq) grad_spike(%gs : !seq) outs(%gx : !seq)
+      time t {v_threshold = 1.0, v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}

@@ -79,3 +79,38 @@ func.func @sequential(%x: memref<?xf32>, %s: memref<f16>) attributes {nerve.kern
   memref.dealloc %a : memref<f32>
   return
 }
+
+// -----
+
+// Parallel loops nested directly in each other (a neuron over [b, c]) are
+// one loop over both dimensions: all of them map onto threads. The inner
+// bound moves out.
+// CHECK-LABEL: func.func @nested
+// CHECK:     %[[B:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x?x?xf32>
+// CHECK:     %[[C:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x?x?xf32>
+// CHECK:     %[[TOTAL:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:     gpu.launch
+// CHECK:       scf.for %{{.*}} = %{{.*}} to %[[TOTAL]] step
+// CHECK:         arith.remui
+// CHECK:         arith.divui
+// CHECK:         scf.for
+// CHECK-NOT: gpu.launch
+func.func @nested(%x: memref<?x?x?xf32>, %y: memref<?x?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = memref.dim %x, %c1 : memref<?x?x?xf32>
+  scf.parallel (%i) = (%c0) to (%b) step (%c1) {
+    %c = memref.dim %x, %c2 : memref<?x?x?xf32>
+    scf.parallel (%j) = (%c0) to (%c) step (%c1) {
+      %t = memref.dim %x, %c0 : memref<?x?x?xf32>
+      scf.for %s = %c0 to %t step %c1 {
+        %v = memref.load %x[%s, %i, %j] : memref<?x?x?xf32>
+        memref.store %v, %y[%s, %i, %j] : memref<?x?x?xf32>
+      }
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
