@@ -1,6 +1,7 @@
 // Reductions by dimension name: a row sum (over the contiguous dimension),
 // a column max (over the outer one), a mean (a post-map divides by the
-// count) and an arg-max (two accumulators: the value and its position).
+// count), an arg-max (two accumulators: the value and its position) and a
+// mean of squares over the whole tensor.
 
 !m = !tdim.tensor<[r: ?, c: ?], f32>
 
@@ -64,6 +65,31 @@ tdim.kernel @row_argmax(%x: !m) -> (%index: !tdim.tensor<[r: ?], i32>) {
     post {
     ^bb0(%best: f32, %at: i32, %count: index):
       tdim.yield %at : i32
+    }
+  tdim.return
+}
+
+// Everything to one value: the sum of squares of a whole matrix, divided by
+// the count (post). On the GPU this is a fixed tree over threads and blocks:
+// the same bits on every run.
+tdim.kernel @mean_square(%x: !m) -> (%ms: !tdim.tensor<[], f32>) {
+  tdim.reduce ins(%x : !m) outs(%ms : !tdim.tensor<[], f32>) over [r, c] init [0.0 : f32]
+    map {
+    ^bb0(%v: f32):
+      %sq = arith.mulf %v, %v : f32
+      tdim.yield %sq : f32
+    }
+    combine {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      tdim.yield %s : f32
+    }
+    post {
+    ^bb0(%acc: f32, %count: index):
+      %i = arith.index_cast %count : index to i64
+      %n = arith.sitofp %i : i64 to f32
+      %mean = arith.divf %acc, %n : f32
+      tdim.yield %mean : f32
     }
   tdim.return
 }

@@ -135,7 +135,9 @@ struct ParallelLoopsToGPUPass
       pending.clear();
       return r;
     };
-    for (Operation &op : llvm::make_early_inc_range(body)) {
+    for (Operation *next = &body.front(); next;) {
+      Operation &op = *next;
+      next = op.getNextNode();
       // Host code may not use what device code computes: an op reading a
       // value of the pending device ops runs on the device with them.
       bool usesDeviceValue = llvm::any_of(op.getOperands(), [&](Value v) {
@@ -144,7 +146,10 @@ struct ParallelLoopsToGPUPass
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         if (failed(flush()))
           return failure();
-        mapParallel(loop);
+        if (loop.getNumResults() != 0)
+          next = mapReduction(loop, func); // resume at the loads of its results
+        else
+          mapParallel(loop);
       } else if (staysOnHost(&op) && !usesDeviceValue) {
         if (failed(flush()))
           return failure();
@@ -191,16 +196,15 @@ struct ParallelLoopsToGPUPass
     return success();
   }
 
-  void mapParallel(scf::ParallelOp loop) {
-    loop = collapseNested(loop);
+  /// The trip count of each dimension of `loop` (0 when empty), built as
+  /// host code before it, and their product.
+  static std::pair<SmallVector<Value>, Value> tripCounts(OpBuilder &b, scf::ParallelOp loop) {
     Location loc = loop.getLoc();
-    OpBuilder b(loop);
-    unsigned rank = loop.getNumLoops();
     SmallVector<Value> counts;
     // Folded as built, so a static trip count stays visible.
     Value total = indexConstant(b, loc, 1);
     Value zero = indexConstant(b, loc, 0);
-    for (unsigned i = 0; i < rank; ++i) {
+    for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
       Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i];
       Value step = loop.getStep()[i];
       Value span = b.createOrFold<arith::SubIOp>(loc, ub, lb);
@@ -211,6 +215,194 @@ struct ParallelLoopsToGPUPass
       counts.push_back(count);
       total = b.createOrFold<arith::MulIOp>(loc, total, count);
     }
+    return {counts, total};
+  }
+
+  /// The loop's indices at flat iteration `linear` (innermost fastest).
+  static SmallVector<Value> delinearize(OpBuilder &b, Location loc, scf::ParallelOp loop,
+                                        ArrayRef<Value> counts, Value linear) {
+    unsigned rank = loop.getNumLoops();
+    Value rest = linear;
+    SmallVector<Value> ivs(rank);
+    for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
+      Value k = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, counts[i]).getResult();
+      if (i > 0)
+        rest = arith::DivUIOp::create(b, loc, rest, counts[i]);
+      ivs[i] = arith::AddIOp::create(b, loc, loop.getLowerBound()[i],
+                                     arith::MulIOp::create(b, loc, k, loop.getStep()[i]));
+    }
+    return ivs;
+  }
+
+  /// `combine` (a reduction region of two arguments) applied to `lhs`, `rhs`.
+  static Value combineWith(OpBuilder &b, Region &combine, Value lhs, Value rhs) {
+    Block &block = combine.front();
+    IRMapping mapping;
+    mapping.map(block.getArgument(0), lhs);
+    mapping.map(block.getArgument(1), rhs);
+    for (Operation &op : block.without_terminator())
+      b.clone(op, mapping);
+    return mapping.lookupOrDefault(block.getTerminator()->getOperand(0));
+  }
+
+  /// Combines each thread's `values` over the block, pairwise in a fixed
+  /// tree through workgroup memory `shared`; the block's result ends in
+  /// element 0.
+  static void blockTree(OpBuilder &b, Location loc, scf::ReduceOp reduce, ValueRange shared,
+                        Value tid, ValueRange values, int64_t threads) {
+    for (auto [buffer, v] : llvm::zip(shared, values))
+      memref::StoreOp::create(b, loc, v, buffer, ValueRange{tid});
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t half = threads / 2; half >= 1; half /= 2) {
+      Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
+                                           indexConstant(b, loc, half));
+      auto guard = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
+      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+      Value other = arith::AddIOp::create(gb, loc, tid, indexConstant(gb, loc, half));
+      for (auto [k, buffer] : llvm::enumerate(shared)) {
+        Value mine = memref::LoadOp::create(gb, loc, buffer, ValueRange{tid});
+        Value theirs = memref::LoadOp::create(gb, loc, buffer, ValueRange{other});
+        Value r = combineWith(gb, reduce.getReductions()[k], mine, theirs);
+        memref::StoreOp::create(gb, loc, r, buffer, ValueRange{tid});
+      }
+      gpu::BarrierOp::create(b, loc);
+    }
+  }
+
+  /// A parallel loop with reductions (a reduction to single values) as a
+  /// fixed tree: kernel 1 has each thread of up to 1024 blocks fold its
+  /// grid-stride share in order, then each block combine its threads'
+  /// values pairwise; kernel 2, one block, does the same over the blocks'
+  /// partial values. The shape of the tree depends only on the trip count:
+  /// the same bits on every run. `init` must be the identity of the
+  /// combination (tdim.reduce's is). Returns the op to continue mapping
+  /// from: the loads that replace the results come before their uses.
+  Operation *mapReduction(scf::ParallelOp loop, func::FuncOp func) {
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    MLIRContext *ctx = b.getContext();
+    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+    SmallVector<Value> counts;
+    Value total;
+    std::tie(counts, total) = tripCounts(b, loop);
+    int64_t threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, 32));
+    Value block = indexConstant(b, loc, threads);
+    Value one = indexConstant(b, loc, 1);
+    Value blocks = arith::MinUIOp::create(
+        b, loc,
+        arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, total, one), block),
+        indexConstant(b, loc, 1024));
+    auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    SmallVector<Value> partials, finals;
+    for (Type t : loop.getResultTypes()) {
+      partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({ShapedType::kDynamic}, t),
+                                                 ValueRange{blocks}));
+      finals.push_back(memref::AllocOp::create(b, loc, MemRefType::get({}, t)));
+    }
+    auto launchWithShared = [&](Value grid, function_ref<void(OpBuilder &, gpu::LaunchOp,
+                                                             ValueRange)> fn) {
+      buildLaunch(b, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+        SmallVector<Value> shared;
+        for (Type t : loop.getResultTypes())
+          shared.push_back(launch.addWorkgroupAttribution(
+              MemRefType::get({threads}, t, MemRefLayoutAttrInterface(), workgroup), loc));
+        fn(ib, launch, shared);
+      });
+    };
+    auto whenFirstThread = [&](OpBuilder &ib, Value tid, function_ref<void(OpBuilder &)> fn) {
+      Value first = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid,
+                                          indexConstant(ib, loc, 0));
+      auto guard = scf::IfOp::create(ib, loc, first, /*withElseRegion=*/false);
+      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+      fn(gb);
+    };
+
+    // Kernel 1: every thread folds its share, every block its threads.
+    launchWithShared(blocks, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
+      Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
+      Value first = arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
+      Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
+      auto strided = scf::ForOp::create(ib, loc, first, total, stride, loop.getInitVals());
+      {
+        OpBuilder::InsertionGuard guard(ib);
+        ib.setInsertionPointToStart(strided.getBody());
+        IRMapping mapping;
+        mapping.map(loop.getInductionVars(),
+                    delinearize(ib, loc, loop, counts, strided.getInductionVar()));
+        for (Operation &op : loop.getBody()->without_terminator())
+          ib.clone(op, mapping);
+        SmallVector<Value> next;
+        for (auto [k, acc] : llvm::enumerate(strided.getRegionIterArgs()))
+          next.push_back(combineWith(ib, reduce.getReductions()[k], acc,
+                                     mapping.lookupOrDefault(reduce.getOperands()[k])));
+        scf::YieldOp::create(ib, loc, next);
+      }
+      blockTree(ib, loc, reduce, shared, tid, strided.getResults(), threads);
+      whenFirstThread(ib, tid, [&](OpBuilder &gb) {
+        for (auto [buffer, partial] : llvm::zip(shared, partials)) {
+          Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
+          memref::StoreOp::create(gb, loc, v, partial, ValueRange{bid});
+        }
+      });
+    });
+    // Kernel 2: one block over the partial values.
+    launchWithShared(one, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
+      Value tid = launch.getThreadIds().x;
+      auto strided = scf::ForOp::create(ib, loc, tid, blocks, block, loop.getInitVals());
+      {
+        OpBuilder::InsertionGuard guard(ib);
+        ib.setInsertionPointToStart(strided.getBody());
+        SmallVector<Value> next;
+        for (auto [k, acc] : llvm::enumerate(strided.getRegionIterArgs())) {
+          Value v = memref::LoadOp::create(ib, loc, partials[k],
+                                           ValueRange{strided.getInductionVar()});
+          next.push_back(combineWith(ib, reduce.getReductions()[k], acc, v));
+        }
+        scf::YieldOp::create(ib, loc, next);
+      }
+      blockTree(ib, loc, reduce, shared, tid, strided.getResults(), threads);
+      whenFirstThread(ib, tid, [&](OpBuilder &gb) {
+        for (auto [buffer, result] : llvm::zip(shared, finals)) {
+          Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
+          memref::StoreOp::create(gb, loc, v, result, ValueRange{});
+        }
+      });
+    });
+
+    // Each result is read just before its first use (host ops in between
+    // stay on the host); the buffers die with the call.
+    Block *body = loop->getBlock();
+    Operation *resume = loop->getNextNode();
+    for (auto [result, buffer] : llvm::zip(loop.getResults(), finals)) {
+      Operation *firstUse = nullptr;
+      for (Operation *user : result.getUsers()) {
+        Operation *inBody = body->findAncestorOpInBlock(*user);
+        if (inBody && (!firstUse || inBody->isBeforeInBlock(firstUse)))
+          firstUse = inBody;
+      }
+      if (!firstUse)
+        continue;
+      OpBuilder at(firstUse);
+      auto load = memref::LoadOp::create(at, loc, buffer, ValueRange{});
+      result.replaceAllUsesWith(load.getResult());
+      if (load->isBeforeInBlock(resume))
+        resume = load;
+    }
+    Operation *ret = func.front().getTerminator();
+    OpBuilder end(ret);
+    for (Value buffer : llvm::concat<Value>(partials, finals))
+      memref::DeallocOp::create(end, loc, buffer);
+    loop.erase();
+    return resume;
+  }
+
+  void mapParallel(scf::ParallelOp loop) {
+    loop = collapseNested(loop);
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    SmallVector<Value> counts;
+    Value total;
+    std::tie(counts, total) = tripCounts(b, loop);
     // Straight-line bodies run `coarsen` iterations per thread, interleaved
     // op by op, so each thread has that many loads in flight.
     int64_t perThread = isStraightLine(loop.getBody()) ? std::max<int64_t>(coarsen, 1) : 1;
@@ -258,16 +450,7 @@ struct ParallelLoopsToGPUPass
           valid[j] = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, linear, total);
           linear = arith::SelectOp::create(ib, loc, valid[j], linear, last);
         }
-        Value rest = linear;
-        SmallVector<Value> ivs(rank);
-        for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
-          Value k = i == 0 ? rest : arith::RemUIOp::create(ib, loc, rest, counts[i]).getResult();
-          if (i > 0)
-            rest = arith::DivUIOp::create(ib, loc, rest, counts[i]);
-          ivs[i] = arith::AddIOp::create(
-              ib, loc, loop.getLowerBound()[i],
-              arith::MulIOp::create(ib, loc, k, loop.getStep()[i]));
-        }
+        SmallVector<Value> ivs = delinearize(ib, loc, loop, counts, linear);
         mappings[j].map(loop.getInductionVars(), ivs);
       }
       for (Operation &op : loop.getBody()->without_terminator()) {

@@ -141,6 +141,15 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
           overInOrder.push_back(d);
     SmallVector<Type> acc = op.getAccumulatorTypes();
 
+    // A reduction to a single value with one accumulator is itself a
+    // parallel loop, its combine an scf.reduce: the GPU mapping splits it
+    // over threads and blocks in a fixed tree (init is the identity).
+    if (kept.empty() && acc.size() == 1 && !overInOrder.empty()) {
+      lowerToParallelReduction(rewriter, loc, op, adaptor, over, overInOrder, acc);
+      rewriter.eraseOp(op);
+      return success();
+    }
+
     buildParallel(rewriter, loc, adaptor.getOutputs().front(), outType, kept,
                   [&](OpBuilder &b, Location l, ValueRange keptIvs) {
                     SmallVector<Value> inits, ubs;
@@ -174,32 +183,78 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     return success();
   }
 
+  static void lowerToParallelReduction(OpBuilder &b, Location l, ReduceOp op, OpAdaptor adaptor,
+                                       ArrayRef<DimAttr> over, ArrayRef<DimAttr> overInOrder,
+                                       ArrayRef<Type> acc) {
+    SmallVector<Value> lbs, ubs, steps;
+    Value zero = arith::ConstantIndexOp::create(b, l, 0);
+    Value one = arith::ConstantIndexOp::create(b, l, 1);
+    for (DimAttr d : overInOrder) {
+      lbs.push_back(zero);
+      steps.push_back(one);
+      ubs.push_back(sizeFromOperands(b, l, op.getInputs(), adaptor.getInputs(), d));
+    }
+    Value init = arith::ConstantOp::create(b, l, llvm::cast<TypedAttr>(op.getInit()[0]));
+    auto loop = scf::ParallelOp::create(
+        b, l, lbs, ubs, steps, ValueRange{init},
+        [&](OpBuilder &nb, Location nl, ValueRange ivs, ValueRange) {
+          SmallVector<Value> mapped = mapAt(nb, nl, op, adaptor, {}, {}, overInOrder, ivs, over,
+                                            acc);
+          auto reduce = scf::ReduceOp::create(nb, nl, mapped);
+          Block &combine = reduce.getReductions()[0].front();
+          OpBuilder rb = OpBuilder::atBlockBegin(&combine);
+          SmallVector<Value> combined =
+              inlineRegion(rb, op.getCombine(), combine.getArguments());
+          scf::ReduceReturnOp::create(rb, nl, combined[0]);
+        });
+    SmallVector<Value> results(loop.getResults());
+    if (!op.getPost().empty()) {
+      Value count = one;
+      for (Value ub : ubs)
+        count = arith::MulIOp::create(b, l, count, ub);
+      SmallVector<Value> args(results);
+      args.push_back(count);
+      results = inlineRegion(b, op.getPost(), args);
+    }
+    for (auto [i, out] : llvm::enumerate(op.getOutputs()))
+      storeAt(b, l, results[i], out, adaptor.getOutputs()[i], {}, {});
+  }
+
+  /// The mapped values at one point of the reduced dimensions: load, map.
+  static SmallVector<Value> mapAt(OpBuilder &b, Location l, ReduceOp op, OpAdaptor adaptor,
+                                  ArrayRef<DimAttr> kept, ValueRange keptIvs,
+                                  ArrayRef<DimAttr> overInOrder, ValueRange overIvs,
+                                  ArrayRef<DimAttr> over, ArrayRef<Type> acc) {
+    SmallVector<DimAttr> dims(kept);
+    dims.append(overInOrder.begin(), overInOrder.end());
+    SmallVector<Value> ivs(keptIvs);
+    ivs.append(overIvs.begin(), overIvs.end());
+    if (op.getMap().empty()) {
+      SmallVector<Value> loaded;
+      for (auto [i, in] : llvm::enumerate(op.getInputs()))
+        loaded.push_back(loadAt(b, l, in, adaptor.getInputs()[i], dims, ivs, acc[i]));
+      return loaded;
+    }
+    Block &mapBlock = op.getMap().front();
+    SmallVector<Value> args;
+    for (auto [i, in] : llvm::enumerate(op.getInputs()))
+      args.push_back(loadAt(b, l, in, adaptor.getInputs()[i], dims, ivs,
+                            mapBlock.getArgument(i).getType()));
+    // Positions along the reduced dimensions, in `over` order.
+    if (mapBlock.getNumArguments() > op.getInputs().size())
+      for (DimAttr d : over)
+        args.push_back(ivs[llvm::find(dims, d) - dims.begin()]);
+    return inlineRegion(b, op.getMap(), args);
+  }
+
   /// One step of the reduction: load, map, combine.
   static SmallVector<Value> combineAt(OpBuilder &b, Location l, ReduceOp op,
                                       OpAdaptor adaptor, ArrayRef<DimAttr> kept,
                                       ValueRange keptIvs, ArrayRef<DimAttr> overInOrder,
                                       ValueRange overIvs, ArrayRef<DimAttr> over,
                                       ArrayRef<Type> acc, ValueRange carried) {
-    SmallVector<DimAttr> dims(kept);
-    dims.append(overInOrder.begin(), overInOrder.end());
-    SmallVector<Value> ivs(keptIvs);
-    ivs.append(overIvs.begin(), overIvs.end());
-    SmallVector<Value> mapped;
-    if (!op.getMap().empty()) {
-      Block &mapBlock = op.getMap().front();
-      SmallVector<Value> args;
-      for (auto [i, in] : llvm::enumerate(op.getInputs()))
-        args.push_back(loadAt(b, l, in, adaptor.getInputs()[i], dims, ivs,
-                              mapBlock.getArgument(i).getType()));
-      // Positions along the reduced dimensions, in `over` order.
-      if (mapBlock.getNumArguments() > op.getInputs().size())
-        for (DimAttr d : over)
-          args.push_back(ivs[llvm::find(dims, d) - dims.begin()]);
-      mapped = inlineRegion(b, op.getMap(), args);
-    } else {
-      for (auto [i, in] : llvm::enumerate(op.getInputs()))
-        mapped.push_back(loadAt(b, l, in, adaptor.getInputs()[i], dims, ivs, acc[i]));
-    }
+    SmallVector<Value> mapped =
+        mapAt(b, l, op, adaptor, kept, keptIvs, overInOrder, overIvs, over, acc);
     SmallVector<Value> args(carried);
     args.append(mapped);
     return inlineRegion(b, op.getCombine(), args);

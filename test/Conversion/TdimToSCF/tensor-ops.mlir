@@ -78,3 +78,31 @@ tdim.kernel @contract(%a: !tdim.tensor<[i: ?, k: ?], f16>, %b: !tdim.tensor<[j: 
   tdim.contract ins(%a, %b : !tdim.tensor<[i: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%c : !tdim.tensor<[i: ?, j: ?], f16>) accumulate
   tdim.return
 }
+
+// -----
+
+// A reduction to one value with one accumulator is a parallel loop whose
+// combine is an scf.reduce (init is the identity); post and store follow.
+// CHECK-LABEL: func.func @total
+// CHECK:       %[[R:.*]] = scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) init (%{{.*}}) -> f32 {
+// CHECK:         %[[V:.*]] = memref.load
+// CHECK:         %[[SQ:.*]] = arith.mulf %[[V]], %[[V]] : f32
+// CHECK:         scf.reduce(%[[SQ]] : f32) {
+// CHECK:         ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32):
+// CHECK:           %[[S:.*]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK:           scf.reduce.return %[[S]] : f32
+// CHECK:       memref.store %[[R]], %{{.*}}[] : memref<f32>
+tdim.kernel @total(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%s: !tdim.tensor<[], f32>) {
+  tdim.reduce ins(%x : !tdim.tensor<[r: ?, c: ?], f32>) outs(%s : !tdim.tensor<[], f32>) over [r, c] init [0.0 : f32]
+    map {
+    ^bb0(%v: f32):
+      %sq = arith.mulf %v, %v : f32
+      tdim.yield %sq : f32
+    }
+    combine {
+    ^bb0(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      tdim.yield %t : f32
+    }
+  tdim.return
+}
