@@ -47,3 +47,23 @@ def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
         sys.stderr.write("failed: %s\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
         return None
     return float(m.group(3)), float(m.group(8))
+
+
+def torch_median_ms(torch, step, runs):
+    """Median CUDA-event time of `step()` after 3 warm-up calls, with L2
+    flushed before each run (as nerve-run --bench does)."""
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]

@@ -34,11 +34,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-from common import find_tool, run_bench
+from common import find_tool, run_bench, torch_median_ms
 
 SIZES = [(32, 4096), (64, 65536), (256, 65536), (1024, 65536)]
 WIDTH = {"f32": 4, "f16": 2, "bf16": 2}
@@ -266,7 +265,6 @@ def torch_times(t, n, dtype, mode, runs, compiled):
     x = torch.randn(t, n, device="cuda", dtype=tdtype, requires_grad=(mode == "train"))
     gs = torch.randn(t, n, device="cuda", dtype=tdtype)
     gv = torch.randn(t, n, device="cuda", dtype=tdtype)
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
 
     def step():
         if mode == "infer":
@@ -275,21 +273,7 @@ def torch_times(t, n, dtype, mode, runs, compiled):
         else:
             s, v = fn(x)
             torch.autograd.backward([s, v], [gs, gv])
-    start_compile = time.time()
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        flush.zero_()
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    return times[len(times) // 2]
+    return torch_median_ms(torch, step, runs)
 
 
 # ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import argparse
 import os
 import tempfile
 
-from common import ROOT, find_tool, run_bench
+from common import ROOT, find_tool, run_bench, torch_median_ms
 
 EX = os.path.join(ROOT, "examples", "tdim")
 LOG_SOFTMAX = """
@@ -53,20 +53,7 @@ def torch_ms(fn, r, c, runs):
     except Exception:
         return None
     x = torch.randn(r, c, device="cuda")
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    for _ in range(3):
-        fn(torch, x)
-    times = []
-    for _ in range(runs):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(torch, x)
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
+    return torch_median_ms(torch, lambda: fn(torch, x), runs)
 
 
 def main():
