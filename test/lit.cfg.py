@@ -50,6 +50,14 @@ config.substitutions.append(("%fakecuda", "env LD_LIBRARY_PATH=" + fake_cuda))
 if os.path.exists(os.path.join(fake_cuda, "libcuda.so.1")):
     config.available_features.add("fake-cuda")
 
+# The kernel cache of a test run lives in the build tree and starts empty,
+# so every run compiles cold first and never meets a developer's cache.
+import shutil
+kernel_cache = os.path.join(config.test_exec_root, "kernel-cache")
+shutil.rmtree(kernel_cache, ignore_errors=True)
+config.environment["NERVE_CACHE_DIR"] = kernel_cache
+config.environment.pop("NERVE_CACHE", None)
+
 tools = [ToolSubst("nerve-opt", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.nerve_tools_dir])
 

@@ -51,6 +51,18 @@ struct CompileOptions {
   int neuronTimeBlock = 0;
   /// The name diagnostics give the spec (compileFile: the file's path).
   std::string sourceName = "spec";
+
+  /// Reuse compiled kernels: a module compiled earlier in this process with
+  /// the same spec and options is returned as it is; otherwise the disk
+  /// cache is asked before compiling, and filled after. $NERVE_CACHE=0
+  /// turns both off for the whole process.
+  bool cache = true;
+  /// The disk cache's directory; empty: $NERVE_CACHE_DIR, else
+  /// $XDG_CACHE_HOME/nerve, else ~/.cache/nerve.
+  std::string cacheDir;
+  /// Bound of the disk cache in bytes, least recently used entries evicted
+  /// first; 0: $NERVE_CACHE_MAX_BYTES, else 1 GiB.
+  int64_t cacheMaxBytes = 0;
 };
 
 /// One argument of a kernel, as its spec declares it.
@@ -107,11 +119,16 @@ public:
 
   /// PTX of the device code (empty for the CPU target).
   const std::string &ptx() const;
-  /// LLVM IR of the host code.
+  /// LLVM IR of the host code (produced on first request, lowering the
+  /// spec again when the module came from a cache).
   const std::string &llvmIR() const;
 
+
   /// How long each stage of compiling and loading took, in milliseconds:
-  /// parsing, every pass, the host JIT, the driver's module load.
+  /// parsing, every pass, code generation, linking the host code, the
+  /// driver's module load; for a module from the disk cache, reading the
+  /// entry and loading it. A module from the in-process cache reports the
+  /// stages of its first compile.
   const std::vector<std::pair<std::string, double>> &compileTimes() const;
 
   /// Runs `entry` on buffers the caller owns: device pointers for CUDA (on
@@ -148,6 +165,20 @@ Result<std::string> emit(const std::string &spec, const CompileOptions &options,
 Result<std::shared_ptr<Module>> compileFile(const std::string &path,
                                             const CompileOptions &options = {});
 
+/// What the kernel caches did in this process so far.
+struct CacheStats {
+  uint64_t memoryHits = 0; ///< compiles answered by a module of this process
+  uint64_t diskHits = 0;   ///< compiles answered by the disk cache
+  uint64_t misses = 0;     ///< compiles that ran the compiler (cache on)
+  uint64_t stores = 0;     ///< entries written to the disk cache
+  uint64_t discarded = 0;  ///< disk entries found corrupted or stale, deleted
+};
+CacheStats cacheStats();
+
+/// Forgets the modules the in-process cache holds (modules still in use
+/// stay alive); the next compile of each goes to the disk cache.
+void clearMemoryCache();
+
 /// Whether a CUDA driver library and at least one device are usable; when
 /// not, `why` says what is missing.
 bool cudaAvailable(std::string *why = nullptr);
@@ -156,5 +187,7 @@ bool cudaAvailable(std::string *why = nullptr);
 std::string versionString();
 
 } // namespace nerve
+
+#include "nerve/Builders.h"
 
 #endif // NERVE_NERVE_H

@@ -1,13 +1,17 @@
 //===- Compile.cpp - spec text to a loaded module -----------------------===//
 //
-// parse -> verify -> collect kernel signatures -> nerve-to-cpu / nerve-to-ptx
-// -> JIT the host code (MLIR's ExecutionEngine) -> look up the entry points.
-// Every failure is returned with the diagnostics MLIR printed, never
-// aborting.
+// in-process cache -> disk cache -> (on a miss) parse, verify, collect
+// kernel signatures, nerve-to-cpu / nerve-to-ptx, host object -> link the
+// host object (HostJIT) -> load the device code (its cubins when cached) ->
+// fill the caches. Every failure is returned with the diagnostics MLIR
+// printed, never aborting.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Entries.h"
+#include "HostJIT.h"
+#include "HostObject.h"
+#include "KernelCache.h"
 #include "ModuleImpl.h"
 
 #include "nerve/InitAll.h"
@@ -19,7 +23,6 @@
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Parser/Parser.h"
@@ -33,7 +36,10 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <list>
 #include <fstream>
 #include <sstream>
 
@@ -89,14 +95,6 @@ static const DialectRegistry &nerveRegistry() {
     return r;
   }();
   return *registry;
-}
-
-static void initializeLLVMTargets() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
 }
 
 namespace {
@@ -267,6 +265,114 @@ Result<std::string> nerve::emit(const std::string &spec, const CompileOptions &o
   return ir;
 }
 
+namespace {
+/// Counters behind cacheStats().
+struct CacheCounters {
+  std::atomic<uint64_t> memoryHits{0}, diskHits{0}, misses{0}, stores{0}, discarded{0};
+};
+CacheCounters &counters() {
+  static CacheCounters c;
+  return c;
+}
+
+/// The modules compiled in this process, most recently used first, by key.
+class MemoryCache {
+public:
+  std::shared_ptr<Module> find(const std::string &key) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = modules.begin(); it != modules.end(); ++it)
+      if (it->first == key) {
+        modules.splice(modules.begin(), modules, it);
+        return modules.front().second;
+      }
+    return nullptr;
+  }
+  void insert(const std::string &key, std::shared_ptr<Module> module) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = modules.begin(); it != modules.end(); ++it)
+      if (it->first == key) {
+        modules.erase(it);
+        break;
+      }
+    modules.emplace_front(key, std::move(module));
+    if (modules.size() > kCapacity)
+      modules.pop_back();
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex);
+    modules.clear();
+  }
+
+private:
+  static constexpr size_t kCapacity = 64;
+  std::mutex mutex;
+  std::list<std::pair<std::string, std::shared_ptr<Module>>> modules;
+};
+MemoryCache &memoryCache() {
+  static MemoryCache cache;
+  return cache;
+}
+} // namespace
+
+CacheStats nerve::cacheStats() {
+  CacheCounters &c = counters();
+  CacheStats s;
+  s.memoryHits = c.memoryHits;
+  s.diskHits = c.diskHits;
+  s.misses = c.misses;
+  s.stores = c.stores;
+  s.discarded = c.discarded;
+  return s;
+}
+
+void nerve::clearMemoryCache() { memoryCache().clear(); }
+
+/// Links the host object and loads the device code: through the driver's
+/// PTX JIT keeping the cubins it links (`captureImages`), or from the
+/// cubins the artifacts carry.
+static Result<std::shared_ptr<Module>>
+loadArtifacts(CompiledArtifacts &artifacts, bool captureImages,
+              std::vector<std::pair<std::string, double>> times, const std::string &spec,
+              const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> names;
+  for (const EntryInfo &e : artifacts.entries)
+    names.push_back(e.name);
+  Result<std::unique_ptr<LoadedHost>> host = LoadedHost::load(artifacts.hostObject, names);
+  if (!host)
+    return host.status();
+  times.push_back({"link host code", millisecondsSince(start)});
+
+  (void)cuda::takeModuleLoadStatus(); // drop what an earlier compile left
+  cuda::takeModuleLoadMilliseconds();
+  {
+    cuda::DeviceImageScope scope(captureImages ? &artifacts.images : nullptr,
+                                 captureImages ? nullptr : &artifacts.images);
+    (*host)->initialize();
+  }
+  if (Status loaded = cuda::takeModuleLoadStatus(); !loaded)
+    return loaded;
+  if (artifacts.target == Target::CUDA)
+    times.push_back({captureImages || artifacts.images.empty()
+                         ? "load module (driver PTX JIT)"
+                         : "load module (cached cubin)",
+                     cuda::takeModuleLoadMilliseconds()});
+
+  auto impl = std::make_unique<Module::Impl>();
+  impl->target = artifacts.target;
+  impl->entries = artifacts.entries;
+  impl->ptx = artifacts.ptx;
+  impl->times = std::move(times);
+  impl->host = host.take();
+  impl->spec = spec;
+  impl->options = options;
+  impl->options.target = artifacts.target;
+  struct Access : Module {
+    explicit Access(std::unique_ptr<Impl> i) : Module(std::move(i)) {}
+  };
+  return std::shared_ptr<Module>(std::make_shared<Access>(std::move(impl)));
+}
+
 Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
                                                const CompileOptions &options) {
   std::string why;
@@ -274,72 +380,66 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
   Target target = *resolveTarget(options, haveGpu ? Target::CUDA : Target::CPU);
   if (target == Target::CUDA && !haveGpu)
     return Status::error("the CUDA target needs a GPU: " + why);
+
+  CacheSettings settings = resolveCacheSettings(options);
+  DiskCache disk(settings);
+  std::string keyText;
+  if (settings.enabled) {
+    auto start = std::chrono::steady_clock::now();
+    keyText = cacheKeyText(spec, options, target);
+    if (std::shared_ptr<Module> module = memoryCache().find(keyText)) {
+      ++counters().memoryHits;
+      return module;
+    }
+    bool discarded = false;
+    if (std::optional<CompiledArtifacts> artifacts = disk.load(keyText, &discarded)) {
+      Result<std::shared_ptr<Module>> module = loadArtifacts(
+          *artifacts, /*captureImages=*/false, {{"read disk cache", millisecondsSince(start)}},
+          spec, options);
+      if (module) {
+        ++counters().diskHits;
+        memoryCache().insert(keyText, *module);
+        return module;
+      }
+      // An entry that does not load is as bad as a corrupted one.
+      std::remove(disk.entryPath(keyText).c_str());
+      discarded = true;
+    }
+    if (discarded)
+      ++counters().discarded;
+    ++counters().misses;
+  }
+
   Result<LoweredSpec> lowered = lowerSpec(spec, options, target);
   if (!lowered)
     return lowered.status();
-
-  auto impl = std::make_unique<Module::Impl>();
-  impl->target = target;
-  impl->entries = std::move(lowered->entries);
-  impl->ptx = std::move(lowered->ptx);
-  impl->times = std::move(lowered->times);
-  impl->context = std::move(lowered->context);
-  OwningOpRef<ModuleOp> module = std::move(lowered->module);
-
-  initializeLLVMTargets();
   auto start = std::chrono::steady_clock::now();
-  ExecutionEngineOptions engineOptions;
+  std::vector<std::string> names;
+  for (const EntryInfo &e : lowered->entries)
+    names.push_back(e.name);
   // For CUDA the host code only unpacks arguments and launches kernels:
   // optimising it costs compile time and saves nothing measurable.
   unsigned hostOptLevel = target == Target::CUDA ? 0 : static_cast<unsigned>(options.optLevel);
-  auto transformer = makeOptimizingTransformer(hostOptLevel, /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
-  engineOptions.transformer = transformer;
-  engineOptions.jitCodeGenOptLevel = static_cast<llvm::CodeGenOptLevel>(hostOptLevel);
-  engineOptions.enableGDBNotificationListener = false;
-  engineOptions.enablePerfNotificationListener = false;
-  auto engine = ExecutionEngine::create(*module, engineOptions);
-  if (!engine) {
-    std::string message;
-    llvm::raw_string_ostream os(message);
-    os << "JIT compilation of the host code failed: " << engine.takeError();
-    return Status::error(message);
-  }
-  impl->engine = std::move(*engine);
-  impl->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    auto add = [&](const std::vector<std::pair<const char *, void *>> &symbols) {
-      for (auto [name, address] : symbols)
-        map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                               llvm::JITSymbolFlags::Exported};
-    };
-    add(getHostSymbols());
-    add(cuda::getMgpuSymbols());
-    return map;
-  });
-  for (const EntryInfo &entry : impl->entries) {
-    auto fn = impl->engine->lookupPacked("_mlir_ciface_" + entry.name);
-    if (!fn) {
-      llvm::consumeError(fn.takeError());
-      return Status::error("kernel @" + entry.name + " has no entry point after lowering");
-    }
-    impl->packed.push_back(*fn);
-  }
-  impl->times.push_back({"JIT host code", millisecondsSince(start)});
-  // Global constructors load the device code (mgpuModuleLoadJIT): the
-  // driver's PTX JIT runs here, and its failure is reported here.
-  (void)cuda::takeModuleLoadStatus(); // drop what an earlier compile left
-  cuda::takeModuleLoadMilliseconds();
-  impl->engine->initialize();
-  if (Status loaded = cuda::takeModuleLoadStatus(); !loaded)
-    return loaded;
-  if (target == Target::CUDA)
-    impl->times.push_back({"load module (driver PTX JIT)", cuda::takeModuleLoadMilliseconds()});
-  impl->hostModule = std::move(module);
-  struct Access : Module {
-    explicit Access(std::unique_ptr<Impl> i) : Module(std::move(i)) {}
-  };
-  return std::shared_ptr<Module>(std::make_shared<Access>(std::move(impl)));
+  Result<std::string> object = emitHostObject(*lowered->module, names, hostOptLevel);
+  if (!object)
+    return object.status();
+  lowered->times.push_back({"host code generation", millisecondsSince(start)});
+
+  CompiledArtifacts artifacts;
+  artifacts.target = target;
+  artifacts.entries = std::move(lowered->entries);
+  artifacts.hostObject = object.take();
+  artifacts.ptx = std::move(lowered->ptx);
+  Result<std::shared_ptr<Module>> module =
+      loadArtifacts(artifacts, /*captureImages=*/settings.enabled && target == Target::CUDA,
+                    std::move(lowered->times), spec, options);
+  if (!module || !settings.enabled)
+    return module;
+  // A cache that cannot be written costs speed, never the compile.
+  if (disk.store(keyText, artifacts))
+    ++counters().stores;
+  memoryCache().insert(keyText, *module);
+  return module;
 }
 
 Result<std::shared_ptr<Module>> nerve::compileFile(const std::string &path,
@@ -373,7 +473,11 @@ const EntryInfo *Module::findEntry(const std::string &name) const {
 }
 
 const std::string &Module::llvmIR() const {
-  std::call_once(impl_->llvmIROnce, [&] { impl_->llvmIR = printLLVMIR(*impl_->hostModule); });
+  std::call_once(impl_->llvmIROnce, [&] {
+    // Lowering again keeps compiles (and cache hits) free of printing.
+    Result<std::string> ir = emit(impl_->spec, impl_->options, Emit::LLVMIR);
+    impl_->llvmIR = ir ? ir.take() : std::string();
+  });
   return impl_->llvmIR;
 }
 
@@ -391,7 +495,7 @@ Status Module::launch(const std::string &entryName, const std::vector<Arg> &args
     return s;
   size_t index = entry - impl_->entries.data();
   if (impl_->target == Target::CPU) {
-    impl_->packed[index](packer.pointers());
+    impl_->host->entries()[index](packer.pointers());
     return Status();
   }
   Result<cuda::Device *> device = cuda::Device::get();
@@ -400,7 +504,7 @@ Status Module::launch(const std::string &entryName, const std::vector<Arg> &args
   if (Status s = (*device)->makeCurrent(); !s)
     return s;
   cuda::LaunchScope scope(static_cast<cuda::CUstream>(stream), /*synchronous=*/false);
-  impl_->packed[index](packer.pointers());
+  impl_->host->entries()[index](packer.pointers());
   return scope.status();
 }
 

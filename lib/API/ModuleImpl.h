@@ -5,10 +5,7 @@
 
 #include "nerve/nerve.h"
 
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/OwningOpRef.h"
+#include "HostJIT.h"
 
 #include <array>
 #include <mutex>
@@ -18,15 +15,13 @@ namespace nerve {
 struct Module::Impl {
   Target target = Target::CPU;
   std::vector<EntryInfo> entries;
-  /// The packed host entry point (`_mlir__mlir_ciface_<name>`) per entry.
-  std::vector<void (*)(void **)> packed;
   std::string ptx;
   std::vector<std::pair<std::string, double>> times;
-
-  std::unique_ptr<mlir::MLIRContext> context;
-  /// The host code in the LLVM dialect, kept to print LLVM IR on request.
-  mlir::OwningOpRef<mlir::ModuleOp> hostModule;
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  /// The linked host code: a packed entry point per entry.
+  std::unique_ptr<LoadedHost> host;
+  /// What the module was compiled from, to print its LLVM IR on request.
+  std::string spec;
+  CompileOptions options;
 
   mutable std::once_flag llvmIROnce;
   mutable std::string llvmIR;

@@ -110,8 +110,16 @@ int cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *option
   *module = new FakeModule{ptx};
   return 0;
 }
+// A "cubin" of the fake driver is its marker followed by the PTX it was
+// linked from.
+const char kFakeCubinMarker[] = "FAKE-CUBIN\n";
+
 int cuModuleLoadData(void **module, const void *image) {
-  return cuModuleLoadDataEx(module, image, 0, nullptr, nullptr);
+  const char *text = static_cast<const char *>(image);
+  size_t marker = sizeof(kFakeCubinMarker) - 1;
+  if (std::strncmp(text, kFakeCubinMarker, marker) == 0)
+    text += marker;
+  return cuModuleLoadDataEx(module, text, 0, nullptr, nullptr);
 }
 int cuModuleUnload(void *module) {
   delete static_cast<FakeModule *>(module);
@@ -186,18 +194,26 @@ int cuMemGetInfo_v2(size_t *free, size_t *total) {
   return 0;
 }
 int cuLinkCreate_v2(unsigned, int *, void **, void **state) {
-  *state = handle(5);
+  *state = new std::string(kFakeCubinMarker);
   return 0;
 }
-int cuLinkAddData_v2(void *, int, void *, size_t, const char *, unsigned, int *, void **) {
+int cuLinkAddData_v2(void *state, int, void *data, size_t size, const char *, unsigned, int *,
+                     void **) {
+  std::string ptx(static_cast<const char *>(data), size);
+  if (mode("bad-ptx") || mode("old-driver") || ptx.find(".entry") == std::string::npos)
+    return mode("old-driver") ? 222 : 218;
+  static_cast<std::string *>(state)->append(ptx);
   return 0;
 }
-int cuLinkComplete(void *, void **cubin, size_t *size) {
-  static const char image[] = "fake cubin";
-  *cubin = const_cast<char *>(image);
-  *size = sizeof(image);
+int cuLinkComplete(void *state, void **cubin, size_t *size) {
+  auto *image = static_cast<std::string *>(state);
+  *cubin = image->data();
+  *size = image->size() + 1;
   return 0;
 }
-int cuLinkDestroy(void *) { return 0; }
+int cuLinkDestroy(void *state) {
+  delete static_cast<std::string *>(state);
+  return 0;
+}
 
 } // extern "C"

@@ -66,11 +66,21 @@ static cl::opt<int> timeBlock("time-block",
                                       "(1-64; default 0: automatic)"),
                              cl::init(0), cl::cat(category));
 static cl::opt<bool> showTiming("timing",
-                                cl::desc("Print how long parsing, each pass, the host JIT, the "
-                                         "module load and the first launch took"),
+                                cl::desc("Print how long parsing, each pass, code generation, "
+                                         "the cache, the module load and the first launch took"),
                                 cl::cat(category));
 static cl::opt<std::string> libdevicePath(
     "libdevice", cl::desc("libdevice.10.bc to link, or 'none' (default: find a CUDA toolkit)"),
+    cl::init(""), cl::cat(category));
+
+static cl::opt<bool> useCache("cache",
+                              cl::desc("Reuse compiled kernels from the kernel cache, and fill "
+                                       "it (default on; --cache=false compiles afresh)"),
+                              cl::init(true), cl::cat(category));
+static cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Kernel cache directory (default: $NERVE_CACHE_DIR, $XDG_CACHE_HOME/nerve or "
+             "~/.cache/nerve)"),
     cl::init(""), cl::cat(category));
 
 static int fail(const std::string &message) {
@@ -241,6 +251,8 @@ int main(int argc, char **argv) {
   options.optLevel = static_cast<int>(optLevel);
   options.libdevice = libdevicePath;
   options.neuronTimeBlock = timeBlock;
+  options.cache = useCache;
+  options.cacheDir = cacheDir;
 
   std::string why;
   if (options.target == Target::Auto && !cudaAvailable(&why))

@@ -1,0 +1,115 @@
+//===- HostJIT.cpp - loading host objects into the process --------------===//
+
+#include "HostJIT.h"
+#include "HostObject.h"
+
+#include "nerve/Runtime/GpuRuntime.h"
+#include "nerve/Runtime/HostSymbols.h"
+
+#include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <atomic>
+#include <mutex>
+
+using namespace nerve;
+
+namespace {
+/// The process's JIT, created on first use.
+struct ProcessJIT {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::string error;
+};
+
+ProcessJIT &processJIT() {
+  static ProcessJIT *instance = [] {
+    auto *p = new ProcessJIT();
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto jit = llvm::orc::LLJITBuilder().create();
+    if (!jit)
+      p->error = "cannot start the host JIT: " + llvm::toString(jit.takeError());
+    else
+      p->jit = std::move(*jit);
+    return p;
+  }();
+  return *instance;
+}
+
+/// nerve's runtime functions, as JIT symbols.
+llvm::orc::SymbolMap runtimeSymbols(llvm::orc::ExecutionSession &session) {
+  llvm::orc::SymbolMap map;
+  llvm::orc::MangleAndInterner mangle(session, processJIT().jit->getDataLayout());
+  auto add = [&](const std::vector<std::pair<const char *, void *>> &symbols) {
+    for (auto [name, address] : symbols)
+      map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                           llvm::JITSymbolFlags::Exported};
+  };
+  add(getHostSymbols());
+  add(cuda::getMgpuSymbols());
+  return map;
+}
+} // namespace
+
+Result<std::unique_ptr<LoadedHost>> LoadedHost::load(const std::string &object,
+                                                     const std::vector<std::string> &entries) {
+  ProcessJIT &p = processJIT();
+  if (!p.jit)
+    return Status::error(p.error);
+  llvm::orc::LLJIT &jit = *p.jit;
+  static std::atomic<uint64_t> counter{0};
+  auto dylib = jit.createJITDylib("nerve-module-" + std::to_string(counter++));
+  if (!dylib)
+    return Status::error("cannot create a JIT library: " + llvm::toString(dylib.takeError()));
+
+  std::unique_ptr<LoadedHost> host(new LoadedHost());
+  host->dylib_ = &*dylib;
+  auto fail = [&](const std::string &what, llvm::Error e) -> Status {
+    return Status::error(what + ": " + llvm::toString(std::move(e)));
+  };
+  if (llvm::Error e = dylib->define(
+          llvm::orc::absoluteSymbols(runtimeSymbols(jit.getExecutionSession()))))
+    return fail("cannot define nerve's runtime for the host code", std::move(e));
+  if (llvm::Error e = jit.addObjectFile(
+          *dylib, llvm::MemoryBuffer::getMemBufferCopy(object, "nerve-host.o")))
+    return fail("cannot link the host code", std::move(e));
+
+  auto lookup = [&](const std::string &symbol) -> Result<void *> {
+    auto address = jit.lookup(*dylib, symbol);
+    if (!address)
+      return fail("linking the host code failed (" + symbol + ")", address.takeError());
+    return address->toPtr<void *>();
+  };
+  Result<void *> init = lookup(kHostInitSymbol);
+  if (!init)
+    return init.status();
+  Result<void *> fini = lookup(kHostFiniSymbol);
+  if (!fini)
+    return fini.status();
+  host->init_ = reinterpret_cast<void (*)()>(*init);
+  host->fini_ = reinterpret_cast<void (*)()>(*fini);
+  for (const std::string &entry : entries) {
+    Result<void *> fn = lookup(packedEntrySymbol(entry));
+    if (!fn)
+      return Status::error("kernel @" + entry + " has no entry point in the host code");
+    host->entries_.push_back(reinterpret_cast<PackedFn>(*fn));
+  }
+  return host;
+}
+
+void LoadedHost::initialize() {
+  if (initialized_ || !init_)
+    return;
+  initialized_ = true;
+  init_();
+}
+
+LoadedHost::~LoadedHost() {
+  if (initialized_ && fini_)
+    fini_();
+  if (dylib_)
+    if (llvm::Error e = processJIT().jit->getExecutionSession().removeJITDylib(*dylib_))
+      llvm::consumeError(std::move(e)); // nothing a destructor can report
+}
