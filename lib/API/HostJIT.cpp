@@ -10,6 +10,8 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <atomic>
 #include <mutex>
@@ -17,6 +19,18 @@
 using namespace nerve;
 
 namespace {
+/// The JIT only links objects: asked to compile IR, it refuses. (Leaving
+/// LLJIT's own compiler in would build a TargetMachine at start-up, most of
+/// a warm start's time.)
+class NoIRCompiler : public llvm::orc::IRCompileLayer::IRCompiler {
+public:
+  NoIRCompiler() : IRCompiler(llvm::orc::IRSymbolMapper::ManglingOptions()) {}
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> operator()(llvm::Module &) override {
+    return llvm::make_error<llvm::StringError>("nerve's host JIT links objects only",
+                                               llvm::inconvertibleErrorCode());
+  }
+};
+
 /// The process's JIT, created on first use.
 struct ProcessJIT {
   std::unique_ptr<llvm::orc::LLJIT> jit;
@@ -28,7 +42,19 @@ ProcessJIT &processJIT() {
     auto *p = new ProcessJIT();
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
-    auto jit = llvm::orc::LLJITBuilder().create();
+    llvm::Triple triple(llvm::sys::getProcessTriple());
+    auto jit =
+        llvm::orc::LLJITBuilder()
+            .setJITTargetMachineBuilder(llvm::orc::JITTargetMachineBuilder(triple))
+            .setDataLayout(llvm::DataLayout(triple.computeDataLayout()))
+            .setCompileFunctionCreator(
+                [](llvm::orc::JITTargetMachineBuilder)
+                    -> llvm::Expected<std::unique_ptr<llvm::orc::IRCompileLayer::IRCompiler>> {
+                  return std::make_unique<NoIRCompiler>();
+                })
+            // Objects come without initialisers (HostObject.h): no platform.
+            .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
+            .create();
     if (!jit)
       p->error = "cannot start the host JIT: " + llvm::toString(jit.takeError());
     else

@@ -108,19 +108,20 @@ static std::string sha256Hex(llvm::StringRef data) {
   return hex;
 }
 
-/// The file a function of nerve's lives in, with its size and modification
-/// time: a rebuilt nerve (even at the same git revision) never meets the
-/// entries of another build.
+/// The file nerve's code lives in (libnerve.so or a program linking nerve
+/// statically), by inode, size and modification time: a rebuilt nerve, even
+/// at the same git revision, never meets the entries of another build. (Not
+/// by path: a program started by a relative path sees a relative one.)
 static const std::string &buildIdentity() {
   static const std::string identity = [] {
     Dl_info info{};
-    if (!dladdr(reinterpret_cast<void *>(&buildIdentity), &info) || !info.dli_fname)
-      return std::string("unknown");
     struct stat st {};
-    if (stat(info.dli_fname, &st) != 0)
-      return std::string(info.dli_fname);
-    return std::string(info.dli_fname) + " " + std::to_string(st.st_size) + " " +
-           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+    if (!dladdr(reinterpret_cast<void *>(&buildIdentity), &info) || !info.dli_fname ||
+        stat(info.dli_fname, &st) != 0)
+      return std::string("unknown");
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino) + " " +
+           std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec);
   }();
   return identity;
 }
