@@ -25,7 +25,7 @@ summary=()
 summary+=("$(head -2 "$out/bundle.log" | tail -1)")
 summary+=("$(grep -m1 'nerve version' "$out/bundle.log")")
 
-parts=" ${NERVE_GPU_PARTS:-tests bench-neuron bench-tdim} "
+parts=" ${NERVE_GPU_PARTS:-tests latency package bench-neuron bench-tdim} "
 
 if [[ $parts == *" tests "* ]]; then
 # The lit suite, against the bundle's tools.
@@ -59,6 +59,29 @@ done
 
 fi
 
+# Spec to running kernel: cold, disk cache, memory cache, launch overhead.
+if [[ $parts == *" latency "* ]]; then
+  "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 7 >"$out/latency.log" 2>&1
+  summary+=("latency: $(grep -A4 '^spec (ms)' "$out/latency.log" | tr -s ' ' | tr '\n' '|') $(grep '^launch' "$out/latency.log")")
+  for run in cold warm; do
+    nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
+      --write-outputs=false --output-dir /tmp/bench-out --cache-dir /tmp/nerve-timing-cache --timing \
+      >"$out/timing-$run.log" 2>&1
+  done
+fi
+
+# A program built outside the tree against the bundle's CMake package.
+if [[ $parts == *" package "* ]]; then
+  if command -v cmake >/dev/null && command -v c++ >/dev/null; then
+    rm -rf /tmp/nerve-embed
+    { cmake -S "$root/examples/embed" -B /tmp/nerve-embed -DCMAKE_PREFIX_PATH="$bundle" &&
+      cmake --build /tmp/nerve-embed && /tmp/nerve-embed/nerve-embed; } >"$out/embed.log" 2>&1
+    summary+=("embed example against the bundle: rc=$? $(tail -1 "$out/embed.log")")
+  else
+    summary+=("embed example: no cmake or c++ here")
+  fi
+fi
+
 # Benchmarks (bench/), and where compile time goes.
 if [[ $parts == *" bench-neuron "* ]]; then
   timeout "${NERVE_BENCH_TIMEOUT:-520}" python3 "$root/bench/neuron.py" --nerve-run "$bundle/bin/nerve-run" --torch-compile \
@@ -67,9 +90,7 @@ if [[ $parts == *" bench-neuron "* ]]; then
 fi
 if [[ $parts == *" bench-tdim "* ]]; then
   python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" >"$out/bench-tdim.log" 2>&1
-  nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
-    --write-outputs=false --output-dir /tmp/bench-out --timing >"$out/timing.log" 2>&1
-  summary+=("bench-tdim and timing: see bench-tdim.log, timing.log")
+  summary+=("bench-tdim: see bench-tdim.log")
 fi
 
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"

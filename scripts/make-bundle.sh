@@ -9,7 +9,7 @@ set -u
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 nerve_install_deps
-nerve_build all nerve-unittests
+nerve_build all nerve-unittests nerve-bench-latency
 
 version=$(sed -n 's/^#define NERVE_VERSION_STRING "\(.*\)"/\1/p' "$NERVE_BUILD_DIR/include/nerve/NerveVersion.inc")
 name="nerve-$version-linux-x86_64"
@@ -58,6 +58,10 @@ for test in "$NERVE_BUILD_DIR"/unittests/Nerve*Tests; do
   strip -o "$tools/unittests/$(basename "$test")" "$test"
   patchelf --set-rpath '$ORIGIN/../lib' "$tools/unittests/$(basename "$test")"
 done
+# The latency benchmark (links nerve statically, like the tools).
+mkdir -p "$tools/bench"
+strip -o "$tools/bench/nerve-bench-latency" "$NERVE_BUILD_DIR/bin/nerve-bench-latency"
+patchelf --set-rpath '$ORIGIN/../lib' "$tools/bench/nerve-bench-latency"
 mkdir -p "$tools/share/lit"
 cp -r /usr/lib/llvm-22/utils/lit/lit "$tools/share/lit/lit"
 find "$tools/share/lit" -name '__pycache__' -prune -exec rm -rf {} +
@@ -67,6 +71,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lit.main import main
 main()
 LIT
-tar -C "$tools" -cJf "$NERVE_BUILD_DIR/nerve-test-tools.tar.xz" bin share unittests ||
+tar -C "$tools" -cJf "$NERVE_BUILD_DIR/nerve-test-tools.tar.xz" bin share unittests bench ||
   die "packing the test tools failed"
 say "test tools: $NERVE_BUILD_DIR/nerve-test-tools.tar.xz"

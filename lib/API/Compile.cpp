@@ -34,12 +34,15 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <list>
+#include <map>
+#include <thread>
 #include <fstream>
 #include <sstream>
 
@@ -124,22 +127,26 @@ static Status failWith(DiagnosticCollector &diags, const std::string &fallback) 
 }
 
 namespace {
-/// Times each pass as it runs, for Module::compileTimes().
+/// Times each pass as it runs, for Module::compileTimes(). Passes on
+/// sibling ops (the gpu.modules) run on several threads at once: each
+/// thread keeps its own stack of start times.
 class PassTimer : public PassInstrumentation {
 public:
   explicit PassTimer(std::vector<std::pair<std::string, double>> &times) : times(times) {}
   void runBeforePass(Pass *, Operation *) override {
-    starts.push_back(std::chrono::steady_clock::now());
+    std::lock_guard<std::mutex> lock(mutex);
+    starts[std::this_thread::get_id()].push_back(std::chrono::steady_clock::now());
   }
   void runAfterPass(Pass *pass, Operation *) override { record(pass); }
   void runAfterPassFailed(Pass *pass, Operation *) override { record(pass); }
 
 private:
   void record(Pass *pass) {
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          starts.back())
-                    .count();
-    starts.pop_back();
+    auto now = std::chrono::steady_clock::now();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto &stack = starts[std::this_thread::get_id()];
+    double ms = std::chrono::duration<double, std::milli>(now - stack.back()).count();
+    stack.pop_back();
     // Nested pipelines report their passes themselves.
     if (!pass->getName().ends_with("OpToOpPassAdaptor"))
       times.push_back({pass->getArgument().empty() ? pass->getName().str()
@@ -147,8 +154,19 @@ private:
                        ms});
   }
   std::vector<std::pair<std::string, double>> &times;
-  std::vector<std::chrono::steady_clock::time_point> starts;
+  std::mutex mutex;
+  std::map<std::thread::id, std::vector<std::chrono::steady_clock::time_point>> starts;
 };
+
+/// The threads every compile shares (MLIR's passes over sibling ops, the
+/// gpu.modules' code generation), started on first use.
+llvm::ThreadPoolInterface *compileThreads() {
+  static llvm::DefaultThreadPool *pool =
+      llvm::hardware_concurrency().compute_thread_count() > 1
+          ? new llvm::DefaultThreadPool(llvm::hardware_concurrency())
+          : nullptr;
+  return pool;
+}
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -206,6 +224,8 @@ static Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptio
   lowered.context = std::make_unique<MLIRContext>(nerveRegistry(),
                                                   MLIRContext::Threading::DISABLED);
   MLIRContext *ctx = lowered.context.get();
+  if (llvm::ThreadPoolInterface *threads = compileThreads())
+    ctx->setThreadPool(*threads);
   // Messages name the user's ops, without dumping the IR they sit in.
   ctx->printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;

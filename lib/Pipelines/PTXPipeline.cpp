@@ -96,9 +96,8 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 
-  // PTX: assembly text, JIT-compiled by the driver when loaded.
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = "isa";
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  // PTX: assembly text, JIT-compiled by the driver when loaded; the
+  // modules' code generation runs concurrently when the context has threads.
+  pm.addPass(createSerializeGPUModules());
   pm.addPass(createCheckPTX());
 }

@@ -116,6 +116,18 @@ def NameKernels : Pass<"nerve-name-kernels", "::mlir::ModuleOp"> {
   }];
 }
 
+def SerializeGPUModules : Pass<"nerve-serialize-gpu-modules", "::mlir::ModuleOp"> {
+  let summary = "Compiles every gpu.module to PTX, the modules concurrently";
+  let description = [{
+    What `gpu-module-to-binary{format=isa}` does, with the modules' code
+    generation (the bulk of a cold compile) run in parallel on the
+    context's threads: each `gpu.module` is serialized by its target
+    attributes, then, in order, replaced by a `gpu.binary` of the same name
+    holding the objects. With threading disabled it runs the modules one
+    after another, exactly as the upstream pass.
+  }];
+}
+
 def CheckPTX : Pass<"nerve-check-ptx", "::mlir::ModuleOp"> {
   let summary = "Rejects PTX that declares external functions";
   let description = [{
