@@ -42,18 +42,19 @@ import lit.llvm
 lit.llvm.initialize(lit_config, config)
 lit_config.load_config(config, "$root/test/lit.cfg.py")
 CFG
-python3 "$bundle/share/lit/lit.py" -sv "$site/test" >"$out/lit.log" 2>&1
+# Every step has a time limit: a hang costs that step, not the session.
+timeout 400 python3 "$bundle/share/lit/lit.py" -sv "$site/test" >"$out/lit.log" 2>&1
 summary+=("lit: $(grep -E '^  (Passed|Failed|Unsupported|Unresolved)' "$out/lit.log" | tr -s ' ' | tr '\n' ' ')")
 summary+=("$(grep -E '^(FAIL|UNRESOLVED):' "$out/lit.log" | tr '\n' ' ')")
 
 for dtype in f64 f32 f16 bf16; do
-  nerve-golden "$root/test/data/golden/neuron" --target cuda --dtype $dtype >"$out/golden-$dtype.log" 2>&1
+  timeout 120 nerve-golden "$root/test/data/golden/neuron" --target cuda --dtype $dtype >"$out/golden-$dtype.log" 2>&1
   summary+=("golden cuda $dtype: $(tail -1 "$out/golden-$dtype.log")")
 done
 
 # The unit tests (their CUDA cases run here).
 for test in "$bundle"/unittests/Nerve*Tests; do
-  "$test" >"$out/unit-$(basename "$test").log" 2>&1
+  timeout 200 "$test" >"$out/unit-$(basename "$test").log" 2>&1
   summary+=("$(basename "$test"): $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/unit-$(basename "$test").log" | tr -s ' ' | tr '\n' ' ')")
 done
 
@@ -61,10 +62,10 @@ fi
 
 # Spec to running kernel: cold, disk cache, memory cache, launch overhead.
 if [[ $parts == *" latency "* ]]; then
-  "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 7 >"$out/latency.log" 2>&1
+  timeout 200 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 7 >"$out/latency.log" 2>&1
   summary+=("latency: $(grep -A4 '^spec (ms)' "$out/latency.log" | tr -s ' ' | tr '\n' '|') $(grep '^launch' "$out/latency.log")")
   for run in cold warm; do
-    nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
+    timeout 60 nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
       --write-outputs=false --output-dir /tmp/bench-out --cache-dir /tmp/nerve-timing-cache --timing \
       >"$out/timing-$run.log" 2>&1
   done
@@ -75,7 +76,7 @@ if [[ $parts == *" package "* ]]; then
   if command -v cmake >/dev/null && command -v c++ >/dev/null; then
     rm -rf /tmp/nerve-embed
     { cmake -S "$root/examples/embed" -B /tmp/nerve-embed -DCMAKE_PREFIX_PATH="$bundle" &&
-      cmake --build /tmp/nerve-embed && /tmp/nerve-embed/nerve-embed; } >"$out/embed.log" 2>&1
+      cmake --build /tmp/nerve-embed && timeout 120 /tmp/nerve-embed/nerve-embed; } >"$out/embed.log" 2>&1
     summary+=("embed example against the bundle: rc=$? $(tail -1 "$out/embed.log")")
   else
     summary+=("embed example: no cmake or c++ here")
@@ -89,7 +90,7 @@ if [[ $parts == *" bench-neuron "* ]]; then
   summary+=("bench-neuron: $(grep -c '^check .*: ok' "$out/bench-neuron.log") checks ok, $(grep -c 'FAILED' "$out/bench-neuron.log") failed")
 fi
 if [[ $parts == *" bench-tdim "* ]]; then
-  python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" >"$out/bench-tdim.log" 2>&1
+  timeout 300 python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" >"$out/bench-tdim.log" 2>&1
   summary+=("bench-tdim: see bench-tdim.log")
 fi
 

@@ -43,6 +43,7 @@
 #include <list>
 #include <map>
 #include <thread>
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
 
@@ -159,12 +160,20 @@ private:
 };
 
 /// The threads every compile shares (MLIR's passes over sibling ops, the
-/// gpu.modules' code generation), started on first use.
+/// gpu.modules' code generation), started on first use. A forked child has
+/// none of its parent's threads: it gets a pool of its own (the parent's is
+/// left alone, unusable there).
 llvm::ThreadPoolInterface *compileThreads() {
-  static llvm::DefaultThreadPool *pool =
-      llvm::hardware_concurrency().compute_thread_count() > 1
-          ? new llvm::DefaultThreadPool(llvm::hardware_concurrency())
-          : nullptr;
+  static std::mutex mutex;
+  static llvm::DefaultThreadPool *pool = nullptr;
+  static pid_t owner = 0;
+  if (llvm::hardware_concurrency().compute_thread_count() <= 1)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!pool || owner != getpid()) {
+    pool = new llvm::DefaultThreadPool(llvm::hardware_concurrency());
+    owner = getpid();
+  }
   return pool;
 }
 

@@ -220,6 +220,23 @@ TEST_F(Cache, CorruptedTruncatedOrForeignEntriesAreRebuilt) {
 }
 
 TEST_F(Cache, ProcessesRacingOnOneKeyAllSucceed) {
+  // Start the compile threads first (two gpu.modules serialize in parallel):
+  // a forked child has none of them and must not wait for them.
+  std::string twoKernels = std::string(kSpec) + R"(
+tdim.kernel @twice(%x: !v) -> (%y: !v) {
+  tdim.map ins(%x : !v) outs(%y : !v) {
+  ^bb0(%e: f32):
+    %r = arith.addf %e, %e : f32
+    tdim.yield %r : f32
+  }
+  tdim.return
+}
+)";
+  CompileOptions gpu = options();
+  gpu.target = Target::CUDA;
+  Result<std::string> ptx = emit(twoKernels, gpu, Emit::PTX);
+  ASSERT_TRUE(ptx) << ptx.message();
+
   constexpr int kChildren = 4;
   std::vector<pid_t> children;
   for (int i = 0; i < kChildren; ++i) {
