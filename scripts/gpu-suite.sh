@@ -63,7 +63,7 @@ fi
 # Spec to running kernel: cold, disk cache, memory cache, launch overhead.
 if [[ $parts == *" latency "* ]]; then
   timeout 200 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 7 >"$out/latency.log" 2>&1
-  summary+=("latency: $(grep -A4 '^spec (ms)' "$out/latency.log" | tr -s ' ' | tr '\n' '|') $(grep '^launch' "$out/latency.log")")
+  summary+=("latency: $(grep -A3 '^spec (ms)' "$out/latency.log" | tr -s ' ' | tr '\n' '|') $(grep '^launch' "$out/latency.log")")
   for run in cold warm; do
     timeout 60 nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
       --write-outputs=false --output-dir /tmp/bench-out --cache-dir /tmp/nerve-timing-cache --timing \

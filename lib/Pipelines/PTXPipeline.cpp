@@ -84,6 +84,13 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
 
+  // PTX: assembly text, linked by the driver when loaded; the modules' code
+  // generation runs concurrently when the context has threads. Done before
+  // the host passes so that those walk a few gpu.binary ops, not the whole
+  // device code.
+  pm.addPass(createSerializeGPUModules());
+  pm.addPass(createCheckPTX());
+
   // Host code.
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -95,9 +102,4 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
-
-  // PTX: assembly text, JIT-compiled by the driver when loaded; the
-  // modules' code generation runs concurrently when the context has threads.
-  pm.addPass(createSerializeGPUModules());
-  pm.addPass(createCheckPTX());
 }
