@@ -10,6 +10,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <limits>
+#include <optional>
+
 namespace nerve {
 #define GEN_PASS_DEF_PARALLELLOOPSTOGPU
 #include "nerve/Conversion/Passes.h.inc"
@@ -110,6 +113,96 @@ static scf::ParallelOp collapseNested(scf::ParallelOp outer) {
   return outer;
 }
 
+
+/// A loop `scf.for ... iter_args(%acc = %init)` whose body folds one value
+/// per iteration into %acc with an associative, commutative op, reading
+/// memory but writing none: a row reduction that lanes may split.
+struct LaneReduction {
+  mutable scf::ForOp loop; // op handles are values; accessors are not const
+  Operation *combine; ///< the op producing the yielded value
+  unsigned accOperand; ///< which of its operands is %acc
+};
+
+/// The identity of `combine`'s kind, or null when it has no shuffle-friendly
+/// one (kinds other than sums, minima and maxima; types other than f32, i32).
+static Value reductionIdentity(OpBuilder &b, Location loc, Operation *combine) {
+  Type t = combine->getResult(0).getType();
+  if (t.isF32()) {
+    auto f = [&](float v) {
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
+    };
+    if (isa<arith::AddFOp>(combine))
+      return f(0.0f);
+    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combine))
+      return f(-std::numeric_limits<float>::infinity());
+    if (isa<arith::MinimumFOp, arith::MinNumFOp>(combine))
+      return f(std::numeric_limits<float>::infinity());
+    return {};
+  }
+  if (t.isInteger(32)) {
+    auto i = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)).getResult();
+    };
+    if (isa<arith::AddIOp>(combine))
+      return i(0);
+    if (isa<arith::MaxSIOp>(combine))
+      return i(std::numeric_limits<int32_t>::min());
+    if (isa<arith::MinSIOp>(combine))
+      return i(std::numeric_limits<int32_t>::max());
+    return {};
+  }
+  return {};
+}
+
+static std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
+  if (loop.getNumResults() != 1 || !getConstantIntValue(loop.getStep()))
+    return std::nullopt;
+  if (*getConstantIntValue(loop.getStep()) <= 0)
+    return std::nullopt;
+  Value acc = loop.getRegionIterArgs()[0];
+  Value yielded = loop.getBody()->getTerminator()->getOperand(0);
+  Operation *combine = yielded.getDefiningOp();
+  if (!combine || combine->getBlock() != loop.getBody() || combine->getNumOperands() != 2 ||
+      !acc.hasOneUse() || *acc.getUsers().begin() != combine || !yielded.hasOneUse())
+    return std::nullopt;
+  // Iterations must be independent but for %acc: no writes, no regions.
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
+      return std::nullopt;
+  // Lanes must read neighbouring addresses: the loop walks the contiguous
+  // (last, unit-stride) dimension of what it loads and no other. A column
+  // reduction keeps a thread per column, whose neighbours read neighbours.
+  Value iv = loop.getInductionVar();
+  auto variesInLoop = [&](Value v) {
+    return v == iv || (v.getDefiningOp() && v.getDefiningOp()->getBlock() == loop.getBody());
+  };
+  bool contiguous = false;
+  for (auto load : loop.getBody()->getOps<memref::LoadOp>()) {
+    auto indices = load.getIndices();
+    if (indices.empty())
+      continue;
+    for (Value index : indices.drop_back())
+      if (variesInLoop(index))
+        return std::nullopt;
+    if (!variesInLoop(indices.back()))
+      continue;
+    auto [strides, offset] = load.getMemRefType().getStridesAndOffset();
+    if (indices.back() != iv || strides.empty() || strides.back() != 1)
+      return std::nullopt;
+    contiguous = true;
+  }
+  if (!contiguous)
+    return std::nullopt;
+  OpBuilder probe(loop.getContext());
+  auto scratch = ModuleOp::create(probe, loop.getLoc());
+  probe.setInsertionPointToStart(scratch.getBody());
+  bool known = static_cast<bool>(reductionIdentity(probe, loop.getLoc(), combine));
+  scratch->erase();
+  if (!known)
+    return std::nullopt;
+  return LaneReduction{loop, combine, combine->getOperand(0) == acc ? 0u : 1u};
+}
+
 namespace {
 
 struct ParallelLoopsToGPUPass
@@ -148,7 +241,7 @@ struct ParallelLoopsToGPUPass
           return failure();
         if (loop.getNumResults() != 0)
           next = mapReduction(loop, func); // resume at the loads of its results
-        else
+        else if (!mapRowsToWarps(loop))
           mapParallel(loop);
       } else if (staysOnHost(&op) && !usesDeviceValue) {
         if (failed(flush()))
@@ -394,6 +487,167 @@ struct ParallelLoopsToGPUPass
       memref::DeallocOp::create(end, loc, buffer);
     loop.erase();
     return resume;
+  }
+
+
+  /// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
+  static Value combineAs(OpBuilder &b, const LaneReduction &r, Value acc, Value value) {
+    IRMapping m;
+    m.map(r.combine->getOperand(r.accOperand), acc);
+    m.map(r.combine->getOperand(1 - r.accOperand), value);
+    return b.clone(*r.combine, m)->getResult(0);
+  }
+
+  /// The value iteration `iv` of `r` folds in, built from a copy of its body.
+  static Value laneValue(OpBuilder &b, const LaneReduction &r, IRMapping outer, Value iv) {
+    IRMapping m = std::move(outer);
+    m.map(r.loop.getInductionVar(), iv);
+    for (Operation &op : r.loop.getBody()->without_terminator())
+      if (&op != r.combine)
+        b.clone(op, m);
+    return m.lookupOrDefault(r.combine->getOperand(1 - r.accOperand));
+  }
+
+  /// The 32 lanes of a warp split `r` (lane l takes iterations l, l + 32,
+  /// ..., four at a time with four partial values so that four loads are in
+  /// flight), then combine their partials by shuffles; every lane ends with
+  /// the loop's result.
+  static Value warpReduce(OpBuilder &b, Location loc, const LaneReduction &r,
+                          IRMapping &mapping, Value lane) {
+    constexpr int64_t kLanes = 32, kUnroll = 4;
+    Value lb = mapping.lookupOrDefault(r.loop.getLowerBound());
+    Value ub = mapping.lookupOrDefault(r.loop.getUpperBound());
+    Value step = mapping.lookupOrDefault(r.loop.getStep());
+    Value init = mapping.lookupOrDefault(r.loop.getInitArgs()[0]);
+    Value identity = reductionIdentity(b, loc, r.combine);
+    Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+    Value span = arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
+    Value laneStep = arith::MulIOp::create(b, loc, step, indexConstant(b, loc, kLanes));
+    Value chunk = arith::MulIOp::create(b, loc, laneStep, indexConstant(b, loc, kUnroll));
+    Value full = arith::DivUIOp::create(b, loc, span, chunk);
+    Value laneOffset = arith::MulIOp::create(b, loc, lane, step);
+
+    // Whole chunks: kUnroll independent partials, no bounds checks.
+    SmallVector<Value> inits(kUnroll, identity);
+    auto main = scf::ForOp::create(b, loc, zero, full, one, inits);
+    {
+      OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
+      Value base = arith::AddIOp::create(
+          mb, loc, lb,
+          arith::AddIOp::create(mb, loc,
+                                arith::MulIOp::create(mb, loc, main.getInductionVar(), chunk),
+                                laneOffset));
+      SmallVector<Value> next;
+      for (int64_t u = 0; u < kUnroll; ++u) {
+        Value iv = u == 0 ? base
+                          : arith::AddIOp::create(
+                                mb, loc, base,
+                                arith::MulIOp::create(mb, loc, laneStep, indexConstant(mb, loc, u)))
+                                .getResult();
+        next.push_back(combineAs(mb, r, main.getRegionIterArgs()[u], laneValue(mb, r, mapping, iv)));
+      }
+      scf::YieldOp::create(mb, loc, next);
+    }
+    // The tail, one iteration at a time.
+    Value tailStart = arith::AddIOp::create(
+        b, loc, lb, arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, full, chunk),
+                                          laneOffset));
+    auto tail = scf::ForOp::create(b, loc, tailStart, ub, laneStep, ValueRange{main.getResult(0)});
+    {
+      OpBuilder tb = OpBuilder::atBlockBegin(tail.getBody());
+      Value v = laneValue(tb, r, mapping, tail.getInductionVar());
+      scf::YieldOp::create(tb, loc, combineAs(tb, r, tail.getRegionIterArgs()[0], v));
+    }
+    Value partial = tail.getResult(0);
+    for (int64_t u = 1; u < kUnroll; ++u)
+      partial = combineAs(b, r, partial, main.getResult(u));
+    // A butterfly: after log2(32) exchanges every lane holds the total.
+    for (int32_t offset = kLanes / 2; offset >= 1; offset /= 2) {
+      Value other = gpu::ShuffleOp::create(b, loc, partial, offset, kLanes,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+      partial = combineAs(b, r, partial, other);
+    }
+    return combineAs(b, r, init, partial);
+  }
+
+  /// A parallel loop over rows whose body reduces each row with a
+  /// sequential loop (a row sum, the max and the sum of a softmax, the
+  /// statistics of a layer norm) runs one row per warp: lanes split each
+  /// reduction (warpReduce), compute what the body computes between them
+  /// together, and lane 0 alone writes. Returns false, changing nothing,
+  /// when the body is anything else, or its reductions are statically short
+  /// (then a thread per row is better).
+  bool mapRowsToWarps(scf::ParallelOp loop) {
+    constexpr int64_t kLanes = 32, kMinStaticTrip = 64;
+    Block *body = loop.getBody();
+    llvm::DenseMap<Operation *, LaneReduction> reductions;
+    for (Operation &op : body->without_terminator()) {
+      if (auto inner = dyn_cast<scf::ForOp>(op)) {
+        std::optional<LaneReduction> r = matchLaneReduction(inner);
+        if (!r)
+          return false;
+        auto lb = getConstantIntValue(inner.getLowerBound());
+        auto ub = getConstantIntValue(inner.getUpperBound());
+        if (lb && ub && (*ub - *lb) / *getConstantIntValue(inner.getStep()) < kMinStaticTrip)
+          return false;
+        reductions[&op] = *r;
+        continue;
+      }
+      if (op.getNumRegions() != 0)
+        return false;
+      // Writes happen once, on lane 0: they may not produce values.
+      if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op) && op.getNumResults() != 0)
+        return false;
+    }
+    if (reductions.empty())
+      return false;
+
+    Location loc = loop.getLoc();
+    OpBuilder b(loop);
+    SmallVector<Value> counts;
+    Value rows;
+    std::tie(counts, rows) = tripCounts(b, loop);
+    int64_t threads = std::max<int64_t>(kLanes, blockSize / kLanes * kLanes);
+    int64_t warpsPerBlock = threads / kLanes;
+    Value block = indexConstant(b, loc, threads);
+    Value warps = indexConstant(b, loc, warpsPerBlock);
+    Value grid = arith::CeilDivUIOp::create(b, loc, rows, warps);
+    grid = arith::MinUIOp::create(b, loc, grid, indexConstant(b, loc, (int64_t(1) << 31) - 1));
+    Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rows,
+                                           indexConstant(b, loc, 0));
+    auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    buildLaunch(b, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+      Value tid = launch.getThreadIds().x;
+      Value lanes = indexConstant(ib, loc, kLanes);
+      Value lane = arith::RemUIOp::create(ib, loc, tid, lanes);
+      Value warp = arith::DivUIOp::create(ib, loc, tid, lanes);
+      Value first = arith::AddIOp::create(
+          ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, warps), warp);
+      Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, warps);
+      Value isLeader = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,
+                                             indexConstant(ib, loc, 0));
+      // Every lane of a warp walks the same rows: the shuffles see all 32.
+      auto rowLoop = scf::ForOp::create(ib, loc, first, rows, stride);
+      OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+      IRMapping mapping;
+      mapping.map(loop.getInductionVars(),
+                  delinearize(rb, loc, loop, counts, rowLoop.getInductionVar()));
+      for (Operation &op : body->without_terminator()) {
+        if (auto it = reductions.find(&op); it != reductions.end()) {
+          mapping.map(op.getResult(0), warpReduce(rb, loc, it->second, mapping, lane));
+        } else if (isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)) {
+          rb.clone(op, mapping);
+        } else {
+          auto once = scf::IfOp::create(rb, loc, isLeader, /*withElseRegion=*/false);
+          OpBuilder ob = OpBuilder::atBlockBegin(&once.getThenRegion().front());
+          ob.clone(op, mapping);
+        }
+      }
+    });
+    loop.erase();
+    return true;
   }
 
   void mapParallel(scf::ParallelOp loop) {

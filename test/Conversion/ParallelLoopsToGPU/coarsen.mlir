@@ -40,8 +40,8 @@ func.func @map(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.kerne
 
 // -----
 
-// A body with a loop inside (a reduction per row) keeps one iteration per
-// thread.
+// A body with a loop inside (a product per row: warps split only sums,
+// minima and maxima, warp-rows.mlir) keeps one iteration per thread.
 // CHECK-LABEL: func.func @rows
 // CHECK: %[[C256:.*]] = arith.constant 256 : index
 // CHECK: arith.ceildivui %{{.*}}, %[[C256]] : index
@@ -55,11 +55,11 @@ func.func @rows(%x: memref<?x?xf32>, %s: memref<?xf32>) attributes {nerve.kernel
   %c1 = arith.constant 1 : index
   %r = memref.dim %x, %c0 : memref<?x?xf32>
   %c = memref.dim %x, %c1 : memref<?x?xf32>
-  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
   scf.parallel (%i) = (%c0) to (%r) step (%c1) {
-    %sum = scf.for %j = %c0 to %c step %c1 iter_args(%acc = %zero) -> (f32) {
+    %sum = scf.for %j = %c0 to %c step %c1 iter_args(%acc = %one) -> (f32) {
       %v = memref.load %x[%i, %j] : memref<?x?xf32>
-      %t = arith.addf %acc, %v : f32
+      %t = arith.mulf %acc, %v : f32
       scf.yield %t : f32
     }
     memref.store %sum, %s[%i] : memref<?xf32>

@@ -1,0 +1,111 @@
+// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+
+// A loop over rows that sums each row along its contiguous dimension runs
+// a row per warp: 8 rows per 256-thread block, each lane folding every 32nd
+// element four at a time (four partials, four loads in flight), then the
+// tail one at a time, then a butterfly of xor shuffles; lane 0 writes.
+// CHECK-LABEL: func.func @row_sum
+// CHECK:     %[[GRID:.*]] = arith.ceildivui %{{.*}}, %c8 : index
+// CHECK:     gpu.launch blocks({{.*}}) in ({{.*}} = %{{.*}}, {{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK:       %[[LANE:.*]] = arith.remui %{{.*}}, %c32 : index
+// CHECK:       %[[LEADER:.*]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK:       scf.for %{{.*}} = {{.*}} {
+// CHECK:         %[[ROW:.*]] = arith.addi %c0, %{{.*}} : index
+// CHECK:         %{{.*}}:4 = scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// CHECK-COUNT-4:   memref.load %{{.*}}[%[[ROW]], %{{.*}}] : memref<?x?xf32>
+// CHECK:           scf.yield
+// CHECK:         scf.for {{.*}} -> (f32) {
+// CHECK:         gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
+// CHECK:         gpu.shuffle xor %{{.*}}, %c8_i32
+// CHECK:         gpu.shuffle xor %{{.*}}, %c4_i32
+// CHECK:         gpu.shuffle xor %{{.*}}, %c2_i32
+// CHECK:         gpu.shuffle xor %{{.*}}, %c1_i32
+// CHECK:         scf.if %[[LEADER]] {
+// CHECK-NEXT:      memref.store %{{.*}}, %{{.*}}[%[[ROW]]] : memref<?xf32>
+func.func @row_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %sum = scf.for %c = %c0 to %cols step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x?xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %sum, %s[%r] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Reducing along the outer dimension (a column max), neighbouring lanes
+// would read a row apart: a thread per column instead, whose neighbours
+// read neighbouring addresses.
+// CHECK-LABEL: func.func @column_max
+// CHECK-NOT: gpu.shuffle
+// CHECK: return
+func.func @column_max(%x: memref<?x?xf32>, %m: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %init = arith.constant 0xFF800000 : f32
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%c) = (%c0) to (%cols) step (%c1) {
+    %max = scf.for %r = %c0 to %rows step %c1 iter_args(%acc = %init) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x?xf32>
+      %n = arith.maximumf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %max, %m[%c] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Rows known to be short (16 elements) keep a thread per row, and so does
+// a fold whose partial results cannot be merged by shuffles (a product).
+// CHECK-LABEL: func.func @short_rows
+// CHECK-NOT: gpu.shuffle
+// CHECK-LABEL: func.func @product
+// CHECK-NOT: gpu.shuffle
+// CHECK: return
+func.func @short_rows(%x: memref<?x16xf32>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %x, %c0 : memref<?x16xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %sum = scf.for %c = %c0 to %c16 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x16xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %sum, %s[%r] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @product(%x: memref<?x?xf32>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %p = scf.for %c = %c0 to %cols step %c1 iter_args(%acc = %one) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x?xf32>
+      %n = arith.mulf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %p, %s[%r] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
