@@ -37,12 +37,21 @@ tdim.kernel @log_softmax(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%y: !tdim.tens
 
 // -----
 
-// layer_norm: one Welford reduction (count, mean, M2) whose post-map gives
-// the mean and 1/sqrt(var + eps), then one map.
+// layer_norm: two sums, each a plain reduction: the mean (post: / count),
+// then the squared deviations from it (post: rsqrt(/ count + eps)); then
+// one map.
 // CHECK-LABEL: tdim.kernel @layer_norm
 // CHECK: %[[MEAN:.*]] = tdim.alloc
 // CHECK: %[[RSTD:.*]] = tdim.alloc
-// CHECK: tdim.reduce ins(%x : {{.*}}) outs(%[[MEAN]], %[[RSTD]] : {{.*}}) over [c] init [0.000000e+00 : f32, 0.000000e+00 : f32, 0.000000e+00 : f32] map {
+// CHECK: tdim.reduce ins(%x : {{.*}}) outs(%[[MEAN]] : {{.*}}) over [c] init [0.000000e+00 : f32] map {
+// CHECK: } combine {
+// CHECK: arith.addf
+// CHECK: } post {
+// CHECK: arith.uitofp
+// CHECK: arith.divf
+// CHECK: tdim.reduce ins(%x, %[[MEAN]] : {{.*}}) outs(%[[RSTD]] : {{.*}}) over [c] init [0.000000e+00 : f32] map {
+// CHECK: arith.subf
+// CHECK: arith.mulf
 // CHECK: } combine {
 // CHECK: } post {
 // CHECK: math.rsqrt

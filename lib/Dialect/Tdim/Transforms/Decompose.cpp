@@ -2,7 +2,8 @@
 //
 // softmax:     m = max(x); s = sum(exp(x - m)); y = exp(x - m) / s
 // log_softmax: m = max(x); s = sum(exp(x - m)); y = x - m - log(s)
-// layer_norm:  (mean, rstd) = one Welford reduction; y = (x - mean) * rstd * w + b
+// layer_norm:  mean = sum(x) / n; rstd = rsqrt(sum((x - mean)^2) / n + eps);
+//              y = (x - mean) * rstd * w + b
 // broadcast, relayout: an identity map; concat: identity maps into slices.
 //
 // Statistics are kept in the compute type (f32 for f16/bf16 storage).
@@ -108,41 +109,41 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
     Attribute zero = rewriter.getFloatAttr(compute, 0.0);
     double eps = op.getEps().convertToDouble();
 
-    // Welford: accumulators (count, mean, M2), merged pairwise.
-    auto reduce = ReduceOp::create(rewriter, loc, ValueRange{x}, ValueRange{mean, rstd},
-                                   op.getOver(), rewriter.getArrayAttr({zero, zero, zero}));
-    buildRegion(rewriter, loc, reduce.getMap(), {compute},
+    // Two passes: the mean, then the mean square deviation from it. Each is
+    // a plain sum (rows split across lanes and merged by shuffles on the
+    // GPU), and subtracting the exact mean first is the accurate way to a
+    // variance.
+    auto countAsFloat = [&](OpBuilder &b, Location l, Value count) -> Value {
+      Value n = arith::IndexCastOp::create(b, l, b.getI64Type(), count);
+      return arith::UIToFPOp::create(b, l, compute, n);
+    };
+    auto add = [](OpBuilder &b, Location l, ValueRange a) {
+      return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
+    };
+    auto meanReduce = ReduceOp::create(rewriter, loc, ValueRange{x}, ValueRange{mean},
+                                       op.getOver(), rewriter.getArrayAttr({zero}));
+    buildRegion(rewriter, loc, meanReduce.getMap(), {compute},
+                [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; });
+    buildRegion(rewriter, loc, meanReduce.getCombine(), {compute, compute}, add);
+    buildRegion(rewriter, loc, meanReduce.getPost(), {compute, rewriter.getIndexType()},
                 [&](OpBuilder &b, Location l, ValueRange a) {
-                  return SmallVector<Value>{floatConst(b, l, compute, 1.0), a[0],
-                                            floatConst(b, l, compute, 0.0)};
+                  return SmallVector<Value>{
+                      arith::DivFOp::create(b, l, a[0], countAsFloat(b, l, a[1]))};
                 });
-    buildRegion(rewriter, loc, reduce.getCombine(),
-                {compute, compute, compute, compute, compute, compute},
-                [&](OpBuilder &b, Location l, ValueRange a) {
-                  Value na = a[0], ma = a[1], qa = a[2], nb = a[3], mb = a[4], qb = a[5];
-                  Value n = arith::AddFOp::create(b, l, na, nb);
-                  Value zeroV = floatConst(b, l, compute, 0.0);
-                  Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, n, zeroV);
-                  Value safeN = arith::SelectOp::create(b, l, empty,
-                                                        floatConst(b, l, compute, 1.0), n);
-                  Value delta = arith::SubFOp::create(b, l, mb, ma);
-                  Value wb = arith::DivFOp::create(b, l, nb, safeN);
-                  Value m = arith::AddFOp::create(
-                      b, l, ma, arith::MulFOp::create(b, l, delta, wb));
-                  Value cross = arith::MulFOp::create(
-                      b, l, arith::MulFOp::create(b, l, delta, delta),
-                      arith::MulFOp::create(b, l, na, wb));
-                  Value q = arith::AddFOp::create(
-                      b, l, arith::AddFOp::create(b, l, qa, qb), cross);
-                  return SmallVector<Value>{n, m, q};
+    auto varReduce = ReduceOp::create(rewriter, loc, ValueRange{x, mean}, ValueRange{rstd},
+                                      op.getOver(), rewriter.getArrayAttr({zero}));
+    buildRegion(rewriter, loc, varReduce.getMap(), computeTypesOf({x, mean}),
+                [](OpBuilder &b, Location l, ValueRange a) {
+                  Value d = arith::SubFOp::create(b, l, a[0], a[1]);
+                  return SmallVector<Value>{arith::MulFOp::create(b, l, d, d)};
                 });
-    buildRegion(rewriter, loc, reduce.getPost(),
-                {compute, compute, compute, rewriter.getIndexType()},
+    buildRegion(rewriter, loc, varReduce.getCombine(), {compute, compute}, add);
+    buildRegion(rewriter, loc, varReduce.getPost(), {compute, rewriter.getIndexType()},
                 [&](OpBuilder &b, Location l, ValueRange a) {
-                  Value var = arith::DivFOp::create(b, l, a[2], a[0]);
+                  Value var = arith::DivFOp::create(b, l, a[0], countAsFloat(b, l, a[1]));
                   Value shifted = arith::AddFOp::create(b, l, var,
                                                         floatConst(b, l, compute, eps));
-                  return SmallVector<Value>{a[1], math::RsqrtOp::create(b, l, shifted)};
+                  return SmallVector<Value>{math::RsqrtOp::create(b, l, shifted)};
                 });
 
     SmallVector<Value> inputs{x, mean, rstd};
