@@ -2,7 +2,7 @@
 //
 // in-process cache -> disk cache -> (on a miss) parse, verify, collect
 // kernel signatures, nerve-to-cpu / nerve-to-ptx, host object -> link the
-// host object (HostJIT) -> load the device code (its cubins when cached) ->
+// host object (HostJIT) -> load the device code (PTX, through the driver) ->
 // fill the caches. Every failure is returned with the diagnostics MLIR
 // printed, never aborting.
 //
@@ -356,11 +356,10 @@ CacheStats nerve::cacheStats() {
 
 void nerve::clearMemoryCache() { memoryCache().clear(); }
 
-/// Links the host object and loads the device code: through the driver's
-/// PTX JIT keeping the cubins it links (`captureImages`), or from the
-/// cubins the artifacts carry.
+/// Links the host object and loads the device code (the host code's
+/// `_nerve_init` hands the PTX to the driver).
 static Result<std::shared_ptr<Module>>
-loadArtifacts(CompiledArtifacts &artifacts, bool captureImages,
+loadArtifacts(const CompiledArtifacts &artifacts,
               std::vector<std::pair<std::string, double>> times, const std::string &spec,
               const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
@@ -374,18 +373,11 @@ loadArtifacts(CompiledArtifacts &artifacts, bool captureImages,
 
   (void)cuda::takeModuleLoadStatus(); // drop what an earlier compile left
   cuda::takeModuleLoadMilliseconds();
-  {
-    cuda::DeviceImageScope scope(captureImages ? &artifacts.images : nullptr,
-                                 captureImages ? nullptr : &artifacts.images);
-    (*host)->initialize();
-  }
+  (*host)->initialize();
   if (Status loaded = cuda::takeModuleLoadStatus(); !loaded)
     return loaded;
   if (artifacts.target == Target::CUDA)
-    times.push_back({captureImages || artifacts.images.empty()
-                         ? "load module (driver PTX JIT)"
-                         : "load module (cached cubin)",
-                     cuda::takeModuleLoadMilliseconds()});
+    times.push_back({"load module (driver PTX JIT)", cuda::takeModuleLoadMilliseconds()});
 
   auto impl = std::make_unique<Module::Impl>();
   impl->target = artifacts.target;
@@ -423,8 +415,7 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
     bool discarded = false;
     if (std::optional<CompiledArtifacts> artifacts = disk.load(keyText, &discarded)) {
       Result<std::shared_ptr<Module>> module = loadArtifacts(
-          *artifacts, /*captureImages=*/false, {{"read disk cache", millisecondsSince(start)}},
-          spec, options);
+          *artifacts, {{"read disk cache", millisecondsSince(start)}}, spec, options);
       if (module) {
         ++counters().diskHits;
         memoryCache().insert(keyText, *module);
@@ -460,8 +451,7 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
   artifacts.hostObject = object.take();
   artifacts.ptx = std::move(lowered->ptx);
   Result<std::shared_ptr<Module>> module =
-      loadArtifacts(artifacts, /*captureImages=*/settings.enabled && target == Target::CUDA,
-                    std::move(lowered->times), spec, options);
+      loadArtifacts(artifacts, std::move(lowered->times), spec, options);
   if (!module || !settings.enabled)
     return module;
   // A cache that cannot be written costs speed, never the compile.

@@ -23,7 +23,7 @@
 using namespace nerve;
 
 /// Bumped whenever the file layout or the key's items change.
-static constexpr uint32_t kFormatVersion = 1;
+static constexpr uint32_t kFormatVersion = 2;
 static constexpr char kMagic[8] = {'N', 'E', 'R', 'V', 'E', 'K', 'C', '\n'};
 static constexpr const char *kSuffix = ".nkc";
 static constexpr int64_t kDefaultMaxBytes = int64_t(1) << 30;
@@ -269,11 +269,6 @@ static std::string serialize(const std::string &keyText, const CompiledArtifacts
   }
   w.str(a.hostObject);
   w.str(a.ptx);
-  w.u64(a.images.size());
-  for (const cuda::DeviceImage &image : a.images) {
-    w.u64(image.ptxHash);
-    w.str(image.cubin);
-  }
   return std::move(w.out);
 }
 
@@ -308,11 +303,6 @@ static std::optional<CompiledArtifacts> deserialize(const std::string &payload,
   }
   a.hostObject = r.str();
   a.ptx = r.str();
-  a.images.resize(r.count(16));
-  for (cuda::DeviceImage &image : a.images) {
-    image.ptxHash = r.u64();
-    image.cubin = r.str();
-  }
   if (!r.ok() || !r.atEnd() || a.entries.empty() || a.hostObject.empty())
     return std::nullopt;
   return a;

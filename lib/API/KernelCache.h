@@ -1,8 +1,8 @@
 //===- KernelCache.h - the persistent on-disk kernel cache -------*- C++ -*-===//
 //
 // A compiled module is stored as one file, `<key>.nkc`, in the cache
-// directory: the kernel signatures, the host object, the PTX and the cubins
-// the driver linked from it. The key is a SHA-256 of everything that
+// directory: the kernel signatures, the host object and the PTX (whose
+// machine code the driver's own JIT cache keeps). The key is a SHA-256 of everything that
 // changes the result (see cacheKeyText); the file repeats the key's text,
 // and a checksum covers the whole payload, so a stale, truncated or
 // corrupted file is detected, deleted and rebuilt, never loaded.
@@ -18,7 +18,6 @@
 #ifndef NERVE_LIB_API_KERNELCACHE_H
 #define NERVE_LIB_API_KERNELCACHE_H
 
-#include "nerve/Runtime/GpuRuntime.h"
 #include "nerve/nerve.h"
 
 #include <optional>
@@ -53,7 +52,6 @@ struct CompiledArtifacts {
   std::vector<EntryInfo> entries;
   std::string hostObject;
   std::string ptx;
-  std::vector<cuda::DeviceImage> images;
 };
 
 class DiskCache {

@@ -20,8 +20,6 @@ struct ThreadState {
   std::string error;
   std::string loadError;
   double loadMilliseconds = 0;
-  std::vector<DeviceImage> *captureImages = nullptr;
-  const std::vector<DeviceImage> *replayImages = nullptr;
 };
 thread_local ThreadState state;
 
@@ -78,65 +76,6 @@ Status LaunchScope::status() const {
   return state.error.empty() ? Status() : Status::error(state.error);
 }
 
-DeviceImageScope::DeviceImageScope(std::vector<DeviceImage> *capture,
-                                   const std::vector<DeviceImage> *replay)
-    : previousCapture(state.captureImages), previousReplay(state.replayImages) {
-  state.captureImages = capture;
-  state.replayImages = replay;
-}
-
-DeviceImageScope::~DeviceImageScope() {
-  state.captureImages = previousCapture;
-  state.replayImages = previousReplay;
-}
-
-uint64_t cuda::hashPTX(const char *ptx, size_t size) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i)
-    h = (h ^ static_cast<unsigned char>(ptx[i])) * 0x100000001b3ull;
-  return h;
-}
-
-/// Loads a recorded cubin for `ptx`, if there is one and the driver takes it.
-static CUmodule loadReplayedImage(const Device *d, const char *ptx) {
-  if (!state.replayImages)
-    return nullptr;
-  uint64_t hash = hashPTX(ptx, std::strlen(ptx));
-  for (const DeviceImage &image : *state.replayImages) {
-    if (image.ptxHash != hash)
-      continue;
-    CUmodule module = nullptr;
-    if (d->api().cuModuleLoadData(&module, image.cubin.data()) == CUDA_SUCCESS)
-      return module;
-  }
-  return nullptr;
-}
-
-/// Links `ptx` to a cubin with the driver, records it and loads it; null
-/// when linking fails (the plain PTX load then reports why).
-static CUmodule loadCapturedImage(const Device *d, const char *ptx, int optLevel) {
-  if (!state.captureImages || !d->api().cuLinkCreate)
-    return nullptr;
-  int options[] = {CU_JIT_OPTIMIZATION_LEVEL};
-  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel < 0 ? 4 : optLevel + 1))};
-  CUlinkState link = nullptr;
-  if (d->api().cuLinkCreate(1, options, values, &link) != CUDA_SUCCESS)
-    return nullptr;
-  size_t size = std::strlen(ptx);
-  void *cubin = nullptr;
-  size_t cubinSize = 0;
-  CUmodule module = nullptr;
-  if (d->api().cuLinkAddData(link, CU_JIT_INPUT_PTX, const_cast<char *>(ptx), size + 1,
-                             "nerve.ptx", 0, nullptr, nullptr) == CUDA_SUCCESS &&
-      d->api().cuLinkComplete(link, &cubin, &cubinSize) == CUDA_SUCCESS && cubin &&
-      d->api().cuModuleLoadData(&module, cubin) == CUDA_SUCCESS) {
-    state.captureImages->push_back(
-        {hashPTX(ptx, size), std::string(static_cast<const char *>(cubin), cubinSize)});
-  }
-  d->api().cuLinkDestroy(link); // frees the cubin, copied above
-  return module;
-}
-
 Status cuda::takeModuleLoadStatus() {
   std::string e;
   std::swap(e, state.loadError);
@@ -155,18 +94,9 @@ static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
   const Device *d = device(state.loadError);
   if (!d)
     return nullptr;
+  // The driver JIT-compiles the PTX; its own cache (~/.nv/ComputeCache)
+  // keeps the result, so loading PTX it has seen before is fast.
   auto start = std::chrono::steady_clock::now();
-  auto finish = [&](CUmodule module) {
-    state.loadMilliseconds +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
-    return module;
-  };
-  const char *text = static_cast<const char *>(ptx);
-  if (CUmodule module = loadReplayedImage(d, text))
-    return finish(module);
-  if (CUmodule module = loadCapturedImage(d, text, optLevel))
-    return finish(module);
   char errorLog[16384] = {0};
   int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
                    CU_JIT_OPTIMIZATION_LEVEL};
@@ -174,7 +104,8 @@ static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
                     reinterpret_cast<void *>(static_cast<intptr_t>(optLevel < 0 ? 4 : optLevel + 1))};
   CUmodule module = nullptr;
   CUresult r = d->api().cuModuleLoadDataEx(&module, ptx, 3, options, values);
-  finish(nullptr);
+  state.loadMilliseconds +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (r != CUDA_SUCCESS) {
     std::string message = "the CUDA driver could not load the PTX: " + d->errorText(r);
     if (r == 222 /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION */)

@@ -41,31 +41,6 @@ private:
   bool previousSynchronous;
 };
 
-/// A device code image: the cubin the driver linked from a PTX module,
-/// identified by a hash of that PTX.
-struct DeviceImage {
-  uint64_t ptxHash = 0;
-  std::string cubin;
-};
-
-/// While alive, module loads on this thread go through cubins: with
-/// `capture`, each PTX module is linked by the driver (cuLinkCreate ...
-/// cuLinkComplete), the cubin is appended to `capture` and loaded; with
-/// `replay`, a module whose PTX hash has a cubin there loads the cubin and
-/// skips the driver's PTX JIT. Anything else loads as PTX, as without one.
-class DeviceImageScope {
-public:
-  DeviceImageScope(std::vector<DeviceImage> *capture, const std::vector<DeviceImage> *replay);
-  ~DeviceImageScope();
-
-private:
-  std::vector<DeviceImage> *previousCapture;
-  const std::vector<DeviceImage> *previousReplay;
-};
-
-/// The hash DeviceImage::ptxHash holds (64-bit FNV-1a).
-uint64_t hashPTX(const char *ptx, size_t size);
-
 /// Errors recorded while loading modules (the host code's global
 /// constructors run mgpuModuleLoadJIT), cleared by the call.
 Status takeModuleLoadStatus();
