@@ -45,6 +45,21 @@ static void buildLaunch(OpBuilder &b, Location loc, Value grid, Value block,
   gpu::TerminatorOp::create(b, loc);
 }
 
+/// A launch of blocks of `block` threads covering `work` items, `perBlock`
+/// per block (the grid capped at the hardware's limit: the body strides over
+/// the rest), built only when there is work.
+static void buildLaunchOver(OpBuilder &b, Location loc, Value work, Value perBlock, Value block,
+                            function_ref<void(OpBuilder &, gpu::LaunchOp)> fn) {
+  Value grid = arith::CeilDivUIOp::create(b, loc, work, perBlock);
+  grid = arith::MinUIOp::create(b, loc, grid, indexConstant(b, loc, (int64_t(1) << 31) - 1));
+  Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, work,
+                                         indexConstant(b, loc, 0));
+  auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard insertion(b);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  buildLaunch(b, loc, grid, block, fn);
+}
+
 /// Whether iterations of `body` can be interleaved op by op: straight-line
 /// loads, stores and pure ops, nothing with regions.
 static bool isStraightLine(Block *body) {
@@ -609,16 +624,9 @@ struct ParallelLoopsToGPUPass
     Value rows;
     std::tie(counts, rows) = tripCounts(b, loop);
     int64_t threads = std::max<int64_t>(kLanes, blockSize / kLanes * kLanes);
-    int64_t warpsPerBlock = threads / kLanes;
     Value block = indexConstant(b, loc, threads);
-    Value warps = indexConstant(b, loc, warpsPerBlock);
-    Value grid = arith::CeilDivUIOp::create(b, loc, rows, warps);
-    grid = arith::MinUIOp::create(b, loc, grid, indexConstant(b, loc, (int64_t(1) << 31) - 1));
-    Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rows,
-                                           indexConstant(b, loc, 0));
-    auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
-    buildLaunch(b, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+    Value warps = indexConstant(b, loc, threads / kLanes);
+    buildLaunchOver(b, loc, rows, warps, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
       Value tid = launch.getThreadIds().x;
       Value lanes = indexConstant(ib, loc, kLanes);
       Value lane = arith::RemUIOp::create(ib, loc, tid, lanes);
@@ -669,14 +677,8 @@ struct ParallelLoopsToGPUPass
         threads = std::max<int64_t>(32, (*c + 31) / 32 * 32);
     }
     Value block = indexConstant(b, loc, threads);
-    Value perGrid = perThread == 1 ? block : indexConstant(b, loc, threads * perThread);
-    Value grid = arith::CeilDivUIOp::create(b, loc, total, perGrid);
-    grid = arith::MinUIOp::create(b, loc, grid, indexConstant(b, loc, (int64_t(1) << 31) - 1));
-    Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total,
-                                           indexConstant(b, loc, 0));
-    auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
-    buildLaunch(b, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+    Value perBlock = perThread == 1 ? block : indexConstant(b, loc, threads * perThread);
+    buildLaunchOver(b, loc, total, perBlock, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
       Value first = arith::AddIOp::create(
           ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
           launch.getThreadIds().x);
