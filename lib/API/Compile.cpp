@@ -338,8 +338,10 @@ private:
   std::list<std::pair<std::string, std::shared_ptr<Module>>> modules;
 };
 MemoryCache &memoryCache() {
-  static MemoryCache cache;
-  return cache;
+  // Never destroyed: modules alive at exit would otherwise unload their
+  // device code after the CUDA driver's own teardown.
+  static MemoryCache *cache = new MemoryCache();
+  return *cache;
 }
 } // namespace
 
