@@ -338,10 +338,10 @@ private:
   std::list<std::pair<std::string, std::shared_ptr<Module>>> modules;
 };
 MemoryCache &memoryCache() {
-  // Never destroyed: modules alive at exit would otherwise unload their
-  // device code after the CUDA driver's own teardown.
-  static MemoryCache *cache = new MemoryCache();
-  return *cache;
+  // Destroyed at exit with the other statics, which run before the
+  // (dlopen'ed) CUDA driver's own teardown: the modules unload cleanly.
+  static MemoryCache cache;
+  return cache;
 }
 } // namespace
 
