@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FloatArith.h"
 #include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
 #include "nerve/Conversion/Passes.h"
 
@@ -46,17 +47,7 @@ using tdim::TdimTensorType;
 namespace {
 
 /// Builders for the per-neuron code, over one compute type.
-struct NeuronBuilder {
-  OpBuilder &b;
-  Location loc;
-  FloatType type;
-
-  Value c(double v) { return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v)); }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value select(Value c, Value x, Value y) { return arith::SelectOp::create(b, loc, c, x, y); }
-
+struct NeuronBuilder : FloatArith {
   /// A float converted to `to` the way a store and a load would.
   Value convert(Value v, Type to) {
     if (v.getType() == to)
@@ -365,19 +356,19 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
   SmallVector<DimAttr> dims = neuronDims(op.getX(), time);
 
   buildParallelNest(rewriter, loc, op.getX(), dims, [&](OpBuilder &b, ValueRange neuron) {
-    NeuronBuilder nb{b, loc, type};
+    NeuronBuilder nb{{b, loc, type}};
     SmallVector<Value> params;
     for (Value p : op.getParams())
       params.push_back(nb.load(p, {}));
     Value v0 = op.getVInit() ? nb.load(op.getVInit(), neuron) : nb.c(vReset.value_or(0.0));
     Value steps = tdim::buildSize(b, loc, op.getX(), time);
     auto load = [&](OpBuilder &b, Value t) -> StepValues {
-      NeuronBuilder nb{b, loc, type};
+      NeuronBuilder nb{{b, loc, type}};
       return {nb.load(op.getX(), withTime(neuron, t))};
     };
     auto compute = [&](OpBuilder &b, Value t, const StepValues &loaded, const StepValues *,
                        bool, ValueRange carried) -> SmallVector<Value> {
-      NeuronBuilder nb{b, loc, type};
+      NeuronBuilder nb{{b, loc, type}};
       SmallVector<Value> at = withTime(neuron, t);
       SmallVector<Value> args{carried[0], loaded[0]};
       args.append(params);
@@ -428,7 +419,7 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
       partials.push_back(tdim::buildAllocLike(rewriter, loc, op.getHSeq(), dims, type));
 
   buildParallelNest(rewriter, loc, op.getHSeq(), dims, [&](OpBuilder &b, ValueRange neuron) {
-    NeuronBuilder nb{b, loc, type};
+    NeuronBuilder nb{{b, loc, type}};
     SmallVector<Value> params;
     for (Value p : op.getParams())
       params.push_back(nb.load(p, {}));
@@ -445,7 +436,7 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
     // A step loads h, the upstream gradients and, when the derivatives need
     // it, x: [h, gS, gV, x] (absent ones are constants).
     auto load = [&](OpBuilder &b, Value t) -> StepValues {
-      NeuronBuilder nb{b, loc, type};
+      NeuronBuilder nb{{b, loc, type}};
       SmallVector<Value> at = withTime(neuron, t);
       return {nb.load(op.getHSeq(), at),
               op.getGradSpike() ? nb.load(op.getGradSpike(), at) : nb.c(0.0),
@@ -455,7 +446,7 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
     auto compute = [&](OpBuilder &b, Value t, const StepValues &loaded,
                        const StepValues *previous, bool mayBeFirst,
                        ValueRange carried) -> SmallVector<Value> {
-      NeuronBuilder nb{b, loc, type};
+      NeuronBuilder nb{{b, loc, type}};
       Value h = loaded[0], gS = loaded[1], gV = loaded[2], xv = loaded[3];
       Value carry = carried[0];
       Value u = nb.sub(h, nb.c(vth));

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FloatArith.h"
 #include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,26 +20,8 @@ using namespace nerve;
 using namespace nerve::neuron;
 
 namespace {
-/// Small arithmetic helpers over one float type.
-struct Arith {
-  OpBuilder &b;
-  Location loc;
-  FloatType type;
-
-  Value c(double v) { return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v)); }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value abs(Value x) { return math::AbsFOp::create(b, loc, x); }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value min(Value x, Value y) { return arith::MinimumFOp::create(b, loc, x, y); }
-  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
-    return arith::CmpFOp::create(b, loc, p, x, y);
-  }
-  Value select(Value cond, Value x, Value y) {
-    return arith::SelectOp::create(b, loc, cond, x, y);
-  }
+/// FloatArith and the one compound the surrogates share.
+struct Arith : FloatArith {
   /// alpha * s * (1 - s) with s = sigmoid(alpha * u).
   Value sigmoidGrad(double alpha, Value u) {
     Value one = c(1.0);
@@ -50,7 +33,7 @@ struct Arith {
 
 Value nerve::buildSurrogateDerivative(OpBuilder &b, Location loc, SurrogateAttr surrogate,
                                       Value u) {
-  Arith a{b, loc, llvm::cast<FloatType>(u.getType())};
+  Arith a{{b, loc, llvm::cast<FloatType>(u.getType())}};
   auto p = [&](StringRef name) { return surrogate.getParam(name); };
   using P = arith::CmpFPredicate;
   switch (surrogate.getKind()) {
