@@ -2,6 +2,8 @@
 
 #include "nerve/Runtime/ArgBuffer.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,6 +16,20 @@ int64_t ArgBuffer::numElements() const {
   for (int64_t s : sizes)
     n *= s;
   return n;
+}
+
+/// What nerve-run may allocate for one host array: the machine's physical
+/// memory (a larger request would only end in the allocator aborting).
+static uint64_t hostBytesLimit() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return uint64_t(1) << 40;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+static std::string tooLarge(const ArgInfo &arg, const std::string &what) {
+  return "argument %" + arg.name + " " + what + ", more than this machine's memory (" +
+         std::to_string(hostBytesLimit()) + " bytes)";
 }
 
 Result<std::vector<int64_t>> nerve::sizesFor(const ArgInfo &arg, const DimBinding &binding) {
@@ -30,6 +46,16 @@ Result<std::vector<int64_t>> nerve::sizesFor(const ArgInfo &arg, const DimBindin
                            arg.dims[d] + "=N)");
     sizes.push_back(it->second);
   }
+  // Refused here, before anything is allocated for it.
+  uint64_t bytes = static_cast<uint64_t>(byteWidth(arg.dtype));
+  bool overflow = false;
+  for (int64_t size : sizes)
+    overflow |= size < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(size), &bytes);
+  if (overflow)
+    return Status::error("argument %" + arg.name +
+                         " has more bytes than 64-bit sizes can count");
+  if (bytes > hostBytesLimit())
+    return Status::error(tooLarge(arg, "needs " + std::to_string(bytes) + " bytes"));
   return sizes;
 }
 
@@ -105,9 +131,9 @@ Result<ArgBuffer> nerve::makeArgBuffer(const ArgInfo &arg, const std::vector<int
   if (!empty)
     span += 1;
   uint64_t width = static_cast<uint64_t>(byteWidth(arg.dtype));
-  if (span > (uint64_t(1) << 40) / width)
-    return Status::error("argument %" + arg.name + " needs " + std::to_string(span * width) +
-                         " bytes, more than nerve-run allocates on the host (1 TiB)");
+  if (span > hostBytesLimit() / width)
+    return Status::error(tooLarge(arg, "needs " + std::to_string(span) + " elements of " +
+                                           std::to_string(width) + " bytes"));
   buffer.bytes.assign(span * width, 0xA5);
   if (arg.dtype == DType::F32 || arg.dtype == DType::F64 || arg.dtype == DType::F16 ||
       arg.dtype == DType::BF16) {
