@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -18,9 +19,10 @@ int64_t ArgBuffer::numElements() const {
   return n;
 }
 
-/// What nerve-run may allocate for one host array: the machine's physical
-/// memory (a larger request would only end in the allocator aborting).
-static uint64_t hostBytesLimit() {
+uint64_t nerve::hostMemoryBytes() {
+  if (const char *limit = std::getenv("NERVE_HOST_MEMORY_BYTES"))
+    if (uint64_t v = std::strtoull(limit, nullptr, 10))
+      return v;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page <= 0)
     return uint64_t(1) << 40;
@@ -29,7 +31,7 @@ static uint64_t hostBytesLimit() {
 
 static std::string tooLarge(const ArgInfo &arg, const std::string &what) {
   return "argument %" + arg.name + " " + what + ", more than this machine's memory (" +
-         std::to_string(hostBytesLimit()) + " bytes)";
+         std::to_string(hostMemoryBytes()) + " bytes)";
 }
 
 Result<std::vector<int64_t>> nerve::sizesFor(const ArgInfo &arg, const DimBinding &binding) {
@@ -54,7 +56,7 @@ Result<std::vector<int64_t>> nerve::sizesFor(const ArgInfo &arg, const DimBindin
   if (overflow)
     return Status::error("argument %" + arg.name +
                          " has more bytes than 64-bit sizes can count");
-  if (bytes > hostBytesLimit())
+  if (bytes > hostMemoryBytes())
     return Status::error(tooLarge(arg, "needs " + std::to_string(bytes) + " bytes"));
   return sizes;
 }
@@ -131,7 +133,7 @@ Result<ArgBuffer> nerve::makeArgBuffer(const ArgInfo &arg, const std::vector<int
   if (!empty)
     span += 1;
   uint64_t width = static_cast<uint64_t>(byteWidth(arg.dtype));
-  if (span > hostBytesLimit() / width)
+  if (span > hostMemoryBytes() / width)
     return Status::error(tooLarge(arg, "needs " + std::to_string(span) + " elements of " +
                                            std::to_string(width) + " bytes"));
   buffer.bytes.assign(span * width, 0xA5);

@@ -348,6 +348,26 @@ int main(int argc, char **argv) {
       return fail(s.message());
     loaded[i] = array.take();
   }
+  // All host arrays together must fit (random inputs exist twice: as
+  // generated and laid out), or the run would end in the OOM killer.
+  uint64_t hostBytes = 0;
+  for (size_t i = 0; i < entry->args.size(); ++i) {
+    const ArgInfo &a = entry->args[i];
+    if (!a.isTensor)
+      continue;
+    Result<std::vector<int64_t>> sizes = sizesFor(a, binding);
+    if (!sizes)
+      continue; // reported below, where the argument is needed
+    uint64_t bytes = static_cast<uint64_t>(byteWidth(a.dtype));
+    for (int64_t size : *sizes)
+      bytes *= static_cast<uint64_t>(size); // each fits: sizesFor checked
+    hostBytes += bytes * (a.isOutput || loaded[i] ? 1 : 2);
+  }
+  if (hostBytes > hostMemoryBytes())
+    return fail("the arguments of @" + entry->name + " need " + std::to_string(hostBytes) +
+                " bytes of host memory together, more than this machine's memory (" +
+                std::to_string(hostMemoryBytes()) + " bytes)");
+
   std::mt19937_64 rng(static_cast<uint64_t>(randomSeed < 0 ? 0 : randomSeed.getValue()));
   for (size_t i = 0; i < entry->args.size(); ++i) {
     const ArgInfo &a = entry->args[i];

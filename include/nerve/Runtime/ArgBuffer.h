@@ -31,6 +31,10 @@ using DimBinding = std::map<std::string, int64_t>;
 
 /// The sizes `arg` takes under `binding`; fails naming the first dimension
 /// with no size.
+/// The machine's physical memory in bytes (or $NERVE_HOST_MEMORY_BYTES):
+/// what nerve-run's host arrays may take at most, together.
+uint64_t hostMemoryBytes();
+
 Result<std::vector<int64_t>> sizesFor(const ArgInfo &arg, const DimBinding &binding);
 
 /// Records the sizes of `arg`'s dimensions given an array of `shape`
