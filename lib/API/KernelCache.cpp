@@ -272,7 +272,7 @@ static std::string serialize(const std::string &keyText, const CompiledArtifacts
   return std::move(w.out);
 }
 
-static std::optional<CompiledArtifacts> deserialize(const std::string &payload,
+static std::optional<CompiledArtifacts> deserialize(llvm::StringRef payload,
                                                     const std::string &keyText) {
   Reader r(payload.data(), payload.size());
   if (r.str() != keyText || !r.ok())
@@ -362,7 +362,7 @@ std::optional<CompiledArtifacts> DiskCache::load(const std::string &keyText,
   if (llvm::xxh3_64bits(payloadBytes) != checksum)
     return discard();
   std::optional<CompiledArtifacts> artifacts =
-      deserialize(file.substr(kHeaderBytes), keyText);
+      deserialize(llvm::StringRef(file).drop_front(kHeaderBytes), keyText);
   if (!artifacts)
     return discard();
   // Most recently used: eviction goes by modification time.
