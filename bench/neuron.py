@@ -25,11 +25,17 @@ threshold (a spike there may legitimately differ).
 
 usage: bench/neuron.py [--nerve-run PATH] [--runs 20] [--quick]
                        [--torch-compile] [--out DIR]
+                       [--check-only [--wrap "compute-sanitizer --tool memcheck"]]
+
+--check-only runs only the correctness checks (every benchmark kernel at the
+small size), each nerve-run under --wrap's command when given: the way
+scripts/gpu-suite.sh runs the benchmark kernels under compute-sanitizer.
 """
 import argparse
 import csv
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -170,7 +176,7 @@ BAND = {"f32": 1e-4, "f16": 4e-3, "bf16": 3e-2}
 TOL = {"f32": 2e-4, "f16": 1e-2, "bf16": 5e-2}
 
 
-def check(neuron, variant, dtype, layout, mode, nerve_run, work):
+def check(neuron, variant, dtype, layout, mode, nerve_run, work, wrap=()):
     """Runs the configuration small and compares; returns (ok, detail)."""
     t, n = 16, 2048
     if layout == "channels-last":
@@ -180,8 +186,8 @@ def check(neuron, variant, dtype, layout, mode, nerve_run, work):
         f.write(spec(neuron, variant, dtype, layout, mode))
     out = os.path.join(work, "check-out")
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [nerve_run, path, "--target", "cuda", "--random", "7", "--save-inputs",
-           "--output-dir", out]
+    cmd = list(wrap) + [nerve_run, path, "--target", "cuda", "--random", "7", "--save-inputs",
+                        "--output-dir", out]
     for k, v in layout_dims(layout, t, n).items():
         cmd += ["--dim", "%s=%d" % (k, v)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -286,6 +292,8 @@ def main():
     p.add_argument("--torch-compile", action="store_true",
                    help="also time torch.compile (inference, T <= 64)")
     p.add_argument("--out", default="bench-results")
+    p.add_argument("--check-only", action="store_true", help="run the checks, time nothing")
+    p.add_argument("--wrap", default="", help="a command to run each checked nerve-run under")
     args = p.parse_args()
     nerve_run = find_tool("nerve-run", args.nerve_run)
     work = tempfile.mkdtemp(prefix="nerve-bench-")
@@ -300,13 +308,18 @@ def main():
 
     rows = []
     copy = None
+    failed_checks = 0
     for config in configs + layouts:
         neuron, variant, dtype, layout = config
         sizes = SIZES if layout == "time-major" else [(1024, 65536)]
         for mode in ("infer", "train"):
-            ok, detail = check(neuron, variant, dtype, layout, mode, nerve_run, work)
+            ok, detail = check(neuron, variant, dtype, layout, mode, nerve_run, work,
+                               shlex.split(args.wrap))
             print("check %-4s %-6s %-4s %-13s %-5s: %s (%s)" % (
                 neuron, variant, dtype, layout, mode, "ok" if ok else "FAILED", detail), flush=True)
+            failed_checks += 0 if ok else 1
+            if args.check_only:
+                continue
             path = os.path.join(work, "bench.mlir")
             with open(path, "w") as f:
                 f.write(spec(neuron, variant, dtype, layout, mode))
@@ -333,6 +346,9 @@ def main():
                 print("  %s %s %s %s %s %dx%d: %.4f ms, %.1f%% of copy" % (
                     neuron, variant, dtype, layout, mode, t, n, ms, 100 * gbs / copy), flush=True)
 
+    if args.check_only:
+        print("%d checks failed" % failed_checks)
+        return 1 if failed_checks else 0
     with open(os.path.join(args.out, "neuron.json"), "w") as f:
         json.dump({"copy GB/s": copy, "rows": rows}, f, indent=1)
     keys = sorted({k for r in rows for k in r}, key=lambda k: list(rows[0]).index(k)

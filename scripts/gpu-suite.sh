@@ -25,11 +25,10 @@ summary=()
 summary+=("$(head -2 "$out/bundle.log" | tail -1)")
 summary+=("$(grep -m1 'nerve version' "$out/bundle.log")")
 
-parts=" ${NERVE_GPU_PARTS:-tests latency package bench-neuron bench-tdim} "
-
-if [[ $parts == *" tests "* ]]; then
-# The lit suite, against the bundle's tools.
+parts=" ${NERVE_GPU_PARTS:-tests latency package bench-neuron bench-tdim sanitize} "
 site=/tmp/nerve-test
+
+# The lit site, against the bundle's tools (parts tests and sanitize).
 rm -rf "$site" && mkdir -p "$site/test"
 cat >"$site/test/lit.site.cfg.py" <<CFG
 config.llvm_tools_dir = "$bundle/bin"
@@ -42,6 +41,7 @@ import lit.llvm
 lit.llvm.initialize(lit_config, config)
 lit_config.load_config(config, "$root/test/lit.cfg.py")
 CFG
+if [[ $parts == *" tests "* ]]; then
 # Every step has a time limit: a hang costs that step, not the session.
 timeout 400 python3 "$bundle/share/lit/lit.py" -sv "$site/test" >"$out/lit.log" 2>&1
 summary+=("lit: $(grep -E '^  (Passed|Failed|Unsupported|Unresolved)' "$out/lit.log" | tr -s ' ' | tr '\n' ' ')")
@@ -92,6 +92,28 @@ fi
 if [[ $parts == *" bench-tdim "* ]]; then
   timeout 300 python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" >"$out/bench-tdim.log" 2>&1
   summary+=("bench-tdim: see bench-tdim.log")
+fi
+
+# compute-sanitizer's memcheck (with leak check), racecheck and initcheck
+# over every example and golden case (the lit GPU tests, tools wrapped) and
+# every benchmark kernel at its check size.
+if [[ $parts == *" sanitize "* ]]; then
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  if [ -z "$cs" ]; then
+    summary+=("sanitize: no compute-sanitizer on this machine")
+  else
+    for tool in memcheck racecheck initcheck; do
+      wrap="$cs --tool $tool --error-exitcode 97 --print-limit 20"
+      [ $tool = memcheck ] && wrap="$wrap --leak-check full"
+      [ $tool = racecheck ] && wrap="$wrap --racecheck-report all"
+      log="$out/sanitize-$tool"
+      NERVE_COMPUTE_SANITIZER="$wrap" timeout 200 python3 "$bundle/share/lit/lit.py" -sv \
+        "$site/test/Integration/CUDA/examples.test" "$site/test/Integration/CUDA/golden.test" >"$log-lit.log" 2>&1
+      timeout 200 python3 "$root/bench/neuron.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-neuron.log" 2>&1
+      timeout 60 python3 "$root/bench/tdim.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-tdim.log" 2>&1
+      summary+=("sanitize $tool: lit $(grep -E '^  (Passed|Failed)' "$log-lit.log" | tr -s ' ' | tr '\n' ' ')| bench neuron $(grep -c ': ok (' "$log-neuron.log") ok, $(tail -1 "$log-neuron.log") | bench tdim $(grep -c ': ok (' "$log-tdim.log") ok, $(tail -1 "$log-tdim.log") | sanitizer reports: $(cat "$log"-*.log | grep -cE '^========= (Invalid|Program hit|Race|Uninitialized|Leaked|Error)')")
+    done
+  fi
 fi
 
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"

@@ -13,4 +13,6 @@ export NERVE_CMAKE_ARGS="${NERVE_CMAKE_ARGS:-} -DNERVE_ENABLE_SANITIZERS=ON"
 # reported).
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allow_user_poisoning=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# The suite's fuzz run is an ASan+UBSan build already (build-fuzz/).
+export NERVE_FUZZ_SECONDS="${NERVE_FUZZ_SECONDS:-0}"
 exec "$root/scripts/run-tests.sh"

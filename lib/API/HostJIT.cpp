@@ -132,6 +132,13 @@ void LoadedHost::initialize() {
   init_();
 }
 
+void LoadedHost::reinitialize() {
+  if (initialized_ && fini_)
+    fini_();
+  initialized_ = false;
+  initialize();
+}
+
 LoadedHost::~LoadedHost() {
   if (initialized_ && fini_)
     fini_();

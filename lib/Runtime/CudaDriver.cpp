@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 #include <mutex>
 
+static std::mutex lostMutex; // guards Device::lost_ and Device::epoch_
+
 using namespace nerve;
 using namespace nerve::cuda;
 
@@ -31,6 +33,8 @@ static Status loadDriver(DriverAPI &api) {
   bind(api.cuDeviceGetName, "cuDeviceGetName");
   bind(api.cuDeviceGetAttribute, "cuDeviceGetAttribute");
   bind(api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  bind(api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  bind(api.cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2");
   bind(api.cuCtxSetCurrent, "cuCtxSetCurrent");
   bind(api.cuCtxGetCurrent, "cuCtxGetCurrent");
   bind(api.cuCtxSynchronize, "cuCtxSynchronize");
@@ -80,7 +84,66 @@ std::string Device::errorText(CUresult result) const {
 Status Device::check(CUresult result, const char *what) const {
   if (result == CUDA_SUCCESS)
     return Status();
-  return Status::error(std::string(what) + ": " + errorText(result));
+  std::string message = std::string(what) + ": " + errorText(result);
+  if (losesContext(result)) {
+    std::lock_guard<std::mutex> lock(lostMutex);
+    if (lost_.empty())
+      lost_ = message;
+    message += "; the CUDA context cannot be used any more (nerve::resetDevice() starts a new "
+               "one)";
+  }
+  return Status::error(message);
+}
+
+bool Device::losesContext(CUresult result) {
+  switch (result) {
+  case 700: // CUDA_ERROR_ILLEGAL_ADDRESS
+  case 709: // CUDA_ERROR_CONTEXT_IS_DESTROYED
+  case 710: // CUDA_ERROR_ASSERT
+  case 714: // CUDA_ERROR_HARDWARE_STACK_ERROR
+  case 715: // CUDA_ERROR_ILLEGAL_INSTRUCTION
+  case 716: // CUDA_ERROR_MISALIGNED_ADDRESS
+  case 717: // CUDA_ERROR_INVALID_ADDRESS_SPACE
+  case 718: // CUDA_ERROR_INVALID_PC
+  case 719: // CUDA_ERROR_LAUNCH_FAILED
+  case 999: // CUDA_ERROR_UNKNOWN
+    return true;
+  default:
+    return false;
+  }
+}
+
+Status Device::usable() const {
+  std::lock_guard<std::mutex> lock(lostMutex);
+  if (lost_.empty())
+    return Status();
+  return Status::error("the GPU cannot run kernels after an earlier fault (" + lost_ +
+                       "); call nerve::resetDevice() to start a new CUDA context");
+}
+
+uint64_t Device::epoch() const {
+  std::lock_guard<std::mutex> lock(lostMutex);
+  return epoch_;
+}
+
+Status Device::reset() {
+  if (Status s = check(api_.cuDevicePrimaryCtxReset(device_), "resetting the GPU"); !s)
+    return s;
+  // The primary context is created again on its next retain; nerve keeps
+  // one reference to it, as before the reset.
+  CUcontext context = nullptr;
+  if (Status s = check(api_.cuDevicePrimaryCtxRetain(&context, device_),
+                       "cuDevicePrimaryCtxRetain");
+      !s)
+    return s;
+  api_.cuDevicePrimaryCtxRelease(device_);
+  context_ = context;
+  if (Status s = check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); !s)
+    return s;
+  std::lock_guard<std::mutex> lock(lostMutex);
+  lost_.clear();
+  ++epoch_;
+  return Status();
 }
 
 Result<Device *> Device::get() {

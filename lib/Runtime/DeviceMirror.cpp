@@ -41,6 +41,8 @@ Result<std::unique_ptr<DeviceMirror>> DeviceMirror::create(const EntryInfo &entr
     return device.status();
   if (Status s = (*device)->makeCurrent(); !s)
     return s;
+  if (Status s = (*device)->usable(); !s)
+    return s;
   if (hostArgs.size() != entry.args.size())
     return Status::error("kernel @" + entry.name + " takes " + std::to_string(entry.args.size()) +
                          " arguments but " + std::to_string(hostArgs.size()) + " were given");
@@ -77,7 +79,8 @@ Result<std::unique_ptr<DeviceMirror>> DeviceMirror::create(const EntryInfo &entr
 
 Status DeviceMirror::copyOutputs() {
   const DriverAPI &api = device->api();
-  if (Status s = device->check(api.cuCtxSynchronize(), "running the kernel"); !s)
+  std::string what = "running kernel @" + entry->name + " on the GPU";
+  if (Status s = device->check(api.cuCtxSynchronize(), what.c_str()); !s)
     return s;
   for (size_t i = 0; i < hostArgs.size(); ++i)
     if (entry->args[i].isOutput && buffers[i].first)

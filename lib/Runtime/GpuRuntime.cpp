@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 using namespace nerve;
@@ -51,10 +52,12 @@ bool ok(const Device *d, CUresult r, const char *what, std::string &slot) {
 }
 
 /// Kernel handles, looked up once per (module, name), and their names for
-/// messages.
+/// messages; the modules loaded in the current context (after a reset,
+/// older handles are dangling and never passed to the driver again).
 std::mutex functionsMutex;
 std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
 std::map<CUfunction, std::string> functionNames;
+std::set<CUmodule> liveModules;
 } // namespace
 
 LaunchScope::LaunchScope(CUstream stream, bool synchronous)
@@ -82,6 +85,13 @@ Status cuda::takeModuleLoadStatus() {
   return e.empty() ? Status() : Status::error(e);
 }
 
+void cuda::forgetLoadedModules() {
+  std::lock_guard<std::mutex> lock(functionsMutex);
+  functions.clear();
+  functionNames.clear();
+  liveModules.clear();
+}
+
 double cuda::takeModuleLoadMilliseconds() {
   double ms = state.loadMilliseconds;
   state.loadMilliseconds = 0;
@@ -94,6 +104,10 @@ static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
   const Device *d = device(state.loadError);
   if (!d)
     return nullptr;
+  if (Status s = d->usable(); !s) {
+    record(state.loadError, s.message());
+    return nullptr;
+  }
   // The driver JIT-compiles the PTX; its own cache (~/.nv/ComputeCache)
   // keeps the result, so loading PTX it has seen before is fast.
   auto start = std::chrono::steady_clock::now();
@@ -125,6 +139,8 @@ static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
     record(state.loadError, message);
     return nullptr;
   }
+  std::lock_guard<std::mutex> lock(functionsMutex);
+  liveModules.insert(module);
   return module;
 }
 
@@ -138,6 +154,8 @@ static void nerve_mgpuModuleUnload(void *module) {
     return;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
+    if (!liveModules.erase(static_cast<CUmodule>(module)))
+      return; // loaded in a context that was reset since
     for (auto it = functions.begin(); it != functions.end();) {
       if (it->first.first != module) {
         ++it;
@@ -217,7 +235,7 @@ static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t grid
       std::lock_guard<std::mutex> lock(functionsMutex);
       name = functionNames[static_cast<CUfunction>(function)];
     }
-    record(state.error, "launching kernel " + name + " failed: " + d->errorText(r));
+    ok(d, r, ("launching kernel " + name + " failed").c_str(), state.error);
   }
 }
 

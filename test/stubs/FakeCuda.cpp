@@ -7,7 +7,12 @@
 //
 //   no-device   cuInit reports no device       old-driver  PTX too new
 //   bad-ptx     the PTX does not compile       oom         allocation fails
-//   launch      the launch faults (illegal address)
+//   launch      the launch is refused with an illegal address
+//   fault       the launch is accepted, the kernel faults (illegal address):
+//               the next synchronisation reports it
+//
+// As on a real GPU, an illegal address loses the context: every later call
+// fails with it until cuDevicePrimaryCtxReset.
 //
 // Tests put its directory first in LD_LIBRARY_PATH. It is never installed.
 //
@@ -25,13 +30,27 @@ bool mode(const char *name) {
   return m && std::strcmp(m, name) == 0;
 }
 
+/// Contexts are numbered: a reset starts a new one, and handles of an
+/// older one are refused, as a real driver refuses them.
+int contextGeneration = 0;
+
+struct FakeModule;
+struct FakeFunction {
+  FakeModule *module;
+};
 struct FakeModule {
   std::string ptx;
+  int generation = contextGeneration;
+  FakeFunction function{this};
 };
 
 int fakeObject; // distinct non-null handles
 void *handle(int offset) { return reinterpret_cast<char *>(&fakeObject) + offset; }
 void *current = nullptr;
+bool lost = false; // a kernel faulted; only a reset helps
+
+constexpr int kIllegalAddress = 700;
+constexpr int kInvalidHandle = 400;
 
 } // namespace
 
@@ -49,6 +68,7 @@ int cuGetErrorName(int e, const char **s) {
   case 100: *s = "CUDA_ERROR_NO_DEVICE"; break;
   case 218: *s = "CUDA_ERROR_INVALID_PTX"; break;
   case 222: *s = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"; break;
+  case 400: *s = "CUDA_ERROR_INVALID_HANDLE"; break;
   case 500: *s = "CUDA_ERROR_NOT_FOUND"; break;
   case 700: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
   default: *s = "CUDA_ERROR_UNKNOWN"; break;
@@ -62,6 +82,7 @@ int cuGetErrorString(int e, const char **s) {
   case 100: *s = "no CUDA-capable device is detected"; break;
   case 218: *s = "a PTX JIT compilation failed"; break;
   case 222: *s = "the provided PTX was compiled with an unsupported toolchain."; break;
+  case 400: *s = "invalid resource handle"; break;
   case 500: *s = "named symbol not found"; break;
   case 700: *s = "an illegal memory access was encountered"; break;
   default: *s = "unknown error"; break;
@@ -88,6 +109,12 @@ int cuDevicePrimaryCtxRetain(void **ctx, int) {
   *ctx = handle(1);
   return 0;
 }
+int cuDevicePrimaryCtxRelease_v2(int) { return 0; }
+int cuDevicePrimaryCtxReset_v2(int) {
+  lost = false;
+  ++contextGeneration;
+  return 0;
+}
 int cuCtxSetCurrent(void *ctx) {
   current = ctx;
   return 0;
@@ -96,10 +123,12 @@ int cuCtxGetCurrent(void **ctx) {
   *ctx = current;
   return 0;
 }
-int cuCtxSynchronize() { return 0; }
+int cuCtxSynchronize() { return lost ? kIllegalAddress : 0; }
 
 int cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *options,
                        void **values) {
+  if (lost)
+    return kIllegalAddress;
   std::string ptx(static_cast<const char *>(image));
   if (mode("bad-ptx") || mode("old-driver") || ptx.find(".entry") == std::string::npos) {
     for (unsigned i = 0; i < n; ++i)
@@ -122,26 +151,37 @@ int cuModuleLoadData(void **module, const void *image) {
   return cuModuleLoadDataEx(module, text, 0, nullptr, nullptr);
 }
 int cuModuleUnload(void *module) {
-  delete static_cast<FakeModule *>(module);
+  auto *m = static_cast<FakeModule *>(module);
+  if (m->generation != contextGeneration)
+    return kInvalidHandle; // gone with its context (kept: a test may misuse it)
+  delete m;
   return 0;
 }
 int cuModuleGetFunction(void **fn, void *module, const char *name) {
-  const std::string &ptx = static_cast<FakeModule *>(module)->ptx;
-  if (ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
+  auto *m = static_cast<FakeModule *>(module);
+  if (m->generation != contextGeneration)
+    return kInvalidHandle;
+  if (m->ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
     return 500;
-  *fn = handle(2);
+  *fn = &m->function;
   return 0;
 }
-int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+int cuLaunchKernel(void *fn, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                    void *, void **, void **) {
-  return mode("launch") ? 700 : 0;
+  if (lost)
+    return kIllegalAddress;
+  if (static_cast<FakeFunction *>(fn)->module->generation != contextGeneration)
+    return kInvalidHandle;
+  if (mode("launch") || mode("fault"))
+    lost = true;
+  return mode("launch") ? kIllegalAddress : 0;
 }
 int cuStreamCreate(void **s, unsigned) {
   *s = handle(3);
   return 0;
 }
 int cuStreamDestroy_v2(void *) { return 0; }
-int cuStreamSynchronize(void *) { return 0; }
+int cuStreamSynchronize(void *) { return lost ? kIllegalAddress : 0; }
 int cuEventCreate(void **e, unsigned) {
   *e = handle(4);
   return 0;
@@ -154,6 +194,8 @@ int cuEventElapsedTime(float *ms, void *, void *) {
   return 0;
 }
 int cuMemAlloc_v2(unsigned long long *ptr, size_t bytes) {
+  if (lost)
+    return kIllegalAddress;
   if (mode("oom"))
     return 2;
   *ptr = reinterpret_cast<unsigned long long>(std::malloc(bytes ? bytes : 1));

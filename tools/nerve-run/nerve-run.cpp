@@ -192,7 +192,8 @@ static Result<BenchResult> benchGpu(const Module &module, const std::string &ent
     api.cuEventRecord(events[2 * i + 1], stream);
   }
   if (status)
-    status = device->check(api.cuStreamSynchronize(stream), "running the kernel");
+    status = device->check(api.cuStreamSynchronize(stream),
+                           ("running kernel @" + entry + " on the GPU").c_str());
   if (flush)
     api.cuMemFree(flush);
   for (unsigned i = 0; i < runs && status; ++i) {

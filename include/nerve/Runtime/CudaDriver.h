@@ -39,6 +39,8 @@ struct DriverAPI {
   CUresult (*cuDeviceGetName)(char *, int, CUdevice);
   CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuDevicePrimaryCtxReset)(CUdevice);
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuCtxGetCurrent)(CUcontext *);
   CUresult (*cuCtxSynchronize)();
@@ -103,8 +105,24 @@ public:
   Status makeCurrent() const;
 
   /// "cuMemAlloc: out of memory (CUDA_ERROR_OUT_OF_MEMORY)", or success.
+  /// An error that leaves the context unusable (a kernel faulted) marks the
+  /// device lost and says so.
   Status check(CUresult result, const char *what) const;
   std::string errorText(CUresult result) const;
+
+  /// Errors after which the CUDA context cannot be used any more: a kernel
+  /// faulted (illegal address, misaligned access, trap, illegal
+  /// instruction...). Every later call in the context fails with them.
+  static bool losesContext(CUresult result);
+  /// Fails, naming the fault, once the context has been lost.
+  Status usable() const;
+  /// Destroys and recreates the device's primary context after a fault:
+  /// every allocation, module and stream in it is gone (modules of nerve
+  /// reload themselves on their next launch; see epoch()).
+  Status reset();
+  /// Counts resets: what was loaded under an older epoch must be loaded
+  /// again.
+  uint64_t epoch() const;
 
   const std::string &name() const { return name_; }
   int computeCapability() const { return major_ * 10 + minor_; }
@@ -117,6 +135,9 @@ private:
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   std::string name_;
+  /// What lost the context; empty while it is usable.
+  mutable std::string lost_;
+  mutable uint64_t epoch_ = 0;
   int major_ = 0, minor_ = 0, multiprocessors_ = 0, driverVersion_ = 0;
 };
 
