@@ -183,15 +183,6 @@ void clearMemoryCache();
 /// not, `why` says what is missing.
 bool cudaAvailable(std::string *why = nullptr);
 
-/// Starts a new CUDA context after a kernel faulted (an illegal address, a
-/// trap: errors that say "the CUDA context cannot be used any more"). Until
-/// then every launch fails with the fault. The reset destroys everything
-/// the process had in the device's primary context -- its allocations
-/// (nerve's and the caller's, PyTorch's included), streams and modules --
-/// so buffers must be allocated again; compiled modules stay valid and
-/// load their kernels again on their next launch.
-Status resetDevice();
-
 /// nerve's and LLVM's versions, one line.
 std::string versionString();
 

@@ -373,14 +373,12 @@ loadArtifacts(const CompiledArtifacts &artifacts,
     return host.status();
   times.push_back({"link host code", millisecondsSince(start)});
 
-  uint64_t epoch = 0;
   if (artifacts.target == Target::CUDA) {
     Result<cuda::Device *> device = cuda::Device::get();
     if (!device)
       return device.status();
     if (Status s = (*device)->usable(); !s)
       return s;
-    epoch = (*device)->epoch();
   }
   (void)cuda::takeModuleLoadStatus(); // drop what an earlier compile left
   cuda::takeModuleLoadMilliseconds();
@@ -396,7 +394,6 @@ loadArtifacts(const CompiledArtifacts &artifacts,
   impl->ptx = artifacts.ptx;
   impl->times = std::move(times);
   impl->host = host.take();
-  impl->loadedEpoch = epoch;
   impl->spec = spec;
   impl->options = options;
   impl->options.target = artifacts.target;
@@ -536,8 +533,6 @@ Status Module::launch(const std::string &entryName, const std::vector<Arg> &args
     return s;
   if (Status s = (*device)->usable(); !s)
     return s;
-  if (Status s = impl_->ensureLoaded(**device); !s)
-    return s;
   cuda::LaunchScope scope(static_cast<cuda::CUstream>(stream), /*synchronous=*/false);
   impl_->host->entries()[index](packer.pointers());
   return scope.status();
@@ -555,29 +550,6 @@ Status Module::run(const std::string &entryName, const std::vector<Arg> &args) c
   if (Status s = launch(entryName, (*mirror)->args(), nullptr); !s)
     return s;
   return (*mirror)->copyOutputs();
-}
-
-Status Module::Impl::ensureLoaded(const cuda::Device &device) const {
-  std::lock_guard<std::mutex> lock(loadMutex);
-  uint64_t current = device.epoch();
-  if (loadedEpoch == current)
-    return Status();
-  (void)cuda::takeModuleLoadStatus();
-  host->reinitialize();
-  if (Status s = cuda::takeModuleLoadStatus(); !s)
-    return s;
-  loadedEpoch = current;
-  return Status();
-}
-
-Status nerve::resetDevice() {
-  Result<cuda::Device *> device = cuda::Device::get();
-  if (!device)
-    return device.status();
-  if (Status s = (*device)->reset(); !s)
-    return s;
-  cuda::forgetLoadedModules();
-  return Status();
 }
 
 bool nerve::cudaAvailable(std::string *why) {

@@ -132,13 +132,6 @@ void LoadedHost::initialize() {
   init_();
 }
 
-void LoadedHost::reinitialize() {
-  if (initialized_ && fini_)
-    fini_();
-  initialized_ = false;
-  initialize();
-}
-
 LoadedHost::~LoadedHost() {
   if (initialized_ && fini_)
     fini_();

@@ -39,9 +39,6 @@ public:
   /// Runs `_nerve_init`; its failures (the driver rejecting the device code)
   /// are reported by the runtime, see cuda::takeModuleLoadStatus.
   void initialize();
-  /// Runs `_nerve_fini` and `_nerve_init` again: loads the device code into
-  /// a context that replaced the one it was loaded in.
-  void reinitialize();
 
   /// The packed entry points, in the order of `entries`.
   const std::vector<PackedFn> &entries() const { return entries_; }

@@ -6,7 +6,6 @@
 #include "nerve/nerve.h"
 
 #include "HostJIT.h"
-#include "nerve/Runtime/CudaDriver.h"
 
 #include <array>
 #include <mutex>
@@ -26,12 +25,6 @@ struct Module::Impl {
 
   mutable std::once_flag llvmIROnce;
   mutable std::string llvmIR;
-
-  /// The device epoch (cuda::Device::epoch) the kernels were loaded in;
-  /// a launch after a device reset loads them again first.
-  mutable std::mutex loadMutex;
-  mutable uint64_t loadedEpoch = 0;
-  Status ensureLoaded(const cuda::Device &device) const;
 };
 
 /// Checks `args` against `entry` and builds the memref descriptors and the

@@ -6,7 +6,7 @@
 #include <dlfcn.h>
 #include <mutex>
 
-static std::mutex lostMutex; // guards Device::lost_ and Device::epoch_
+static std::mutex lostMutex; // guards Device::lost_
 
 using namespace nerve;
 using namespace nerve::cuda;
@@ -33,8 +33,6 @@ static Status loadDriver(DriverAPI &api) {
   bind(api.cuDeviceGetName, "cuDeviceGetName");
   bind(api.cuDeviceGetAttribute, "cuDeviceGetAttribute");
   bind(api.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-  bind(api.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-  bind(api.cuDevicePrimaryCtxReset, "cuDevicePrimaryCtxReset_v2");
   bind(api.cuCtxSetCurrent, "cuCtxSetCurrent");
   bind(api.cuCtxGetCurrent, "cuCtxGetCurrent");
   bind(api.cuCtxSynchronize, "cuCtxSynchronize");
@@ -89,8 +87,8 @@ Status Device::check(CUresult result, const char *what) const {
     std::lock_guard<std::mutex> lock(lostMutex);
     if (lost_.empty())
       lost_ = message;
-    message += "; the CUDA context cannot be used any more (nerve::resetDevice() starts a new "
-               "one)";
+    message += "; CUDA cannot be used any more in this process (a kernel fault is not "
+               "recoverable): restart it";
   }
   return Status::error(message);
 }
@@ -118,32 +116,7 @@ Status Device::usable() const {
   if (lost_.empty())
     return Status();
   return Status::error("the GPU cannot run kernels after an earlier fault (" + lost_ +
-                       "); call nerve::resetDevice() to start a new CUDA context");
-}
-
-uint64_t Device::epoch() const {
-  std::lock_guard<std::mutex> lock(lostMutex);
-  return epoch_;
-}
-
-Status Device::reset() {
-  if (Status s = check(api_.cuDevicePrimaryCtxReset(device_), "resetting the GPU"); !s)
-    return s;
-  // The primary context is created again on its next retain; nerve keeps
-  // one reference to it, as before the reset.
-  CUcontext context = nullptr;
-  if (Status s = check(api_.cuDevicePrimaryCtxRetain(&context, device_),
-                       "cuDevicePrimaryCtxRetain");
-      !s)
-    return s;
-  api_.cuDevicePrimaryCtxRelease(device_);
-  context_ = context;
-  if (Status s = check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); !s)
-    return s;
-  std::lock_guard<std::mutex> lock(lostMutex);
-  lost_.clear();
-  ++epoch_;
-  return Status();
+                       "); CUDA needs a new process to use the GPU again");
 }
 
 Result<Device *> Device::get() {

@@ -6,7 +6,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 
 using namespace nerve;
@@ -52,12 +51,10 @@ bool ok(const Device *d, CUresult r, const char *what, std::string &slot) {
 }
 
 /// Kernel handles, looked up once per (module, name), and their names for
-/// messages; the modules loaded in the current context (after a reset,
-/// older handles are dangling and never passed to the driver again).
+/// messages.
 std::mutex functionsMutex;
 std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
 std::map<CUfunction, std::string> functionNames;
-std::set<CUmodule> liveModules;
 } // namespace
 
 LaunchScope::LaunchScope(CUstream stream, bool synchronous)
@@ -83,13 +80,6 @@ Status cuda::takeModuleLoadStatus() {
   std::string e;
   std::swap(e, state.loadError);
   return e.empty() ? Status() : Status::error(e);
-}
-
-void cuda::forgetLoadedModules() {
-  std::lock_guard<std::mutex> lock(functionsMutex);
-  functions.clear();
-  functionNames.clear();
-  liveModules.clear();
 }
 
 double cuda::takeModuleLoadMilliseconds() {
@@ -139,8 +129,6 @@ static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
     record(state.loadError, message);
     return nullptr;
   }
-  std::lock_guard<std::mutex> lock(functionsMutex);
-  liveModules.insert(module);
   return module;
 }
 
@@ -154,8 +142,6 @@ static void nerve_mgpuModuleUnload(void *module) {
     return;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
-    if (!liveModules.erase(static_cast<CUmodule>(module)))
-      return; // loaded in a context that was reset since
     for (auto it = functions.begin(); it != functions.end();) {
       if (it->first.first != module) {
         ++it;

@@ -11,8 +11,8 @@
 //   fault       the launch is accepted, the kernel faults (illegal address):
 //               the next synchronisation reports it
 //
-// As on a real GPU, an illegal address loses the context: every later call
-// fails with it until cuDevicePrimaryCtxReset.
+// As on a real GPU, an illegal address loses CUDA for the process: every
+// later call fails with it.
 //
 // Tests put its directory first in LD_LIBRARY_PATH. It is never installed.
 //
@@ -30,18 +30,8 @@ bool mode(const char *name) {
   return m && std::strcmp(m, name) == 0;
 }
 
-/// Contexts are numbered: a reset starts a new one, and handles of an
-/// older one are refused, as a real driver refuses them.
-int contextGeneration = 0;
-
-struct FakeModule;
-struct FakeFunction {
-  FakeModule *module;
-};
 struct FakeModule {
   std::string ptx;
-  int generation = contextGeneration;
-  FakeFunction function{this};
 };
 
 int fakeObject; // distinct non-null handles
@@ -50,7 +40,6 @@ void *current = nullptr;
 bool lost = false; // a kernel faulted; only a reset helps
 
 constexpr int kIllegalAddress = 700;
-constexpr int kInvalidHandle = 400;
 
 } // namespace
 
@@ -68,7 +57,6 @@ int cuGetErrorName(int e, const char **s) {
   case 100: *s = "CUDA_ERROR_NO_DEVICE"; break;
   case 218: *s = "CUDA_ERROR_INVALID_PTX"; break;
   case 222: *s = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"; break;
-  case 400: *s = "CUDA_ERROR_INVALID_HANDLE"; break;
   case 500: *s = "CUDA_ERROR_NOT_FOUND"; break;
   case 700: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
   default: *s = "CUDA_ERROR_UNKNOWN"; break;
@@ -82,7 +70,6 @@ int cuGetErrorString(int e, const char **s) {
   case 100: *s = "no CUDA-capable device is detected"; break;
   case 218: *s = "a PTX JIT compilation failed"; break;
   case 222: *s = "the provided PTX was compiled with an unsupported toolchain."; break;
-  case 400: *s = "invalid resource handle"; break;
   case 500: *s = "named symbol not found"; break;
   case 700: *s = "an illegal memory access was encountered"; break;
   default: *s = "unknown error"; break;
@@ -109,12 +96,7 @@ int cuDevicePrimaryCtxRetain(void **ctx, int) {
   *ctx = handle(1);
   return 0;
 }
-int cuDevicePrimaryCtxRelease_v2(int) { return 0; }
-int cuDevicePrimaryCtxReset_v2(int) {
-  lost = false;
-  ++contextGeneration;
-  return 0;
-}
+
 int cuCtxSetCurrent(void *ctx) {
   current = ctx;
   return 0;
@@ -151,27 +133,20 @@ int cuModuleLoadData(void **module, const void *image) {
   return cuModuleLoadDataEx(module, text, 0, nullptr, nullptr);
 }
 int cuModuleUnload(void *module) {
-  auto *m = static_cast<FakeModule *>(module);
-  if (m->generation != contextGeneration)
-    return kInvalidHandle; // gone with its context (kept: a test may misuse it)
-  delete m;
+  delete static_cast<FakeModule *>(module);
   return 0;
 }
 int cuModuleGetFunction(void **fn, void *module, const char *name) {
-  auto *m = static_cast<FakeModule *>(module);
-  if (m->generation != contextGeneration)
-    return kInvalidHandle;
-  if (m->ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
+  const std::string &ptx = static_cast<FakeModule *>(module)->ptx;
+  if (ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
     return 500;
-  *fn = &m->function;
+  *fn = handle(2);
   return 0;
 }
-int cuLaunchKernel(void *fn, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                    void *, void **, void **) {
   if (lost)
     return kIllegalAddress;
-  if (static_cast<FakeFunction *>(fn)->module->generation != contextGeneration)
-    return kInvalidHandle;
   if (mode("launch") || mode("fault"))
     lost = true;
   return mode("launch") ? kIllegalAddress : 0;

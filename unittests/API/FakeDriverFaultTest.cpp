@@ -3,11 +3,12 @@
 // The failure paths of GpuFaultTest.cpp on machines without a GPU: CTest
 // runs this binary with the stand-in libcuda.so.1 (test/stubs/FakeCuda.cpp)
 // first on the library path, and $NERVE_FAKE_CUDA set per step picks the
-// failure. Its kernels compute nothing, so these tests check statuses and
-// recovery, not results (GpuFaultTest does those on a GPU).
+// failure. Its kernels compute nothing, so these tests check statuses, not
+// results (GpuFaultTest does those on a GPU).
 //
 //===----------------------------------------------------------------------===//
 
+#include "NewProcess.h"
 #include "nerve/Runtime/CudaDriver.h"
 #include "nerve/nerve.h"
 
@@ -17,6 +18,8 @@
 #include <vector>
 
 using namespace nerve;
+using nerve::testing::expectInNewProcess;
+using nerve::testing::Problems;
 
 namespace {
 
@@ -76,64 +79,73 @@ bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(FakeDriverFault, AFaultLosesTheContextForEveryModuleUntilReset) {
+TEST(FakeDriverFault, AFaultLosesCUDAForTheProcessAndCPUModulesGoOn) {
   std::string why;
   if (!fakeDriver(&why))
     GTEST_SKIP() << why;
-  auto twice = compileUncached(kSpec);
-  auto negate = compileUncached(kOther);
-  ASSERT_TRUE(twice) << twice.message();
-  ASSERT_TRUE(negate) << negate.message();
-  ASSERT_TRUE(runOn(**twice, "twice"));
+  expectInNewProcess([] {
+    Problems p;
+    auto twice = compileUncached(kSpec);
+    auto negate = compileUncached(kOther);
+    CompileOptions cpu;
+    cpu.target = Target::CPU;
+    auto onCPU = compile(kSpec, cpu);
+    if (!twice || !negate || !onCPU)
+      return std::string("compiling failed");
+    p.expect(runOn(**twice, "twice").ok(), "the first run failed");
 
-  Status s;
-  {
-    FakeMode fault("fault");
-    s = runOn(**twice, "twice");
-  }
-  ASSERT_FALSE(s);
-  EXPECT_EQ(s.message(), "running kernel @twice on the GPU: an illegal memory access was "
-                         "encountered (CUDA_ERROR_ILLEGAL_ADDRESS); the CUDA context cannot be "
-                         "used any more (nerve::resetDevice() starts a new one)");
+    Status s;
+    {
+      FakeMode fault("fault");
+      s = runOn(**twice, "twice");
+    }
+    p.expect(s.message() ==
+                 "running kernel @twice on the GPU: an illegal memory access was encountered "
+                 "(CUDA_ERROR_ILLEGAL_ADDRESS); CUDA cannot be used any more in this process (a "
+                 "kernel fault is not recoverable): restart it",
+             "the fault said: " + s.message());
 
-  // The other module, a launch on caller buffers and a new compile all
-  // refuse, naming the first fault.
-  const std::string lost =
-      "the GPU cannot run kernels after an earlier fault (running kernel @twice on the GPU: an "
-      "illegal memory access was encountered (CUDA_ERROR_ILLEGAL_ADDRESS)); call "
-      "nerve::resetDevice() to start a new CUDA context";
-  s = runOn(**negate, "negate");
-  EXPECT_EQ(s.message(), lost);
-  float buffer[4];
-  s = (*negate)->launch("negate", {Arg::tensor(buffer, {4}), Arg::tensor(buffer, {4})});
-  EXPECT_EQ(s.message(), lost);
-  auto late = compileUncached(kSpec);
-  ASSERT_FALSE(late);
-  EXPECT_TRUE(contains(late.message(), lost)) << late.message();
+    // The other module, a launch on caller buffers and a new compile all
+    // refuse, naming the fault.
+    const std::string lost =
+        "the GPU cannot run kernels after an earlier fault (running kernel @twice on the GPU: "
+        "an illegal memory access was encountered (CUDA_ERROR_ILLEGAL_ADDRESS)); CUDA needs a "
+        "new process to use the GPU again";
+    s = runOn(**negate, "negate");
+    p.expect(s.message() == lost, "a run after the fault said: " + s.message());
+    float buffer[4];
+    s = (*negate)->launch("negate", {Arg::tensor(buffer, {4}), Arg::tensor(buffer, {4})});
+    p.expect(s.message() == lost, "a launch after the fault said: " + s.message());
+    auto late = compileUncached(kSpec);
+    p.expect(!late, "a compile after the fault succeeded");
+    if (!late)
+      p.expectContains(late.message(), lost);
 
-  ASSERT_TRUE(resetDevice());
-  EXPECT_TRUE(runOn(**negate, "negate"));
-  EXPECT_TRUE(runOn(**twice, "twice"));
-  EXPECT_TRUE(compileUncached(kSpec));
+    // CPU modules are not touched.
+    std::vector<float> x = {1, 2, 3}, y(3);
+    s = (*onCPU)->run("twice", {Arg::tensor(x.data(), {3}), Arg::tensor(y.data(), {3})});
+    p.expect(s.ok() && y == std::vector<float>{2, 4, 6}, "the CPU module did not run");
+    return p.text();
+  });
 }
 
 TEST(FakeDriverFault, ARefusedLaunchIsReportedByTheLaunch) {
   std::string why;
   if (!fakeDriver(&why))
     GTEST_SKIP() << why;
-  auto twice = compileUncached(kSpec);
-  ASSERT_TRUE(twice) << twice.message();
-  Status s;
-  {
+  expectInNewProcess([] {
+    Problems p;
+    auto twice = compileUncached(kSpec);
+    if (!twice)
+      return twice.message();
     FakeMode refuse("launch");
-    s = runOn(**twice, "twice");
-  }
-  ASSERT_FALSE(s);
-  EXPECT_TRUE(contains(s.message(), "launching kernel twice_kernel failed: an illegal memory "
-                                    "access was encountered"))
-      << s.message();
-  ASSERT_TRUE(resetDevice());
-  EXPECT_TRUE(runOn(**twice, "twice"));
+    Status s = runOn(**twice, "twice");
+    p.expect(!s, "the refused launch succeeded");
+    p.expectContains(s.message(), "launching kernel twice_kernel failed: an illegal memory "
+                                  "access was encountered (CUDA_ERROR_ILLEGAL_ADDRESS); CUDA "
+                                  "cannot be used any more in this process");
+    return p.text();
+  });
 }
 
 TEST(FakeDriverFault, OutOfMemoryAndRejectedPTXLeaveOtherModulesUsable) {

@@ -1,14 +1,16 @@
 //===- GpuFaultTest.cpp - GPU failures through the API, and going on ------===//
 //
 // On a real GPU: a kernel that faults, PTX the driver rejects, device
-// memory running out. Each is reported as a Status naming what failed, and
-// the caller goes on with other modules (after nerve::resetDevice() where
-// the fault lost the CUDA context). Skipped where no GPU is present; the
-// same paths run on every machine against the stand-in driver
-// (FakeDriverFaultTest.cpp).
+// memory running out. Each is reported as a Status naming what failed.
+// After rejected PTX or a failed allocation the caller goes on with the
+// same and other modules; a fault loses CUDA for the process (the driver
+// allows no recovery), so every later CUDA call says so while CPU modules
+// go on. Skipped where no GPU is present; the same paths run on every
+// machine against the stand-in driver (FakeDriverFaultTest.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "NewProcess.h"
 #include "nerve/Runtime/CudaDriver.h"
 #include "nerve/nerve.h"
 
@@ -18,6 +20,8 @@
 #include <vector>
 
 using namespace nerve;
+using nerve::testing::expectInNewProcess;
+using nerve::testing::Problems;
 
 namespace {
 
@@ -67,7 +71,6 @@ void expectRuns(const Module &m, const std::string &entry, float (*f)(float, flo
     ASSERT_EQ(y[i], f(x[i], 3.0f)) << entry << ", element " << i;
 }
 
-float times(float x, float a) { return a * x; }
 float plus(float x, float a) { return a + x; }
 
 /// Whether a real GPU (not the stand-in driver) is here.
@@ -81,49 +84,45 @@ bool realGPU(std::string *why) {
   return true;
 }
 
-TEST(GpuFault, AFaultingKernelIsReportedAndResetDeviceRecovers) {
+TEST(GpuFault, AFaultingKernelIsReportedAndLaterCallsSaySo) {
   std::string why;
   if (!realGPU(&why))
     GTEST_SKIP() << why;
-  auto scale = compile(kScale, cudaOptions());
-  auto shift = compile(kShift, cudaOptions());
-  ASSERT_TRUE(scale) << scale.message();
-  ASSERT_TRUE(shift) << shift.message();
-  expectRuns(**scale, "scale", times);
+  expectInNewProcess([] {
+    Problems p;
+    auto scale = compile(kScale, cudaOptions());
+    auto shift = compile(kShift, cudaOptions());
+    CompileOptions cpu;
+    cpu.target = Target::CPU;
+    auto onCPU = compile(kShift, cpu);
+    if (!scale || !shift || !onCPU)
+      return std::string("compiling failed");
 
-  // Device pointers that point nowhere: the launch is accepted, the kernel
-  // faults, and the next synchronisation (here, the next run) reports it.
-  const int64_t n = 1 << 20;
-  void *nowhere = reinterpret_cast<void *>(uintptr_t(1) << 46);
-  Status launched = (*scale)->launch(
-      "scale", {Arg::tensor(nowhere, {n}), Arg::scalar(2), Arg::tensor(nowhere, {n})});
-  ASSERT_TRUE(launched) << launched.message();
-  std::vector<float> x(16, 1.0f), y(16);
-  Status s = (*scale)->run("scale", {Arg::tensor(x.data(), {16}), Arg::scalar(2),
-                                     Arg::tensor(y.data(), {16})});
-  ASSERT_FALSE(s);
-  EXPECT_TRUE(contains(s.message(), "CUDA_ERROR_ILLEGAL_ADDRESS")) << s.message();
-  EXPECT_TRUE(contains(s.message(), "the CUDA context cannot be used any more")) << s.message();
+    // Device pointers that point nowhere: the launch is accepted, the
+    // kernel faults, and the next synchronisation (the next run) reports it.
+    const int64_t n = 1 << 20;
+    void *nowhere = reinterpret_cast<void *>(uintptr_t(1) << 46);
+    Status s = (*scale)->launch(
+        "scale", {Arg::tensor(nowhere, {n}), Arg::scalar(2), Arg::tensor(nowhere, {n})});
+    p.expect(s.ok(), "the launch was refused: " + s.message());
+    std::vector<float> x(16, 1.0f), y(16);
+    s = (*scale)->run("scale", {Arg::tensor(x.data(), {16}), Arg::scalar(2),
+                                Arg::tensor(y.data(), {16})});
+    p.expect(!s, "the run after the fault succeeded");
+    p.expectContains(s.message(), "CUDA_ERROR_ILLEGAL_ADDRESS");
+    p.expectContains(s.message(), "CUDA cannot be used any more in this process");
 
-  // Every other module refuses, naming the fault, until the reset.
-  s = (*shift)->run("shift", {Arg::tensor(x.data(), {16}), Arg::scalar(2),
-                              Arg::tensor(y.data(), {16})});
-  ASSERT_FALSE(s);
-  EXPECT_TRUE(contains(s.message(), "the GPU cannot run kernels after an earlier fault"))
-      << s.message();
-  EXPECT_TRUE(contains(s.message(), "nerve::resetDevice()")) << s.message();
-
-  Status reset = resetDevice();
-  ASSERT_TRUE(reset) << reset.message();
-  // Both modules load their kernels into the new context and run right.
-  expectRuns(**shift, "shift", plus);
-  expectRuns(**scale, "scale", times);
-  // And new modules compile and load.
-  CompileOptions fresh = cudaOptions();
-  fresh.cache = false;
-  auto again = compile(kShift, fresh);
-  ASSERT_TRUE(again) << again.message();
-  expectRuns(**again, "shift", plus);
+    // Every other CUDA module refuses, naming the fault...
+    s = (*shift)->run("shift", {Arg::tensor(x.data(), {16}), Arg::scalar(2),
+                                Arg::tensor(y.data(), {16})});
+    p.expectContains(s.message(), "the GPU cannot run kernels after an earlier fault");
+    p.expectContains(s.message(), "CUDA needs a new process");
+    // ...while CPU modules run, and the process exits cleanly.
+    s = (*onCPU)->run("shift", {Arg::tensor(x.data(), {16}), Arg::scalar(2),
+                                Arg::tensor(y.data(), {16})});
+    p.expect(s.ok() && y[15] == 3.0f, "the CPU module did not run: " + s.message());
+    return p.text();
+  });
 }
 
 TEST(GpuFault, PTXTheDriverRejectsIsAnErrorAndOtherModulesRun) {

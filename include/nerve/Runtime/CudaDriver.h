@@ -39,8 +39,6 @@ struct DriverAPI {
   CUresult (*cuDeviceGetName)(char *, int, CUdevice);
   CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
   CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
-  CUresult (*cuDevicePrimaryCtxReset)(CUdevice);
   CUresult (*cuCtxSetCurrent)(CUcontext);
   CUresult (*cuCtxGetCurrent)(CUcontext *);
   CUresult (*cuCtxSynchronize)();
@@ -110,19 +108,13 @@ public:
   Status check(CUresult result, const char *what) const;
   std::string errorText(CUresult result) const;
 
-  /// Errors after which the CUDA context cannot be used any more: a kernel
-  /// faulted (illegal address, misaligned access, trap, illegal
-  /// instruction...). Every later call in the context fails with them.
+  /// Errors after which CUDA cannot be used any more in this process: a
+  /// kernel faulted (illegal address, misaligned access, trap, illegal
+  /// instruction...). The driver fails every later call with them, a reset
+  /// of the context included; only a new process uses the GPU again.
   static bool losesContext(CUresult result);
-  /// Fails, naming the fault, once the context has been lost.
+  /// Fails, naming the fault, once CUDA has been lost.
   Status usable() const;
-  /// Destroys and recreates the device's primary context after a fault:
-  /// every allocation, module and stream in it is gone (modules of nerve
-  /// reload themselves on their next launch; see epoch()).
-  Status reset();
-  /// Counts resets: what was loaded under an older epoch must be loaded
-  /// again.
-  uint64_t epoch() const;
 
   const std::string &name() const { return name_; }
   int computeCapability() const { return major_ * 10 + minor_; }
@@ -135,9 +127,8 @@ private:
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   std::string name_;
-  /// What lost the context; empty while it is usable.
+  /// The fault that lost CUDA; empty while it is usable.
   mutable std::string lost_;
-  mutable uint64_t epoch_ = 0;
   int major_ = 0, minor_ = 0, multiprocessors_ = 0, driverVersion_ = 0;
 };
 

@@ -45,10 +45,6 @@ private:
 /// constructors run mgpuModuleLoadJIT), cleared by the call.
 Status takeModuleLoadStatus();
 
-/// Forgets every module handle and kernel handle: called after the context
-/// they lived in was reset.
-void forgetLoadedModules();
-
 /// Milliseconds the driver spent loading modules on this thread since the
 /// last call (its PTX JIT), cleared by the call.
 double takeModuleLoadMilliseconds();
