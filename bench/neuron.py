@@ -35,6 +35,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -193,6 +194,18 @@ def check(neuron, variant, dtype, layout, mode, nerve_run, work, wrap=()):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return False, (proc.stderr or proc.stdout).strip().splitlines()[-1]
+    ok, detail = compare(neuron, variant, dtype, layout, mode, out)
+    return ok, detail + sanitizer_summary(proc.stdout + proc.stderr)
+
+
+def sanitizer_summary(output):
+    """compute-sanitizer's summary line, when the run was wrapped in it."""
+    lines = [l for l in output.splitlines() if re.search(r"(ERROR|RACECHECK) SUMMARY", l)]
+    return "; " + lines[-1].strip("= ") if lines else ""
+
+
+def compare(neuron, variant, dtype, layout, mode, out):
+    """Compares the outputs in `out` with the float64 reference."""
     load = lambda name: np.load(os.path.join(out, name + ".npy"))
     inp = {k: load(k) for k in ("x", "grad_spike", "grad_v_seq", "w")
            if os.path.exists(os.path.join(out, k + ".npy"))}

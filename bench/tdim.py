@@ -68,11 +68,14 @@ def check(nerve_run, spec, entry, reference, work, wrap=()):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return False, (proc.stderr or proc.stdout).strip().splitlines()[-1]
+    sanitizer = [l.strip("= ") for l in (proc.stdout + proc.stderr).splitlines()
+                 if "ERROR SUMMARY" in l or "RACECHECK SUMMARY" in l]
     checker = os.path.join(ROOT, "test", "Integration", "Inputs", "check.py")
     proc = subprocess.run([sys.executable, checker, out] + reference, capture_output=True,
                           text=True)
     lines = (proc.stdout + proc.stderr).strip().splitlines()
-    return proc.returncode == 0, lines[-1] if lines else "matches"
+    detail = lines[-1] if lines else "matches"
+    return proc.returncode == 0, detail + ("; " + sanitizer[-1] if sanitizer else "")
 
 
 def torch_ms(fn, r, c, runs):

@@ -107,12 +107,21 @@ if [[ $parts == *" sanitize "* ]]; then
       [ $tool = memcheck ] && wrap="$wrap --leak-check full"
       [ $tool = racecheck ] && wrap="$wrap --racecheck-report all"
       log="$out/sanitize-$tool"
-      NERVE_COMPUTE_SANITIZER="$wrap" timeout 200 python3 "$bundle/share/lit/lit.py" -sv \
+      NERVE_COMPUTE_SANITIZER="$wrap" timeout 200 python3 "$bundle/share/lit/lit.py" -a \
         "$site/test/Integration/CUDA/examples.test" "$site/test/Integration/CUDA/golden.test" >"$log-lit.log" 2>&1
       timeout 200 python3 "$root/bench/neuron.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-neuron.log" 2>&1
       timeout 60 python3 "$root/bench/tdim.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-tdim.log" 2>&1
-      summary+=("sanitize $tool: lit $(grep -E '^  (Passed|Failed)' "$log-lit.log" | tr -s ' ' | tr '\n' ' ')| bench neuron $(grep -c ': ok (' "$log-neuron.log") ok, $(tail -1 "$log-neuron.log") | bench tdim $(grep -c ': ok (' "$log-tdim.log") ok, $(tail -1 "$log-tdim.log") | sanitizer reports: $(cat "$log"-*.log | grep -cE '^========= (Invalid|Program hit|Race|Uninitialized|Leaked|Error)')")
+      # Every sanitized process ends with a summary line; count them and the
+      # ones that are not clean.
+      runs=$(cat "$log"-*.log | grep -cE '(ERROR|RACECHECK) SUMMARY')
+      clean=$(cat "$log"-*.log | grep -cE 'ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards')
+      summary+=("sanitize $tool: $runs sanitized processes, $clean clean | lit $(grep -E '^  (Passed|Failed)' "$log-lit.log" | tr -s ' ' | tr '\n' ' ')| bench neuron $(grep -c ': ok (' "$log-neuron.log") ok, $(tail -1 "$log-neuron.log") | bench tdim $(grep -c ': ok (' "$log-tdim.log") ok, $(tail -1 "$log-tdim.log")")
     done
+    # The negative control: a kernel given device pointers that point
+    # nowhere (unittests/API/GpuFaultTest.cpp) must be caught.
+    timeout 120 "$cs" --tool memcheck --target-processes all --print-limit 5 "$bundle/unittests/NerveAPITests" \
+      --gtest_filter=GpuFault.AFaultingKernelIsReportedAndLaterCallsSaySo >"$out/sanitize-control.log" 2>&1
+    summary+=("sanitize negative control (out-of-bounds kernel): $(grep -m1 -E 'Invalid __global__' "$out/sanitize-control.log" | sed 's/=* *//') | $(grep -E 'ERROR SUMMARY' "$out/sanitize-control.log" | tail -1 | sed 's/=* *//')")
   fi
 fi
 
