@@ -9,6 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH_LINE = re.compile(
     r"bench (\d+) runs on the (GPU|CPU): median ([0-9.]+) ms, min ([0-9.]+) ms, (\d+) bytes moved, "
     r"([0-9.]+) GB/s = ([0-9.]+)% of the \w+ copy bandwidth \(([0-9.]+) GB/s")
+SAME_SIZE_LINE = re.compile(r"a device copy moving the same bytes takes ([0-9.]+) ms")
 WIDTH = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8}
 
 
@@ -33,7 +34,8 @@ def spec_in_dtype(spec, dtype, workdir):
 
 
 def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
-    """Runs `nerve-run --bench` on the GPU; returns (median ms, copy GB/s)."""
+    """Runs `nerve-run --bench` on the GPU; returns (median ms, copy GB/s,
+    median ms of a device copy moving the same bytes, or None)."""
     cmd = [nerve_run, spec, "--target", "cuda", "--random", "1", "--bench", str(runs),
            "--write-outputs=false", "--output-dir", "/tmp/nerve-bench"]
     if entry:
@@ -46,7 +48,8 @@ def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
     if proc.returncode != 0 or not m:
         sys.stderr.write("failed: %s\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
         return None
-    return float(m.group(3)), float(m.group(8))
+    same = SAME_SIZE_LINE.search(proc.stdout)
+    return float(m.group(3)), float(m.group(8)), float(same.group(1)) if same else None
 
 
 def torch_median_ms(torch, step, runs):

@@ -340,13 +340,15 @@ def main():
                 r = run_bench(nerve_run, path, layout_dims(layout, t, n), args.runs)
                 if r is None:
                     continue
-                ms, copy = r
+                ms, copy, same = r
                 passes = 3 if mode == "infer" else (9 if neuron == "plif" else 8)
                 moved = passes * t * n * WIDTH[dtype]
                 gbs = moved / (ms * 1e-3) / 1e9
                 row = {"neuron": neuron, "variant": variant, "dtype": dtype, "layout": layout,
                        "mode": mode, "T": t, "N": n, "ms": ms, "bytes": moved, "GB/s": gbs,
-                       "copy GB/s": copy, "fraction of copy": gbs / copy, "check": ok}
+                       "copy GB/s": copy, "fraction of copy": gbs / copy,
+                       "same-size copy ms": same,
+                       "fraction of same-size copy": same / ms if same else None, "check": ok}
                 if neuron == "lif" and variant == "hard" and layout == "time-major":
                     peer = TRITON.get((dtype, t, n))
                     row["triton ms (targets.md)"] = peer[0 if mode == "infer" else 1] if peer else None
@@ -356,8 +358,9 @@ def main():
                         if args.torch_compile and t <= 64:
                             row["torch.compile ms"] = torch_times(t, n, dtype, mode, args.runs, True)
                 rows.append(row)
-                print("  %s %s %s %s %s %dx%d: %.4f ms, %.1f%% of copy" % (
-                    neuron, variant, dtype, layout, mode, t, n, ms, 100 * gbs / copy), flush=True)
+                print("  %s %s %s %s %s %dx%d: %.4f ms, %.1f%% of copy, %s of a same-size copy" % (
+                    neuron, variant, dtype, layout, mode, t, n, ms, 100 * gbs / copy,
+                    "%.1f%%" % (100 * same / ms) if same else "-"), flush=True)
 
     if args.check_only:
         print("%d checks failed" % failed_checks)
@@ -372,13 +375,15 @@ def main():
         w.writerows(rows)
 
     print()
-    print("| neuron | variant | dtype | layout | mode | T x N | ms | GB/s | % copy | triton ms | torch eager ms | torch.compile ms | check |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| neuron | variant | dtype | layout | mode | T x N | ms | GB/s | % copy | % same-size copy | triton ms | torch eager ms | torch.compile ms | check |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     fmt = lambda v: "-" if v is None else "%.4f" % v
     for r in rows:
-        print("| %s | %s | %s | %s | %s | %dx%d | %.4f | %.0f | %.1f%% | %s | %s | %s | %s |" % (
+        same = r.get("fraction of same-size copy")
+        print("| %s | %s | %s | %s | %s | %dx%d | %.4f | %.0f | %.1f%% | %s | %s | %s | %s | %s |" % (
             r["neuron"], r["variant"], r["dtype"], r["layout"], r["mode"], r["T"], r["N"],
-            r["ms"], r["GB/s"], 100 * r["fraction of copy"], fmt(r.get("triton ms (targets.md)")),
+            r["ms"], r["GB/s"], 100 * r["fraction of copy"],
+            "%.1f%%" % (100 * same) if same else "-", fmt(r.get("triton ms (targets.md)")),
             fmt(r.get("torch eager ms")), fmt(r.get("torch.compile ms")),
             "ok" if r["check"] else "FAILED"))
     print("\ncopy bandwidth (same process as the last row): %.0f GB/s" % (copy or 0))

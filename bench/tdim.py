@@ -107,17 +107,19 @@ def main():
         print("check %-16s: %s (%s)" % (name, "ok" if ok else "FAILED", detail), flush=True)
         if args.check_only:
             continue
-        print("%-16s %-12s %10s %8s %12s %9s" % ("op", "shape", "ms", "%copy", "torch ms", "%copy"))
+        print("%-16s %-12s %10s %8s %10s %12s %9s" % ("op", "shape", "ms", "%copy", "%same-size", "torch ms",
+                                                  "%copy"))
         for shape in args.shapes.split(","):
             r, c = (int(v) for v in shape.split("x"))
             res = run_bench(nerve_run, spec, {"r": r, "c": c}, args.runs, entry=entry)
             if res is None:
                 continue
-            ms, copy = res
+            ms, copy, same = res
             pct = lambda t: 100.0 * nbytes(r, c) / (t * 1e-3) / (copy * 1e9)
             tms = torch_ms(fn, r, c, args.runs)
-            print("%-16s %-12s %10.4f %7.1f%% %12s %9s" % (
-                name, shape, ms, pct(ms), "%.4f" % tms if tms else "-",
+            print("%-16s %-12s %10.4f %7.1f%% %10s %12s %9s" % (
+                name, shape, ms, pct(ms), "%.1f%%" % (100 * same / ms) if same else "-",
+                "%.4f" % tms if tms else "-",
                 "%.1f%%" % pct(tms) if tms else "-"), flush=True)
     if copy:
         print("copy bandwidth (same process, last run): %.0f GB/s" % copy)

@@ -117,6 +117,10 @@ static double medianOf(std::vector<double> v) {
 namespace {
 struct BenchResult {
   double medianMs = 0, minMs = 0, copyGBs = 0;
+  /// A device copy moving as many bytes as the kernel (half read, half
+  /// written), timed the same way: what "as fast as memory allows" means at
+  /// this size, launch latency and ramp-up included. 0 on the CPU.
+  double sameSizeCopyMs = 0;
 };
 } // namespace
 
@@ -152,11 +156,12 @@ static Result<BenchResult> benchCpu(const Module &module, const std::string &ent
   return r;
 }
 
-/// Times `runs` launches with device events after a warm-up, and the
-/// device's copy bandwidth (a 1 GiB device-to-device copy, bytes read plus
-/// written) in the same process.
+/// Times `runs` launches with device events after a warm-up, the device's
+/// copy bandwidth (a 1 GiB device-to-device copy, bytes read plus written)
+/// and a copy moving `bytesMoved` in the same process.
 static Result<BenchResult> benchGpu(const Module &module, const std::string &entry,
-                                    const std::vector<Arg> &args, unsigned runs) {
+                                    const std::vector<Arg> &args, unsigned runs,
+                                    uint64_t bytesMoved) {
   Result<cuda::Device *> found = cuda::Device::get();
   if (!found)
     return found.status();
@@ -194,13 +199,38 @@ static Result<BenchResult> benchGpu(const Module &module, const std::string &ent
   if (status)
     status = device->check(api.cuStreamSynchronize(stream),
                            ("running kernel @" + entry + " on the GPU").c_str());
-  if (flush)
-    api.cuMemFree(flush);
   for (unsigned i = 0; i < runs && status; ++i) {
     float ms = 0;
     api.cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]);
     times.push_back(ms);
   }
+  // The same-size copy, L2 flushed before each run as for the kernel.
+  size_t half = static_cast<size_t>(bytesMoved / 2);
+  cuda::CUdeviceptr from = 0, to = 0;
+  if (status && half > 0 && api.cuMemAlloc(&from, half) == cuda::CUDA_SUCCESS &&
+      api.cuMemAlloc(&to, half) == cuda::CUDA_SUCCESS) {
+    api.cuMemsetD8(from, 1, half);
+    std::vector<double> copies;
+    for (unsigned i = 0; i < runs + 3 && status; ++i) {
+      api.cuMemsetD8Async(flush, static_cast<unsigned char>(i), flushBytes, stream);
+      api.cuEventRecord(events[0], stream);
+      status = device->check(api.cuMemcpyAsync(to, from, half, stream), "cuMemcpyAsync");
+      api.cuEventRecord(events[1], stream);
+      api.cuEventSynchronize(events[1]);
+      float ms = 0;
+      api.cuEventElapsedTime(&ms, events[0], events[1]);
+      if (i >= 3)
+        copies.push_back(ms);
+    }
+    if (!copies.empty())
+      r.sameSizeCopyMs = medianOf(copies);
+  }
+  if (from)
+    api.cuMemFree(from);
+  if (to)
+    api.cuMemFree(to);
+  if (flush)
+    api.cuMemFree(flush);
   if (status) {
     const size_t bytes = size_t(1) << 30;
     cuda::CUdeviceptr a = 0, b = 0;
@@ -505,7 +535,7 @@ int main(int argc, char **argv) {
 
   if (benchRuns > 0) {
     Result<BenchResult> bench =
-        onGpu ? benchGpu(*module, entry->name, launchArgs, benchRuns)
+        onGpu ? benchGpu(*module, entry->name, launchArgs, benchRuns, bytesMoved)
               : benchCpu(*module, entry->name, launchArgs, benchRuns);
     if (!bench)
       return fail(bench.message());
@@ -516,6 +546,13 @@ int main(int argc, char **argv) {
         benchRuns.getValue(), onGpu ? "GPU" : "CPU", bench->medianMs, bench->minMs,
         static_cast<long long>(bytesMoved), gbs, 100 * gbs / bench->copyGBs,
         onGpu ? "device" : "host", bench->copyGBs);
+    if (bench->sameSizeCopyMs > 0)
+      llvm::outs() << llvm::format(
+          "nerve-run: a device copy moving the same bytes takes %.4f ms (%.1f%% of the copy "
+          "bandwidth); the kernel runs at %.1f%% of its speed\n",
+          bench->sameSizeCopyMs,
+          100 * (bytesMoved / (bench->sameSizeCopyMs * 1e-3) / 1e9) / bench->copyGBs,
+          100 * bench->sameSizeCopyMs / bench->medianMs);
   }
   return 0;
 }
