@@ -199,6 +199,25 @@ static Result<BenchResult> benchGpu(const Module &module, const std::string &ent
   if (status)
     status = device->check(api.cuStreamSynchronize(stream),
                            ("running kernel @" + entry + " on the GPU").c_str());
+  // The median time of `timed` device copies after `warm` untimed ones,
+  // with L2 evicted before each when `flushFirst`; failures go to `status`.
+  auto timeCopies = [&](cuda::CUdeviceptr to, cuda::CUdeviceptr from, size_t bytes,
+                        unsigned warm, unsigned timed, bool flushFirst) {
+    std::vector<double> copies;
+    for (unsigned i = 0; i < warm + timed && status; ++i) {
+      if (flushFirst)
+        api.cuMemsetD8Async(flush, static_cast<unsigned char>(i), flushBytes, stream);
+      api.cuEventRecord(events[0], stream);
+      status = device->check(api.cuMemcpyAsync(to, from, bytes, stream), "cuMemcpyAsync");
+      api.cuEventRecord(events[1], stream);
+      api.cuEventSynchronize(events[1]);
+      float ms = 0;
+      api.cuEventElapsedTime(&ms, events[0], events[1]);
+      if (i >= warm)
+        copies.push_back(ms);
+    }
+    return copies.empty() ? 0.0 : medianOf(copies);
+  };
   for (unsigned i = 0; i < runs && status; ++i) {
     float ms = 0;
     api.cuEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]);
@@ -212,18 +231,9 @@ static Result<BenchResult> benchGpu(const Module &module, const std::string &ent
       status = device->check(api.cuMemAlloc(&b, bytes), "allocating 1 GiB for the copy bandwidth");
     if (status) {
       api.cuMemsetD8(a, 1, bytes);
-      std::vector<double> copies;
-      for (int i = 0; i < 12 && status; ++i) {
-        api.cuEventRecord(events[0], stream);
-        status = device->check(api.cuMemcpyAsync(b, a, bytes, stream), "cuMemcpyAsync");
-        api.cuEventRecord(events[1], stream);
-        api.cuEventSynchronize(events[1]);
-        float ms = 0;
-        api.cuEventElapsedTime(&ms, events[0], events[1]);
-        if (i >= 2)
-          copies.push_back(ms);
-      }
-      r.copyGBs = 2.0 * bytes / (medianOf(copies) * 1e-3) / 1e9;
+      double ms = timeCopies(b, a, bytes, /*warm=*/2, /*timed=*/10, /*flushFirst=*/false);
+      if (status)
+        r.copyGBs = 2.0 * bytes / (ms * 1e-3) / 1e9;
     }
     if (a)
       api.cuMemFree(a);
@@ -238,20 +248,9 @@ static Result<BenchResult> benchGpu(const Module &module, const std::string &ent
   if (status && half > 0 && api.cuMemAlloc(&from, half) == cuda::CUDA_SUCCESS &&
       api.cuMemAlloc(&to, half) == cuda::CUDA_SUCCESS) {
     api.cuMemsetD8(from, 1, half);
-    std::vector<double> copies;
-    for (unsigned i = 0; i < runs + 3 && status; ++i) {
-      api.cuMemsetD8Async(flush, static_cast<unsigned char>(i), flushBytes, stream);
-      api.cuEventRecord(events[0], stream);
-      status = device->check(api.cuMemcpyAsync(to, from, half, stream), "cuMemcpyAsync");
-      api.cuEventRecord(events[1], stream);
-      api.cuEventSynchronize(events[1]);
-      float ms = 0;
-      api.cuEventElapsedTime(&ms, events[0], events[1]);
-      if (i >= 3)
-        copies.push_back(ms);
-    }
-    if (!copies.empty())
-      r.sameSizeCopyMs = medianOf(copies);
+    double ms = timeCopies(to, from, half, /*warm=*/3, runs, /*flushFirst=*/true);
+    if (status)
+      r.sameSizeCopyMs = ms;
   }
   if (from)
     api.cuMemFree(from);
