@@ -18,6 +18,7 @@
 #include <vector>
 
 using namespace nerve;
+using nerve::testing::contains;
 using nerve::testing::expectInNewProcess;
 using nerve::testing::Problems;
 
@@ -73,10 +74,6 @@ Result<std::shared_ptr<Module>> compileUncached(const char *spec) {
 Status runOn(const Module &m, const std::string &entry) {
   std::vector<float> x(100, 1.0f), y(100);
   return m.run(entry, {Arg::tensor(x.data(), {100}), Arg::tensor(y.data(), {100})});
-}
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(FakeDriverFault, AFaultLosesCUDAForTheProcessAndCPUModulesGoOn) {

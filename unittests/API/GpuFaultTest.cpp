@@ -20,6 +20,7 @@
 #include <vector>
 
 using namespace nerve;
+using nerve::testing::contains;
 using nerve::testing::expectInNewProcess;
 using nerve::testing::Problems;
 
@@ -53,10 +54,6 @@ CompileOptions cudaOptions() {
   CompileOptions o;
   o.target = Target::CUDA;
   return o;
-}
-
-bool contains(const std::string &text, const std::string &part) {
-  return text.find(part) != std::string::npos;
 }
 
 /// Runs `entry` (y = f(x, 3)) on host arrays and checks every element.

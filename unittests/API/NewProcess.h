@@ -20,6 +20,10 @@
 
 namespace nerve::testing {
 
+inline bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
 /// Collects failed expectations of a scenario.
 class Problems {
 public:
@@ -29,7 +33,7 @@ public:
   }
   /// Expects `text` to contain `part`.
   void expectContains(const std::string &text, const std::string &part) {
-    expect(text.find(part) != std::string::npos, "expected \"" + part + "\" in: " + text);
+    expect(contains(text, part), "expected \"" + part + "\" in: " + text);
   }
   const std::string &text() const { return text_; }
 
