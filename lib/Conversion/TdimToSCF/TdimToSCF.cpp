@@ -14,6 +14,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <map>
+
 namespace nerve {
 #define GEN_PASS_DEF_CONVERTTDIMTOSCF
 #include "nerve/Conversion/Passes.h.inc"
@@ -48,12 +50,27 @@ TdimTypeConverter::TdimTypeConverter() {
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
+/// Names the attribute with which a lowered kernel records, for each
+/// dimension name of its signature, the argument and position its size is
+/// read from (removed when the pass ends).
+static constexpr llvm::StringLiteral kDimSources = "nerve.dim_sources";
+
 Value nerve::tdim_to_scf::buildDimSize(OpBuilder &b, Location loc, Value memref,
                                        TdimTensorType tensor, DimAttr dim) {
   unsigned pos = *tensor.getPosition(dim);
   int64_t size = tensor.getSizes()[pos];
   if (size != ShapedType::kDynamic)
     return arith::ConstantIndexOp::create(b, loc, size);
+  // Within the signature a dimension name has one size (the runtime checks
+  // it), so every argument's extent of it is read from the same argument:
+  // loops over the same dimensions then have the same bounds, which lets
+  // the GPU mapping tell that they walk the same rows.
+  if (auto arg = llvm::dyn_cast<BlockArgument>(memref))
+    if (auto func = llvm::dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+        func && arg.getOwner() == &func.getBody().front())
+      if (auto sources = func->getAttrOfType<DictionaryAttr>(kDimSources))
+        if (auto source = sources.getAs<DenseI64ArrayAttr>(dim.str()))
+          return memref::DimOp::create(b, loc, func.getArgument(source[0]), source[1]);
   return memref::DimOp::create(b, loc, memref, pos);
 }
 
@@ -101,6 +118,28 @@ namespace {
 struct KernelLowering : OpConversionPattern<KernelOp> {
   using OpConversionPattern::OpConversionPattern;
 
+  /// For each dynamic dimension of the signature (those of variable size
+  /// excepted), the first argument that has it and its position there.
+  static DictionaryAttr dimSources(KernelOp op) {
+    Builder b(op.getContext());
+    llvm::DenseSet<Attribute> variable;
+    if (ArrayAttr dims = op.getVariableDimsAttr())
+      variable.insert(dims.begin(), dims.end());
+    std::map<std::string, SmallVector<int64_t, 2>> sources;
+    for (auto [i, type] : llvm::enumerate(op.getArgumentTypes())) {
+      auto tensor = llvm::dyn_cast<TdimTensorType>(type);
+      if (!tensor)
+        continue;
+      for (auto [pos, d] : llvm::enumerate(tensor.getDims()))
+        if (tensor.getSizes()[pos] == ShapedType::kDynamic && !variable.contains(d))
+          sources.insert({d.str(), {int64_t(i), int64_t(pos)}});
+    }
+    SmallVector<NamedAttribute> entries;
+    for (auto &[name, source] : sources)
+      entries.push_back(b.getNamedAttr(name, b.getDenseI64ArrayAttr(source)));
+    return b.getDictionaryAttr(entries);
+  }
+
   LogicalResult matchAndRewrite(KernelOp op, OpAdaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     const TypeConverter &converter = *getTypeConverter();
@@ -115,6 +154,7 @@ struct KernelLowering : OpConversionPattern<KernelOp> {
     func->setAttr("nerve.kernel", rewriter.getUnitAttr());
     func->setAttr("nerve.arg_names", op.getArgNames());
     func->setAttr("nerve.num_outputs", op.getNumOutputsAttr());
+    func->setAttr(kDimSources, dimSources(op));
     rewriter.inlineRegionBefore(op.getBody(), func.getBody(), func.end());
     if (!rewriter.applySignatureConversion(&func.getBody().front(), signature,
                                            &converter))
@@ -146,7 +186,8 @@ struct ConvertTdimToSCFPass
                            memref::MemRefDialect, scf::SCFDialect>();
     target.addLegalOp<UnrealizedConversionCastOp>();
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    getOperation()->walk([](func::FuncOp f) { f->removeAttr(kDimSources); });
   }
 };
 

@@ -106,3 +106,22 @@ tdim.kernel @total(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%s: !tdim.tensor<[],
     }
   tdim.return
 }
+
+// -----
+
+// Within a signature a dimension name has one size (the runtime checks it),
+// so every extent of `r` and `c` is read from the first argument that has
+// it: the max and the elementwise pass of a softmax then loop over the same
+// bounds, which lets the GPU mapping fuse them (row programs).
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME:  (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// CHECK-NOT:   memref.dim %[[Y]]
+// CHECK:       %[[R:.*]] = memref.dim %[[X]], %c0
+// CHECK:       scf.parallel (%{{.*}}) = (%c0) to (%[[R]])
+// CHECK:       scf.parallel (%{{.*}}) = (%c0) to (%[[R]])
+// CHECK:       scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%[[R]], %{{.*}})
+// CHECK-NOT:   memref.dim %[[Y]]
+tdim.kernel @softmax(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%y: !tdim.tensor<[r: ?, c: ?], f32>) {
+  tdim.softmax ins(%x : !tdim.tensor<[r: ?, c: ?], f32>) outs(%y : !tdim.tensor<[r: ?, c: ?], f32>) over c
+  tdim.return
+}
