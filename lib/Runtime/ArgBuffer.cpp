@@ -104,16 +104,26 @@ Result<ArgBuffer> nerve::makeArgBuffer(const ArgInfo &arg, const std::vector<int
   buffer.dtype = arg.dtype;
   buffer.sizes = sizes;
   size_t rank = sizes.size();
-  buffer.strides.assign(rank, 1);
-  bool haveStrides = !arg.strides.empty() &&
-                     std::none_of(arg.strides.begin(), arg.strides.end(),
-                                  [](int64_t s) { return s < 0; });
-  if (haveStrides) {
-    buffer.strides = arg.strides;
-  } else {
-    for (size_t d = rank; d-- > 1;)
-      buffer.strides[d - 1] = buffer.strides[d] * std::max<int64_t>(sizes[d], 1);
-  }
+  // Strides the layout fixes are kept; the others (all of them for a
+  // row-major spec) pack the remaining dimensions densely outside those, the
+  // last fastest: `strides = [1, ?]` over (r, c) is column-major.
+  buffer.strides.assign(rank, -1);
+  int64_t extent = 1, reach = 0;
+  bool tooFar = false;
+  if (arg.strides.size() == rank)
+    for (size_t d = 0; d < rank; ++d)
+      if (arg.strides[d] >= 0) {
+        buffer.strides[d] = arg.strides[d];
+        tooFar |= __builtin_mul_overflow(arg.strides[d], std::max<int64_t>(sizes[d], 1), &reach);
+        extent = std::max(extent, reach);
+      }
+  for (size_t d = rank; d-- > 0;)
+    if (buffer.strides[d] < 0) {
+      buffer.strides[d] = extent;
+      tooFar |= __builtin_mul_overflow(extent, std::max<int64_t>(sizes[d], 1), &extent);
+    }
+  if (tooFar)
+    return Status::error("argument %" + arg.name + " is too large to address");
   buffer.offset = arg.offset > 0 ? arg.offset : 0;
   // Span = offset + the farthest element + 1, overflow-checked.
   uint64_t span = static_cast<uint64_t>(buffer.offset);
