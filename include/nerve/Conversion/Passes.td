@@ -105,6 +105,16 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
   ];
 }
 
+def ExternDynamicShared : Pass<"nerve-extern-dynamic-shared", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Declares a kernel's dynamic shared memory as .extern";
+  let description = [{
+    After `convert-gpu-to-nvvm`: the zero-sized shared-memory globals that
+    `gpu.dynamic_shared_memory` lowered to become external, so that the PTX
+    declares them `.extern .shared` (the block's dynamic shared memory)
+    instead of a local zero-sized array that aliases the static ones.
+  }];
+}
+
 def NameKernels : Pass<"nerve-name-kernels", "::mlir::ModuleOp"> {
   let summary = "Gives every outlined GPU kernel a distinct name";
   let description = [{

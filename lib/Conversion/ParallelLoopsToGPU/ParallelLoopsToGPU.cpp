@@ -2,6 +2,8 @@
 
 #include "nerve/Conversion/Passes.h"
 
+#include "LoopMapping.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -10,8 +12,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include <limits>
-#include <optional>
 
 namespace nerve {
 #define GEN_PASS_DEF_PARALLELLOOPSTOGPU
@@ -19,6 +19,7 @@ namespace nerve {
 } // namespace nerve
 
 using namespace mlir;
+using namespace nerve::loop_mapping;
 
 /// Ops that may stay in host code: they compute on values, not memory
 /// (sizes from descriptors, views, index arithmetic), or manage buffers.
@@ -28,39 +29,6 @@ static bool staysOnHost(Operation *op) {
   return isMemoryEffectFree(op);
 }
 
-static Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-/// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
-static void buildLaunch(OpBuilder &b, Location loc, Value grid, Value block,
-                        function_ref<void(OpBuilder &, gpu::LaunchOp)> fn) {
-  Value one = indexConstant(b, loc, 1);
-  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one);
-  OpBuilder::InsertionGuard guard(b);
-  Block *body = &launch.getBody().front();
-  b.setInsertionPointToStart(body);
-  fn(b, launch);
-  b.setInsertionPointToEnd(body);
-  gpu::TerminatorOp::create(b, loc);
-}
-
-/// A launch of blocks of `block` threads covering `work` items, `perBlock`
-/// per block (the grid capped at the hardware's limit: the body strides over
-/// the rest), built only when there is work.
-static void buildLaunchOver(OpBuilder &b, Location loc, Value work, Value perBlock, Value block,
-                            function_ref<void(OpBuilder &, gpu::LaunchOp)> fn) {
-  Value grid = arith::CeilDivUIOp::create(b, loc, work, perBlock);
-  grid = arith::MinUIOp::create(b, loc, grid, indexConstant(b, loc, (int64_t(1) << 31) - 1));
-  Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, work,
-                                         indexConstant(b, loc, 0));
-  auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard insertion(b);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
-  buildLaunch(b, loc, grid, block, fn);
-}
-
-/// Whether iterations of `body` can be interleaved op by op: straight-line
 /// loads, stores and pure ops, nothing with regions.
 static bool isStraightLine(Block *body) {
   return llvm::all_of(body->without_terminator(), [](Operation &op) {
@@ -129,94 +97,6 @@ static scf::ParallelOp collapseNested(scf::ParallelOp outer) {
 }
 
 
-/// A loop `scf.for ... iter_args(%acc = %init)` whose body folds one value
-/// per iteration into %acc with an associative, commutative op, reading
-/// memory but writing none: a row reduction that lanes may split.
-struct LaneReduction {
-  mutable scf::ForOp loop; // op handles are values; accessors are not const
-  Operation *combine; ///< the op producing the yielded value
-  unsigned accOperand; ///< which of its operands is %acc
-};
-
-/// The identity of `combine`'s kind, or null when it has no shuffle-friendly
-/// one (kinds other than sums, minima and maxima; types other than f32, i32).
-static Value reductionIdentity(OpBuilder &b, Location loc, Operation *combine) {
-  Type t = combine->getResult(0).getType();
-  if (t.isF32()) {
-    auto f = [&](float v) {
-      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
-    };
-    if (isa<arith::AddFOp>(combine))
-      return f(0.0f);
-    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combine))
-      return f(-std::numeric_limits<float>::infinity());
-    if (isa<arith::MinimumFOp, arith::MinNumFOp>(combine))
-      return f(std::numeric_limits<float>::infinity());
-    return {};
-  }
-  if (t.isInteger(32)) {
-    auto i = [&](int64_t v) {
-      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)).getResult();
-    };
-    if (isa<arith::AddIOp>(combine))
-      return i(0);
-    if (isa<arith::MaxSIOp>(combine))
-      return i(std::numeric_limits<int32_t>::min());
-    if (isa<arith::MinSIOp>(combine))
-      return i(std::numeric_limits<int32_t>::max());
-    return {};
-  }
-  return {};
-}
-
-static std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
-  if (loop.getNumResults() != 1 || !getConstantIntValue(loop.getStep()))
-    return std::nullopt;
-  if (*getConstantIntValue(loop.getStep()) <= 0)
-    return std::nullopt;
-  Value acc = loop.getRegionIterArgs()[0];
-  Value yielded = loop.getBody()->getTerminator()->getOperand(0);
-  Operation *combine = yielded.getDefiningOp();
-  if (!combine || combine->getBlock() != loop.getBody() || combine->getNumOperands() != 2 ||
-      !acc.hasOneUse() || *acc.getUsers().begin() != combine || !yielded.hasOneUse())
-    return std::nullopt;
-  // Iterations must be independent but for %acc: no writes, no regions.
-  for (Operation &op : loop.getBody()->without_terminator())
-    if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
-      return std::nullopt;
-  // Lanes must read neighbouring addresses: the loop walks the contiguous
-  // (last, unit-stride) dimension of what it loads and no other. A column
-  // reduction keeps a thread per column, whose neighbours read neighbours.
-  Value iv = loop.getInductionVar();
-  auto variesInLoop = [&](Value v) {
-    return v == iv || (v.getDefiningOp() && v.getDefiningOp()->getBlock() == loop.getBody());
-  };
-  bool contiguous = false;
-  for (auto load : loop.getBody()->getOps<memref::LoadOp>()) {
-    auto indices = load.getIndices();
-    if (indices.empty())
-      continue;
-    for (Value index : indices.drop_back())
-      if (variesInLoop(index))
-        return std::nullopt;
-    if (!variesInLoop(indices.back()))
-      continue;
-    auto [strides, offset] = load.getMemRefType().getStridesAndOffset();
-    if (indices.back() != iv || strides.empty() || strides.back() != 1)
-      return std::nullopt;
-    contiguous = true;
-  }
-  if (!contiguous)
-    return std::nullopt;
-  OpBuilder probe(loop.getContext());
-  auto scratch = ModuleOp::create(probe, loop.getLoc());
-  probe.setInsertionPointToStart(scratch.getBody());
-  bool known = static_cast<bool>(reductionIdentity(probe, loop.getLoc(), combine));
-  scratch->erase();
-  if (!known)
-    return std::nullopt;
-  return LaneReduction{loop, combine, combine->getOperand(0) == acc ? 0u : 1u};
-}
 
 namespace {
 
@@ -256,6 +136,11 @@ struct ParallelLoopsToGPUPass
           return failure();
         if (loop.getNumResults() != 0)
           next = mapReduction(loop, func); // resume at the loads of its results
+        else if (Operation *resume = mapRowProgram(loop, [&](scf::ParallelOp alone) {
+                   if (!mapRowsToWarps(alone))
+                     mapParallel(alone);
+                 }))
+          next = resume; // after the loops the program took in
         else if (!mapRowsToWarps(loop))
           mapParallel(loop);
       } else if (staysOnHost(&op) && !usesDeviceValue) {
@@ -304,43 +189,6 @@ struct ParallelLoopsToGPUPass
     return success();
   }
 
-  /// The trip count of each dimension of `loop` (0 when empty), built as
-  /// host code before it, and their product.
-  static std::pair<SmallVector<Value>, Value> tripCounts(OpBuilder &b, scf::ParallelOp loop) {
-    Location loc = loop.getLoc();
-    SmallVector<Value> counts;
-    // Folded as built, so a static trip count stays visible.
-    Value total = indexConstant(b, loc, 1);
-    Value zero = indexConstant(b, loc, 0);
-    for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
-      Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i];
-      Value step = loop.getStep()[i];
-      Value span = b.createOrFold<arith::SubIOp>(loc, ub, lb);
-      Value count = b.createOrFold<arith::CeilDivUIOp>(loc, span, step);
-      // An upper bound below the lower one is an empty loop.
-      Value empty = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, ub, lb);
-      count = b.createOrFold<arith::SelectOp>(loc, empty, zero, count);
-      counts.push_back(count);
-      total = b.createOrFold<arith::MulIOp>(loc, total, count);
-    }
-    return {counts, total};
-  }
-
-  /// The loop's indices at flat iteration `linear` (innermost fastest).
-  static SmallVector<Value> delinearize(OpBuilder &b, Location loc, scf::ParallelOp loop,
-                                        ArrayRef<Value> counts, Value linear) {
-    unsigned rank = loop.getNumLoops();
-    Value rest = linear;
-    SmallVector<Value> ivs(rank);
-    for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
-      Value k = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, counts[i]).getResult();
-      if (i > 0)
-        rest = arith::DivUIOp::create(b, loc, rest, counts[i]);
-      ivs[i] = arith::AddIOp::create(b, loc, loop.getLowerBound()[i],
-                                     arith::MulIOp::create(b, loc, k, loop.getStep()[i]));
-    }
-    return ivs;
-  }
 
   /// `combine` (a reduction region of two arguments) applied to `lhs`, `rhs`.
   static Value combineWith(OpBuilder &b, Region &combine, Value lhs, Value rhs) {
@@ -505,13 +353,6 @@ struct ParallelLoopsToGPUPass
   }
 
 
-  /// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
-  static Value combineAs(OpBuilder &b, const LaneReduction &r, Value acc, Value value) {
-    IRMapping m;
-    m.map(r.combine->getOperand(r.accOperand), acc);
-    m.map(r.combine->getOperand(1 - r.accOperand), value);
-    return b.clone(*r.combine, m)->getResult(0);
-  }
 
   /// The value iteration `iv` of `r` folds in, built from a copy of its body.
   static Value laneValue(OpBuilder &b, const LaneReduction &r, IRMapping outer, Value iv) {
@@ -524,66 +365,17 @@ struct ParallelLoopsToGPUPass
   }
 
   /// The 32 lanes of a warp split `r` (lane l takes iterations l, l + 32,
-  /// ..., four at a time with four partial values so that four loads are in
-  /// flight), then combine their partials by shuffles; every lane ends with
+  /// ...), then combine their partials by shuffles; every lane ends with
   /// the loop's result.
   static Value warpReduce(OpBuilder &b, Location loc, const LaneReduction &r,
                           IRMapping &mapping, Value lane) {
-    constexpr int64_t kLanes = 32, kUnroll = 4;
-    Value lb = mapping.lookupOrDefault(r.loop.getLowerBound());
-    Value ub = mapping.lookupOrDefault(r.loop.getUpperBound());
-    Value step = mapping.lookupOrDefault(r.loop.getStep());
-    Value init = mapping.lookupOrDefault(r.loop.getInitArgs()[0]);
-    Value identity = reductionIdentity(b, loc, r.combine);
-    Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
-    Value span = arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
-    Value laneStep = arith::MulIOp::create(b, loc, step, indexConstant(b, loc, kLanes));
-    Value chunk = arith::MulIOp::create(b, loc, laneStep, indexConstant(b, loc, kUnroll));
-    Value full = arith::DivUIOp::create(b, loc, span, chunk);
-    Value laneOffset = arith::MulIOp::create(b, loc, lane, step);
-
-    // Whole chunks: kUnroll independent partials, no bounds checks.
-    SmallVector<Value> inits(kUnroll, identity);
-    auto main = scf::ForOp::create(b, loc, zero, full, one, inits);
-    {
-      OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
-      Value base = arith::AddIOp::create(
-          mb, loc, lb,
-          arith::AddIOp::create(mb, loc,
-                                arith::MulIOp::create(mb, loc, main.getInductionVar(), chunk),
-                                laneOffset));
-      SmallVector<Value> next;
-      for (int64_t u = 0; u < kUnroll; ++u) {
-        Value iv = u == 0 ? base
-                          : arith::AddIOp::create(
-                                mb, loc, base,
-                                arith::MulIOp::create(mb, loc, laneStep, indexConstant(mb, loc, u)))
-                                .getResult();
-        next.push_back(combineAs(mb, r, main.getRegionIterArgs()[u], laneValue(mb, r, mapping, iv)));
-      }
-      scf::YieldOp::create(mb, loc, next);
-    }
-    // The tail, one iteration at a time.
-    Value tailStart = arith::AddIOp::create(
-        b, loc, lb, arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, full, chunk),
-                                          laneOffset));
-    auto tail = scf::ForOp::create(b, loc, tailStart, ub, laneStep, ValueRange{main.getResult(0)});
-    {
-      OpBuilder tb = OpBuilder::atBlockBegin(tail.getBody());
-      Value v = laneValue(tb, r, mapping, tail.getInductionVar());
-      scf::YieldOp::create(tb, loc, combineAs(tb, r, tail.getRegionIterArgs()[0], v));
-    }
-    Value partial = tail.getResult(0);
-    for (int64_t u = 1; u < kUnroll; ++u)
-      partial = combineAs(b, r, partial, main.getResult(u));
-    // A butterfly: after log2(32) exchanges every lane holds the total.
-    for (int32_t offset = kLanes / 2; offset >= 1; offset /= 2) {
-      Value other = gpu::ShuffleOp::create(b, loc, partial, offset, kLanes,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-      partial = combineAs(b, r, partial, other);
-    }
-    return combineAs(b, r, init, partial);
+    Value partial = stridedPartial(
+        b, loc, r, mapping.lookupOrDefault(r.loop.getLowerBound()),
+        mapping.lookupOrDefault(r.loop.getUpperBound()),
+        mapping.lookupOrDefault(r.loop.getStep()), lane, indexConstant(b, loc, kWarpSize),
+        [&](OpBuilder &vb, Value iv) { return laneValue(vb, r, mapping, iv); });
+    partial = warpButterfly(b, loc, r, partial);
+    return combineAs(b, r, mapping.lookupOrDefault(r.loop.getInitArgs()[0]), partial);
   }
 
   /// A parallel loop over rows whose body reduces each row with a
@@ -676,6 +468,56 @@ struct ParallelLoopsToGPUPass
       if (*c < threads)
         threads = std::max<int64_t>(32, (*c + 31) / 32 * 32);
     }
+    // A straight-line loop over rows of at least half a tile of columns
+    // runs tiles of a row per block: no division per element (finding an
+    // element's indices from its flat position costs a 64-bit division per
+    // dimension, which made 2-D maps compute-bound on an H200: 55% of the
+    // copy bandwidth against 86% for the same map in 1-D).
+    int64_t tileWidth = threads * perThread;
+    if (perThread > 1 && loop.getNumLoops() >= 2) {
+      Value columns = counts.back();
+      Value wide = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, columns,
+                                                 indexConstant(b, loc, tileWidth / 2));
+      if (auto known = getConstantIntValue(wide)) {
+        if (*known)
+          mapRowTiles(b, loop, counts, threads, perThread);
+        else
+          mapFlat(b, loop, counts, total, threads, perThread);
+      } else {
+        auto choice = scf::IfOp::create(b, loc, wide, /*withElseRegion=*/true);
+        OpBuilder tb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+        mapRowTiles(tb, loop, counts, threads, perThread);
+        OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+        mapFlat(eb, loop, counts, total, threads, perThread);
+      }
+    } else {
+      mapFlat(b, loop, counts, total, threads, perThread);
+    }
+    loop.erase();
+  }
+
+  /// Clones `loop`'s body once per mapping, op by op (their loads in flight
+  /// together); a store of an iteration that is not `valid` is skipped.
+  static void emitInterleaved(OpBuilder &ib, Location loc, scf::ParallelOp loop,
+                              MutableArrayRef<IRMapping> mappings, ArrayRef<Value> valid) {
+    for (Operation &op : loop.getBody()->without_terminator()) {
+      for (auto [mapping, ok] : llvm::zip(mappings, valid)) {
+        if (ok && isa<memref::StoreOp>(op)) {
+          auto inRange = scf::IfOp::create(ib, loc, ok, /*withElseRegion=*/false);
+          OpBuilder tb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+          tb.clone(op, mapping);
+        } else {
+          ib.clone(op, mapping);
+        }
+      }
+    }
+  }
+
+  /// Every iteration by its flat position: thread-consecutive positions,
+  /// `perThread` of them a grid apart per thread.
+  static void mapFlat(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Value total,
+                      int64_t threads, int64_t perThread) {
+    Location loc = loop.getLoc();
     Value block = indexConstant(b, loc, threads);
     Value perBlock = perThread == 1 ? block : indexConstant(b, loc, threads * perThread);
     buildLaunchOver(b, loc, total, perBlock, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
@@ -709,19 +551,61 @@ struct ParallelLoopsToGPUPass
         SmallVector<Value> ivs = delinearize(ib, loc, loop, counts, linear);
         mappings[j].map(loop.getInductionVars(), ivs);
       }
-      for (Operation &op : loop.getBody()->without_terminator()) {
-        for (int64_t j = 0; j < perThread; ++j) {
-          if (j > 0 && isa<memref::StoreOp>(op)) {
-            auto inRange = scf::IfOp::create(ib, loc, valid[j], /*withElseRegion=*/false);
-            OpBuilder tb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
-            tb.clone(op, mappings[j]);
-          } else {
-            ib.clone(op, mappings[j]);
-          }
-        }
-      }
+      emitInterleaved(ib, loc, loop, mappings, valid);
     });
-    loop.erase();
+  }
+
+  /// Blocks over (row, tile of `threads * perThread` columns): a block's
+  /// row indices come from one division per tile; thread t takes columns
+  /// t, t + threads, ... of the tile. Past the last column it loads at the
+  /// last one and stores nothing.
+  static void mapRowTiles(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts,
+                          int64_t threads, int64_t perThread) {
+    Location loc = loop.getLoc();
+    unsigned rank = loop.getNumLoops();
+    Value columns = counts.back();
+    Value width = indexConstant(b, loc, threads * perThread);
+    Value tiles = arith::CeilDivUIOp::create(b, loc, columns, width);
+    Value rows = indexConstant(b, loc, 1);
+    for (Value c : counts.drop_back())
+      rows = b.createOrFold<arith::MulIOp>(loc, rows, c);
+    Value work = arith::MulIOp::create(b, loc, rows, tiles);
+    Value block = indexConstant(b, loc, threads);
+    buildLaunchOver(b, loc, work, indexConstant(b, loc, 1), block,
+                    [&](OpBuilder &ib, gpu::LaunchOp launch) {
+      auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, work,
+                                      launch.getGridSize().x);
+      OpBuilder lb = OpBuilder::atBlockBegin(items.getBody());
+      Value item = items.getInductionVar();
+      Value row = arith::DivUIOp::create(lb, loc, item, tiles);
+      Value tile = arith::SubIOp::create(lb, loc, item, arith::MulIOp::create(lb, loc, row, tiles));
+      SmallVector<Value> ivs(rank);
+      for (int i = static_cast<int>(rank) - 2; i >= 0; --i) {
+        Value k = i == 0 ? row : arith::RemUIOp::create(lb, loc, row, counts[i]).getResult();
+        if (i > 0)
+          row = arith::DivUIOp::create(lb, loc, row, counts[i]);
+        ivs[i] = arith::AddIOp::create(lb, loc, loop.getLowerBound()[i],
+                                       arith::MulIOp::create(lb, loc, k, loop.getStep()[i]));
+      }
+      Value first = arith::AddIOp::create(lb, loc, arith::MulIOp::create(lb, loc, tile, width),
+                                          launch.getThreadIds().x);
+      Value last = arith::SubIOp::create(lb, loc, columns, indexConstant(lb, loc, 1));
+      SmallVector<IRMapping> mappings(perThread);
+      SmallVector<Value> valid(perThread);
+      for (int64_t j = 0; j < perThread; ++j) {
+        Value col = j == 0 ? first
+                           : arith::AddIOp::create(lb, loc, first,
+                                                   indexConstant(lb, loc, j * threads))
+                                 .getResult();
+        valid[j] = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, col, columns);
+        col = arith::SelectOp::create(lb, loc, valid[j], col, last);
+        ivs[rank - 1] = arith::AddIOp::create(
+            lb, loc, loop.getLowerBound()[rank - 1],
+            arith::MulIOp::create(lb, loc, col, loop.getStep()[rank - 1]));
+        mappings[j].map(loop.getInductionVars(), ivs);
+      }
+      emitInterleaved(lb, loc, loop, mappings, valid);
+    });
   }
 };
 

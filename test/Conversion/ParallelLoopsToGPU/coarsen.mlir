@@ -1,11 +1,33 @@
 // RUN: nerve-opt %s --nerve-parallel-loops-to-gpu="coarsen=4" --split-input-file | FileCheck %s
 
-// A straight-line body runs 4 iterations per thread, one grid stride apart
-// (coalesced), interleaved op by op: the 4 loads come before any store. The
-// grid covers the iterations with a quarter of the threads; iterations past
-// the end load at the last iteration's indices and store nothing.
+// A straight-line body runs 4 iterations per thread, interleaved op by op:
+// the 4 loads come before any store. Over rows at least half a tile (512
+// columns) wide it runs tiles of 1024 columns of a row per block (the row
+// from one division per tile, thread t taking columns t, t + 256, ...: no
+// division per element); over narrower rows, every iteration by its flat
+// position, 4 per thread one grid stride apart, with a quarter of the
+// threads. Either way, iterations past the end load at the last one's
+// indices and store nothing.
 // CHECK-LABEL: func.func @map
+// CHECK: %[[COLS:.*]] = memref.dim %{{.*}}, %c1
 // CHECK: %[[TOTAL:.*]] = arith.muli
+// CHECK: %[[WIDE:.*]] = arith.cmpi uge, %{{.*}}, %c512 : index
+// CHECK: scf.if %[[WIDE]] {
+// CHECK:   %[[TILES:.*]] = arith.ceildivui %{{.*}}, %c1024 : index
+// CHECK:   gpu.launch
+// CHECK:     scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:       %[[ROW:.*]] = arith.divui %[[ITEM]], %[[TILES]] : index
+// CHECK-NOT:   arith.divui
+// CHECK:       %[[C1:.*]] = arith.addi %{{.*}}, %c256{{.*}} : index
+// CHECK:       %[[V1:.*]] = arith.cmpi ult, %[[C1]], %{{.*}} : index
+// CHECK-COUNT-4: memref.load %{{.*}}[%{{.*}}, %{{.*}}]
+// CHECK-NOT:   memref.load
+// CHECK-COUNT-4: arith.mulf
+// CHECK:       scf.if
+// CHECK-NEXT:    memref.store
+// CHECK:       scf.if %[[V1]] {
+// CHECK-NEXT:    memref.store
+// CHECK: } else {
 // CHECK: %[[C1024:.*]] = arith.constant 1024 : index
 // CHECK: arith.ceildivui %[[TOTAL]], %[[C1024]] : index
 // CHECK: gpu.launch blocks({{.*}}) in (%[[GX:[a-z0-9_]+]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) threads
@@ -13,13 +35,13 @@
 // CHECK:   %[[STEP:.*]] = arith.muli %[[STRIDE]], %{{.*}} : index
 // CHECK:   scf.for %[[L:.*]] = %{{.*}} to %[[TOTAL]] step %[[STEP]] {
 // CHECK:     %[[L1:.*]] = arith.addi %[[L]], %{{.*}} : index
-// CHECK:     %[[V1:.*]] = arith.cmpi ult, %[[L1]], %[[TOTAL]] : index
-// CHECK:     arith.select %[[V1]]
+// CHECK:     %[[F1:.*]] = arith.cmpi ult, %[[L1]], %[[TOTAL]] : index
+// CHECK:     arith.select %[[F1]]
 // CHECK-COUNT-4: memref.load
 // CHECK-NOT: memref.load
 // CHECK-COUNT-4: arith.mulf
 // CHECK:     memref.store
-// CHECK:     scf.if %[[V1]] {
+// CHECK:     scf.if %[[F1]] {
 // CHECK-NEXT:  memref.store
 // CHECK:     scf.if
 // CHECK:     scf.if

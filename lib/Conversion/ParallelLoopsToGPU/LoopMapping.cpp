@@ -1,0 +1,234 @@
+//===- LoopMapping.cpp - pieces shared by the GPU loop mappings ----------===//
+
+#include "LoopMapping.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace nerve::loop_mapping {
+
+Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+/// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
+void buildLaunch(OpBuilder &b, Location loc, Value grid, Value block,
+                 function_ref<void(OpBuilder &, gpu::LaunchOp)> fn, Value sharedBytes) {
+  Value one = indexConstant(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one, sharedBytes);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = &launch.getBody().front();
+  b.setInsertionPointToStart(body);
+  fn(b, launch);
+  b.setInsertionPointToEnd(body);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+/// A launch of blocks of `block` threads covering `work` items, `perBlock`
+/// per block (the grid capped at the hardware's limit: the body strides over
+/// the rest), built only when there is work.
+void buildLaunchOver(OpBuilder &b, Location loc, Value work, Value perBlock, Value block,
+                     function_ref<void(OpBuilder &, gpu::LaunchOp)> fn, Value sharedBytes) {
+  Value grid = arith::CeilDivUIOp::create(b, loc, work, perBlock);
+  grid = arith::MinUIOp::create(b, loc, grid, indexConstant(b, loc, (int64_t(1) << 31) - 1));
+  Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, work,
+                                         indexConstant(b, loc, 0));
+  auto guard = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard insertion(b);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  buildLaunch(b, loc, grid, block, fn, sharedBytes);
+}
+
+/// Whether iterations of `body` can be interleaved op by op: straight-line
+
+
+/// The identity of `combine`'s kind, or null when it has no shuffle-friendly
+/// one (kinds other than sums, minima and maxima; types other than f32, i32).
+Value reductionIdentity(OpBuilder &b, Location loc, Operation *combine) {
+  Type t = combine->getResult(0).getType();
+  if (t.isF32()) {
+    auto f = [&](float v) {
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v)).getResult();
+    };
+    if (isa<arith::AddFOp>(combine))
+      return f(0.0f);
+    if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combine))
+      return f(-std::numeric_limits<float>::infinity());
+    if (isa<arith::MinimumFOp, arith::MinNumFOp>(combine))
+      return f(std::numeric_limits<float>::infinity());
+    return {};
+  }
+  if (t.isInteger(32)) {
+    auto i = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v)).getResult();
+    };
+    if (isa<arith::AddIOp>(combine))
+      return i(0);
+    if (isa<arith::MaxSIOp>(combine))
+      return i(std::numeric_limits<int32_t>::min());
+    if (isa<arith::MinSIOp>(combine))
+      return i(std::numeric_limits<int32_t>::max());
+    return {};
+  }
+  return {};
+}
+
+std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
+  if (loop.getNumResults() != 1 || !getConstantIntValue(loop.getStep()))
+    return std::nullopt;
+  if (*getConstantIntValue(loop.getStep()) <= 0)
+    return std::nullopt;
+  Value acc = loop.getRegionIterArgs()[0];
+  Value yielded = loop.getBody()->getTerminator()->getOperand(0);
+  Operation *combine = yielded.getDefiningOp();
+  if (!combine || combine->getBlock() != loop.getBody() || combine->getNumOperands() != 2 ||
+      !acc.hasOneUse() || *acc.getUsers().begin() != combine || !yielded.hasOneUse())
+    return std::nullopt;
+  // Iterations must be independent but for %acc: no writes, no regions.
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
+      return std::nullopt;
+  // Lanes must read neighbouring addresses: the loop walks the contiguous
+  // (last, unit-stride) dimension of what it loads and no other. A column
+  // reduction keeps a thread per column, whose neighbours read neighbours.
+  Value iv = loop.getInductionVar();
+  auto variesInLoop = [&](Value v) {
+    return v == iv || (v.getDefiningOp() && v.getDefiningOp()->getBlock() == loop.getBody());
+  };
+  bool contiguous = false;
+  for (auto load : loop.getBody()->getOps<memref::LoadOp>()) {
+    auto indices = load.getIndices();
+    if (indices.empty())
+      continue;
+    for (Value index : indices.drop_back())
+      if (variesInLoop(index))
+        return std::nullopt;
+    if (!variesInLoop(indices.back()))
+      continue;
+    auto [strides, offset] = load.getMemRefType().getStridesAndOffset();
+    if (indices.back() != iv || strides.empty() || strides.back() != 1)
+      return std::nullopt;
+    contiguous = true;
+  }
+  if (!contiguous)
+    return std::nullopt;
+  OpBuilder probe(loop.getContext());
+  auto scratch = ModuleOp::create(probe, loop.getLoc());
+  probe.setInsertionPointToStart(scratch.getBody());
+  bool known = static_cast<bool>(reductionIdentity(probe, loop.getLoc(), combine));
+  scratch->erase();
+  if (!known)
+    return std::nullopt;
+  return LaneReduction{loop, combine, combine->getOperand(0) == acc ? 0u : 1u};
+}
+
+/// The trip count of each dimension of `loop` (0 when empty), built as
+/// host code before it, and their product.
+std::pair<SmallVector<Value>, Value> tripCounts(OpBuilder &b, scf::ParallelOp loop) {
+  Location loc = loop.getLoc();
+  SmallVector<Value> counts;
+  // Folded as built, so a static trip count stays visible.
+  Value total = indexConstant(b, loc, 1);
+  Value zero = indexConstant(b, loc, 0);
+  for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
+    Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i];
+    Value step = loop.getStep()[i];
+    Value span = b.createOrFold<arith::SubIOp>(loc, ub, lb);
+    Value count = b.createOrFold<arith::CeilDivUIOp>(loc, span, step);
+    // An upper bound below the lower one is an empty loop.
+    Value empty = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, ub, lb);
+    count = b.createOrFold<arith::SelectOp>(loc, empty, zero, count);
+    counts.push_back(count);
+    total = b.createOrFold<arith::MulIOp>(loc, total, count);
+  }
+  return {counts, total};
+}
+
+/// The loop's indices at flat iteration `linear` (innermost fastest).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, scf::ParallelOp loop,
+                                      ArrayRef<Value> counts, Value linear) {
+  unsigned rank = loop.getNumLoops();
+  Value rest = linear;
+  SmallVector<Value> ivs(rank);
+  for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {
+    Value k = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, counts[i]).getResult();
+    if (i > 0)
+      rest = arith::DivUIOp::create(b, loc, rest, counts[i]);
+    ivs[i] = arith::AddIOp::create(b, loc, loop.getLowerBound()[i],
+                                   arith::MulIOp::create(b, loc, k, loop.getStep()[i]));
+  }
+  return ivs;
+}
+
+/// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
+Value combineAs(OpBuilder &b, const LaneReduction &r, Value acc, Value value) {
+  IRMapping m;
+  m.map(r.combine->getOperand(r.accOperand), acc);
+  m.map(r.combine->getOperand(1 - r.accOperand), value);
+  return b.clone(*r.combine, m)->getResult(0);
+}
+
+Value stridedPartial(OpBuilder &b, Location loc, const LaneReduction &r, Value lb, Value ub,
+                     Value step, Value lane, Value lanes,
+                     function_ref<Value(OpBuilder &, Value)> valueAt, int64_t kUnroll) {
+  Value identity = reductionIdentity(b, loc, r.combine);
+  Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+  Value span = arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
+  Value laneStep = arith::MulIOp::create(b, loc, step, lanes);
+  Value chunk = arith::MulIOp::create(b, loc, laneStep, indexConstant(b, loc, kUnroll));
+  Value full = arith::DivUIOp::create(b, loc, span, chunk);
+  Value laneOffset = arith::MulIOp::create(b, loc, lane, step);
+
+  // Whole chunks: kUnroll independent partials, no bounds checks.
+  SmallVector<Value> inits(kUnroll, identity);
+  auto main = scf::ForOp::create(b, loc, zero, full, one, inits);
+  {
+    OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
+    Value base = arith::AddIOp::create(
+        mb, loc, lb,
+        arith::AddIOp::create(mb, loc, arith::MulIOp::create(mb, loc, main.getInductionVar(), chunk),
+                              laneOffset));
+    SmallVector<Value> next;
+    for (int64_t u = 0; u < kUnroll; ++u) {
+      Value iv = u == 0 ? base
+                        : arith::AddIOp::create(
+                              mb, loc, base,
+                              arith::MulIOp::create(mb, loc, laneStep, indexConstant(mb, loc, u)))
+                              .getResult();
+      next.push_back(combineAs(mb, r, main.getRegionIterArgs()[u], valueAt(mb, iv)));
+    }
+    scf::YieldOp::create(mb, loc, next);
+  }
+  // The tail, one iteration at a time.
+  Value tailStart = arith::AddIOp::create(
+      b, loc, lb,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, full, chunk), laneOffset));
+  auto tail = scf::ForOp::create(b, loc, tailStart, ub, laneStep, ValueRange{main.getResult(0)});
+  {
+    OpBuilder tb = OpBuilder::atBlockBegin(tail.getBody());
+    Value v = valueAt(tb, tail.getInductionVar());
+    scf::YieldOp::create(tb, loc, combineAs(tb, r, tail.getRegionIterArgs()[0], v));
+  }
+  Value partial = tail.getResult(0);
+  for (int64_t u = 1; u < kUnroll; ++u)
+    partial = combineAs(b, r, partial, main.getResult(u));
+  return partial;
+}
+
+Value warpButterfly(OpBuilder &b, Location loc, const LaneReduction &r, Value partial) {
+  for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, loc, partial, offset, kWarpSize, gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    partial = combineAs(b, r, partial, other);
+  }
+  return partial;
+}
+
+} // namespace nerve::loop_mapping

@@ -1,0 +1,95 @@
+//===- LoopMapping.h - pieces shared by the GPU loop mappings ---*- C++ -*-===//
+//
+// Helpers of nerve-parallel-loops-to-gpu used by more than one of its
+// mappings (elementwise loops, reductions, row programs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_LIB_CONVERSION_PARALLELLOOPSTOGPU_LOOPMAPPING_H
+#define NERVE_LIB_CONVERSION_PARALLELLOOPSTOGPU_LOOPMAPPING_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+#include <utility>
+
+namespace nerve::loop_mapping {
+
+constexpr int64_t kWarpSize = 32;
+
+mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+
+/// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
+/// `sharedBytes`, when given, is the dynamic shared memory of each block.
+void buildLaunch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value grid, mlir::Value block,
+                 llvm::function_ref<void(mlir::OpBuilder &, mlir::gpu::LaunchOp)> fn,
+                 mlir::Value sharedBytes = {});
+
+/// A launch of blocks of `block` threads covering `work` items, `perBlock`
+/// per block (the grid capped at the hardware's limit: the body strides over
+/// the rest), built only when there is work.
+void buildLaunchOver(mlir::OpBuilder &b, mlir::Location loc, mlir::Value work,
+                     mlir::Value perBlock, mlir::Value block,
+                     llvm::function_ref<void(mlir::OpBuilder &, mlir::gpu::LaunchOp)> fn,
+                     mlir::Value sharedBytes = {});
+
+/// A loop `scf.for ... iter_args(%acc = %init)` whose body folds one value
+/// per iteration into %acc with an associative, commutative op, reading
+/// memory but writing none: a row reduction that lanes may split.
+struct LaneReduction {
+  mutable mlir::scf::ForOp loop; // op handles are values; accessors are not const
+  mlir::Operation *combine; ///< the op producing the yielded value
+  unsigned accOperand; ///< which of its operands is %acc
+};
+
+/// The identity of `combine`'s kind, or null when it has no shuffle-friendly
+/// one (kinds other than sums, minima and maxima; types other than f32, i32).
+mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *combine);
+
+/// `loop` as a LaneReduction, when it is one whose iterations walk the
+/// contiguous dimension of what they load.
+std::optional<LaneReduction> matchLaneReduction(mlir::scf::ForOp loop);
+
+/// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
+mlir::Value combineAs(mlir::OpBuilder &b, const LaneReduction &r, mlir::Value acc,
+                      mlir::Value value);
+
+/// The trip count of each dimension of `loop` (0 when empty), built as
+/// host code before it, and their product.
+std::pair<llvm::SmallVector<mlir::Value>, mlir::Value> tripCounts(mlir::OpBuilder &b,
+                                                                  mlir::scf::ParallelOp loop);
+
+/// The loop's indices at flat iteration `linear` (innermost fastest).
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
+                                           mlir::scf::ParallelOp loop,
+                                           llvm::ArrayRef<mlir::Value> counts,
+                                           mlir::Value linear);
+
+/// This thread's partial value of `r` run over [lb, ub) by `step`, when
+/// `lanes` threads split it and this one is `lane`: it takes iterations
+/// lane, lane + lanes, ..., `unroll` at a time into as many partial values
+/// so that that many loads are in flight, then combines them in a fixed
+/// order. `valueAt` builds the value iteration `iv` folds in.
+mlir::Value stridedPartial(mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r,
+                           mlir::Value lb, mlir::Value ub, mlir::Value step, mlir::Value lane,
+                           mlir::Value lanes,
+                           llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Value)> valueAt,
+                           int64_t unroll = 4);
+
+/// Combines `partial` over the 32 lanes of the warp by XOR shuffles: every
+/// lane ends with the same total, combined in the same order.
+mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r,
+                          mlir::Value partial);
+
+/// Maps a row program that starts at `first` (see RowPrograms.cpp) onto one
+/// launch, a block per row; `mapAlone` maps one of its loops by itself, for
+/// rows too wide for the program. Returns the op to continue mapping from,
+/// or null when `first` starts none (nothing changed).
+mlir::Operation *mapRowProgram(mlir::scf::ParallelOp first,
+                               llvm::function_ref<void(mlir::scf::ParallelOp)> mapAlone);
+
+} // namespace nerve::loop_mapping
+
+#endif // NERVE_LIB_CONVERSION_PARALLELLOOPSTOGPU_LOOPMAPPING_H

@@ -1,0 +1,588 @@
+//===- RowPrograms.cpp - row statistics and their consumer in one kernel -===//
+//
+// softmax, log_softmax and layer_norm lower to a few parallel loops over the
+// same rows: each of the first ones reduces every row to a statistic (a
+// max, a sum, a mean) stored in a row buffer, and a last one walks the rows
+// again, element by element, reading the statistics. Mapped one by one,
+// these are several kernels that each read the whole input.
+//
+// A *row program* runs them as one kernel, a block per row: the block's
+// threads split each reduction (thread t takes the elements t, t + T, ...),
+// combine it through shuffles and shared memory so that every thread holds
+// the statistic, and then split the elementwise pass the same way. The
+// statistics never go through memory (the row buffers are still written,
+// once per row). An input row that the passes read more than once is kept
+// in shared memory as the first pass reads it: every thread reads back only
+// the elements it stored itself, so no barrier is needed. Rows too wide for
+// the shared memory run as the loops' own launches instead (chosen at run
+// time: both are compiled).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopMapping.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace nerve::loop_mapping;
+
+namespace {
+
+/// Shared memory a block may take without opting in (48 KiB on every CUDA
+/// GPU), less a little for the reduction scratch.
+constexpr int64_t kStagingBytes = 47 * 1024;
+/// Elements per thread the block size aims for, all loaded at once by the
+/// first pass (more threads, up to 256: the kernel takes 70-90 registers a
+/// thread, and blocks of 512 then left one block per SM, whose load,
+/// reduce and store phases did not overlap: half the speed on an H200).
+constexpr int64_t kElementsPerThread = 8;
+constexpr int64_t kMaxThreads = 256;
+/// Columns a thread handles per step in the elementwise pass.
+constexpr int64_t kUnroll = 4;
+/// Reductions statically shorter than this are left to a thread per row.
+constexpr int64_t kMinStaticTrip = 64;
+
+/// Whether `a` and `b` compute the same value: the same SSA value, equal
+/// constants, or the same pure op applied to equivalent operands (the
+/// extent of a dimension read inside one loop and outside another).
+bool equivalent(Value a, Value b, int depth = 3) {
+  if (a == b)
+    return true;
+  if (auto ca = getConstantIntValue(a), cb = getConstantIntValue(b); ca && cb)
+    return *ca == *cb;
+  Operation *oa = a.getDefiningOp(), *ob = b.getDefiningOp();
+  if (depth == 0 || !oa || !ob || oa->getName() != ob->getName() ||
+      oa->getAttrDictionary() != ob->getAttrDictionary() ||
+      oa->getNumOperands() != ob->getNumOperands() || oa->getNumRegions() != 0 ||
+      ob->getNumRegions() != 0 || !isMemoryEffectFree(oa) ||
+      llvm::cast<OpResult>(a).getResultNumber() != llvm::cast<OpResult>(b).getResultNumber())
+    return false;
+  for (auto [x, y] : llvm::zip(oa->getOperands(), ob->getOperands()))
+    if (!equivalent(x, y, depth - 1))
+      return false;
+  return true;
+}
+
+bool sameBounds(scf::ParallelOp a, scf::ParallelOp b, unsigned rank) {
+  if (a.getNumLoops() < rank || b.getNumLoops() < rank)
+    return false;
+  for (unsigned i = 0; i < rank; ++i)
+    if (!equivalent(a.getLowerBound()[i], b.getLowerBound()[i]) ||
+        !equivalent(a.getUpperBound()[i], b.getUpperBound()[i]) ||
+        !equivalent(a.getStep()[i], b.getStep()[i]))
+      return false;
+  return true;
+}
+
+/// A parallel loop's induction variables, as a range that outlives the call.
+ValueRange ivsOf(scf::ParallelOp loop) { return loop.getBody()->getArguments(); }
+
+bool isZeroToUnitStep(Value lb, Value step) {
+  auto l = getConstantIntValue(lb), s = getConstantIntValue(step);
+  return l && s && *l == 0 && *s == 1;
+}
+
+/// Whether `indices` are exactly `ivs` (a row) followed by `col` when given.
+bool indexesRow(ValueRange indices, ValueRange ivs, Value col = {}) {
+  if (indices.size() != ivs.size() + (col ? 1 : 0))
+    return false;
+  if (!llvm::equal(indices.take_front(ivs.size()), ivs))
+    return false;
+  return !col || indices.back() == col;
+}
+
+/// The loops of one row program.
+struct RowGroup {
+  SmallVector<scf::ParallelOp> stats; ///< loops reducing rows into row buffers
+  scf::ParallelOp final;              ///< the elementwise pass, or null
+  SmallVector<Operation *> between;   ///< host ops between the loops
+  unsigned rank = 0;                  ///< row dimensions
+  DenseMap<Operation *, LaneReduction> reductions;
+  DenseSet<Value> buffers;            ///< row buffers the stats loops store
+  SmallVector<Value> staged;          ///< inputs kept in shared memory
+  LaneReduction first;                ///< the first reduction: the column range
+
+  /// Whether a column loop walks the first reduction's columns, from 0 by 1:
+  /// then thread t takes the same columns in it, and may read back what it
+  /// staged.
+  bool sameColumns(Value lb, Value ub, Value step) const {
+    return isZeroToUnitStep(lb, step) && isZeroToUnitStep(first.loop.getLowerBound(),
+                                                          first.loop.getStep()) &&
+           equivalent(ub, first.loop.getUpperBound());
+  }
+};
+
+/// Whether `loop` reduces each row into row buffers: its body holds lane
+/// reductions, pure ops, loads, and stores of values at the row into
+/// buffers the function allocates.
+bool matchStats(scf::ParallelOp loop, RowGroup &g) {
+  if (loop.getNumResults() != 0)
+    return false;
+  bool any = false;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto inner = dyn_cast<scf::ForOp>(op)) {
+      std::optional<LaneReduction> r = matchLaneReduction(inner);
+      if (!r)
+        return false;
+      for (Value v : {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()})
+        if (Operation *def = v.getDefiningOp(); def && loop->isAncestor(def) &&
+                                               (def->getBlock() != loop.getBody() ||
+                                                !isMemoryEffectFree(def)))
+          return false;
+      auto lb = getConstantIntValue(inner.getLowerBound());
+      auto ub = getConstantIntValue(inner.getUpperBound());
+      if (lb && ub && (*ub - *lb) / *getConstantIntValue(inner.getStep()) < kMinStaticTrip)
+        return false;
+      g.reductions[&op] = *r;
+      any = true;
+      continue;
+    }
+    if (op.getNumRegions() != 0)
+      return false;
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      if (!store.getMemref().getDefiningOp<memref::AllocOp>() ||
+          !indexesRow(store.getIndices(), ivsOf(loop)))
+        return false;
+      continue;
+    }
+    if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op))
+      return false;
+  }
+  return any;
+}
+
+/// Finds the row program that starts at `first`, if any.
+std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
+  RowGroup g;
+  g.rank = first.getNumLoops();
+  if (!matchStats(first, g))
+    return std::nullopt;
+  g.stats.push_back(first);
+  for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
+    auto loop = dyn_cast<scf::ParallelOp>(op);
+    if (!loop) {
+      // Buffers and sizes of later loops move before the program.
+      if (op->getNumRegions() != 0 || !(isa<memref::AllocOp>(op) || isMemoryEffectFree(op)))
+        break;
+      g.between.push_back(op);
+      continue;
+    }
+    if (loop.getNumLoops() == g.rank && sameBounds(first, loop, g.rank) && matchStats(loop, g)) {
+      g.stats.push_back(loop);
+      continue;
+    }
+    if (loop.getNumLoops() == g.rank + 1 && loop.getNumResults() == 0 &&
+        sameBounds(first, loop, g.rank) &&
+        llvm::all_of(loop.getBody()->without_terminator(), [](Operation &o) {
+          return o.getNumRegions() == 0 &&
+                 (isa<memref::LoadOp, memref::StoreOp>(o) || isMemoryEffectFree(&o));
+        }))
+      g.final = loop;
+    break;
+  }
+  // Host ops after the last loop stay where they are.
+  Operation *last = g.final ? g.final.getOperation() : g.stats.back().getOperation();
+  llvm::erase_if(g.between, [&](Operation *op) { return last->isBeforeInBlock(op); });
+  if (g.stats.size() + (g.final ? 1 : 0) < 2)
+    return std::nullopt;
+  for (Operation *op : g.between)
+    for (Value v : op->getOperands())
+      if (Operation *def = v.getDefiningOp();
+          def && def->getBlock() == first->getBlock() && first->isBeforeInBlock(def) &&
+          !llvm::is_contained(g.between, def))
+        return std::nullopt;
+
+  // Row buffers: read only at the row, after the pass that stores them.
+  DenseSet<Value> stored;
+  DenseSet<Value> loadedByStats;
+  auto checkLoads = [&](scf::ParallelOp loop, bool isFinal) {
+    bool ok = true;
+    loop.getBody()->walk([&](memref::LoadOp load) {
+      Value m = load.getMemref();
+      if (!isFinal)
+        loadedByStats.insert(m);
+      bool isBuffer = llvm::any_of(g.stats, [&](scf::ParallelOp s) {
+        return llvm::any_of(s.getBody()->getOps<memref::StoreOp>(),
+                            [&](memref::StoreOp st) { return st.getMemref() == m; });
+      });
+      if (isBuffer && (!stored.contains(m) ||
+                       !indexesRow(load.getIndices(), ivsOf(loop).take_front(g.rank))))
+        ok = false;
+    });
+    return ok;
+  };
+  for (scf::ParallelOp s : g.stats) {
+    if (!checkLoads(s, false))
+      return std::nullopt;
+    for (auto st : s.getBody()->getOps<memref::StoreOp>()) {
+      stored.insert(st.getMemref());
+      g.buffers.insert(st.getMemref());
+    }
+  }
+  if (g.final) {
+    if (!checkLoads(g.final, true))
+      return std::nullopt;
+    // The elementwise pass may not write what the reductions read, nor the
+    // row buffers.
+    for (auto st : g.final.getBody()->getOps<memref::StoreOp>())
+      if (loadedByStats.contains(st.getMemref()) || g.buffers.contains(st.getMemref()))
+        return std::nullopt;
+  }
+
+  g.first = g.reductions.begin()->second;
+  for (Operation &op : g.stats.front().getBody()->without_terminator())
+    if (auto it = g.reductions.find(&op); it != g.reductions.end()) {
+      g.first = it->second;
+      break;
+    }
+
+  // Inputs worth keeping in shared memory: read at (row, column) in a
+  // column range that starts at 0 by 1, more than once, and never written.
+  if (isZeroToUnitStep(g.first.loop.getLowerBound(), g.first.loop.getStep())) {
+    llvm::MapVector<Value, int> reads;
+    auto count = [&](Block *body, ValueRange rowIvs, Value col) {
+      for (auto load : body->getOps<memref::LoadOp>())
+        if (!g.buffers.contains(load.getMemref()) && indexesRow(load.getIndices(), rowIvs, col))
+          ++reads[load.getMemref()];
+    };
+    for (scf::ParallelOp s : g.stats)
+      for (Operation &op : s.getBody()->without_terminator())
+        if (auto it = g.reductions.find(&op);
+            it != g.reductions.end() && g.sameColumns(it->second.loop.getLowerBound(),
+                                                      it->second.loop.getUpperBound(),
+                                                      it->second.loop.getStep()))
+          count(it->second.loop.getBody(), ivsOf(s),
+                it->second.loop.getInductionVar());
+    if (g.final && g.sameColumns(g.final.getLowerBound().back(), g.final.getUpperBound().back(),
+                                 g.final.getStep().back()))
+      count(g.final.getBody(), ivsOf(g.final).take_front(g.rank),
+            ivsOf(g.final).back());
+    for (auto &[memref, n] : reads) {
+      auto type = llvm::dyn_cast<MemRefType>(memref.getType());
+      if (n >= 2 && type && type.getElementType().isIntOrFloat())
+        g.staged.push_back(memref);
+    }
+  }
+  return g;
+}
+
+/// A clone of `v`'s computation in host code before the program, when `v`
+/// is defined outside `loop` or by pure ops of its body that are.
+Value hoist(OpBuilder &host, Value v, Operation *loop, IRMapping &m) {
+  if (Value done = m.lookupOrNull(v))
+    return done;
+  Operation *def = v.getDefiningOp();
+  if (!def) {
+    auto arg = llvm::cast<BlockArgument>(v);
+    return loop->isAncestor(arg.getOwner()->getParentOp()) ? Value() : v;
+  }
+  if (!loop->isAncestor(def))
+    return v;
+  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+    return {};
+  for (Value operand : def->getOperands())
+    if (!hoist(host, operand, loop, m))
+      return {};
+  Operation *clone = host.clone(*def, m);
+  return clone->getResult(llvm::cast<OpResult>(v).getResultNumber());
+}
+
+/// Builds the kernel of one row program.
+class RowProgramBuilder {
+public:
+  RowProgramBuilder(RowGroup &g, function_ref<void(scf::ParallelOp)> mapAlone)
+      : g(g), loc(g.stats.front().getLoc()), mapAlone(mapAlone) {}
+
+  Operation *build() {
+    scf::ParallelOp first = g.stats.front();
+    for (Operation *op : g.between)
+      op->moveBefore(first);
+    OpBuilder b(first);
+    IRMapping hostMap;
+    Value lb = hoist(b, g.first.loop.getLowerBound(), first, hostMap);
+    Value ub = hoist(b, g.first.loop.getUpperBound(), first, hostMap);
+    Value step = hoist(b, g.first.loop.getStep(), first, hostMap);
+    if (!lb || !ub || !step)
+      return nullptr;
+    SmallVector<Value> counts;
+    Value rows;
+    std::tie(counts, rows) = tripCounts(b, first);
+    // Columns of the first reduction: they size the block and the staging.
+    Value zero = indexConstant(b, loc, 0);
+    Value columns = arith::CeilDivUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb), step);
+    Value threads = arith::CeilDivUIOp::create(b, loc, columns,
+                                               indexConstant(b, loc, kElementsPerThread * kWarpSize));
+    threads = arith::MulIOp::create(b, loc, threads, indexConstant(b, loc, kWarpSize));
+    threads = arith::MaxUIOp::create(b, loc, threads, indexConstant(b, loc, kWarpSize));
+    threads = arith::MinUIOp::create(b, loc, threads, indexConstant(b, loc, kMaxThreads));
+    Value sharedBytes, fitsAll;
+    if (!g.staged.empty()) {
+      int64_t bytesPerColumn = 0;
+      for (Value m : g.staged)
+        bytesPerColumn +=
+            llvm::divideCeil(llvm::cast<MemRefType>(m.getType()).getElementTypeBitWidth(), 8);
+      // A whole number of 8-byte groups per array keeps each one aligned.
+      int64_t fit = kStagingBytes / bytesPerColumn / 8 * 8;
+      Value rounded = arith::MulIOp::create(
+          b, loc,
+          arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 8)),
+          indexConstant(b, loc, 8));
+      capacity = arith::MinUIOp::create(b, loc, rounded, indexConstant(b, loc, fit));
+      fitsAll = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, columns,
+                                      indexConstant(b, loc, fit));
+      sharedBytes = arith::IndexCastOp::create(
+          b, loc, b.getI32Type(),
+          arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, bytesPerColumn)));
+    }
+    Operation *resume =
+        g.final ? g.final->getNextNode() : g.stats.back()->getNextNode();
+    // Rows wider than the staging holds run as separate launches (a row per
+    // warp for the reductions): a block per row then reads most of the row
+    // three times from global memory with too few loads in flight, which
+    // measured slower on an H200 (layer_norm over 65536 columns: 13% of
+    // the copy bandwidth against 34%).
+    OpBuilder kb = b;
+    if (fitsAll) {
+      auto choice = scf::IfOp::create(b, loc, fitsAll, /*withElseRegion=*/true);
+      kb.setInsertionPointToStart(&choice.getThenRegion().front());
+      OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+      SmallVector<scf::ParallelOp> alone;
+      for (scf::ParallelOp s : g.stats)
+        alone.push_back(llvm::cast<scf::ParallelOp>(eb.clone(*s)));
+      if (g.final)
+        alone.push_back(llvm::cast<scf::ParallelOp>(eb.clone(*g.final)));
+      for (scf::ParallelOp loop : alone)
+        mapAlone(loop);
+    }
+    buildLaunchOver(
+        kb, loc, rows, indexConstant(kb, loc, 1), threads,
+        [&](OpBuilder &ib, gpu::LaunchOp launch) {
+          this->launch = launch;
+          tid = launch.getThreadIds().x;
+          blockThreads = threads;
+          isFirstThread = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, zero);
+          warp = arith::DivUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize));
+          isLaneZero = arith::CmpIOp::create(
+              ib, loc, arith::CmpIPredicate::eq,
+              arith::RemUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize)), zero);
+          setUpStaging(ib);
+          auto rowLoop = scf::ForOp::create(ib, loc, launch.getBlockIds().x, rows,
+                                            launch.getGridSize().x);
+          OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+          row = delinearize(rb, loc, first, counts, rowLoop.getInductionVar());
+          for (scf::ParallelOp s : g.stats)
+            buildStats(rb, s);
+          if (g.final)
+            buildFinal(rb);
+        },
+        sharedBytes);
+    for (scf::ParallelOp s : g.stats)
+      s.erase();
+    if (g.final)
+      g.final.erase();
+    return resume;
+  }
+
+private:
+  RowGroup &g;
+  Location loc;
+  function_ref<void(scf::ParallelOp)> mapAlone;
+  gpu::LaunchOp launch;
+  Value tid, blockThreads, warp, isFirstThread, isLaneZero;
+  SmallVector<Value> row;
+  Value capacity;                        ///< staged columns (host value)
+  DenseMap<Value, Value> stagingOf;      ///< staged input -> shared array
+  DenseMap<Value, Value> statistic;      ///< row buffer -> value this row
+  DenseSet<Value> stagedAlready;         ///< inputs the first pass has stored
+  DenseMap<Type, Value> scratchOf;       ///< per type: 32 warp partials
+
+  void setUpStaging(OpBuilder &b) {
+    if (g.staged.empty())
+      return;
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    auto bytesType = MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                     MemRefLayoutAttrInterface(), workgroup);
+    Value raw = gpu::DynamicSharedMemoryOp::create(b, loc, bytesType);
+    Value offset = indexConstant(b, loc, 0);
+    for (Value m : g.staged) {
+      Type element = llvm::cast<MemRefType>(m.getType()).getElementType();
+      auto arrayType = MemRefType::get({ShapedType::kDynamic}, element,
+                                       MemRefLayoutAttrInterface(), workgroup);
+      stagingOf[m] = memref::ViewOp::create(b, loc, arrayType, raw, offset, ValueRange{capacity});
+      int64_t bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+      offset = arith::AddIOp::create(
+          b, loc, offset, arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, bytes)));
+    }
+  }
+
+  /// Clones `op` of a pass whose row indices are `rowIvs` and whose column
+  /// index (inside a reduction or the elementwise pass) is `col`.
+  void cloneOp(OpBuilder &b, Operation &op, IRMapping &m, ValueRange rowIvs, Value col) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      Value memref = load.getMemref();
+      if (g.buffers.contains(memref)) {
+        m.map(load.getResult(), statistic.lookup(memref));
+        return;
+      }
+      if (col && stagingOf.count(memref) && indexesRow(load.getIndices(), rowIvs, col)) {
+        m.map(load.getResult(), stagedLoad(b, load, m, stagingOf[memref]));
+        return;
+      }
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op); store && g.buffers.contains(store.getMemref())) {
+      statistic[store.getMemref()] = m.lookupOrDefault(store.getValue());
+      auto once = scf::IfOp::create(b, loc, isFirstThread, /*withElseRegion=*/false);
+      OpBuilder ob = OpBuilder::atBlockBegin(&once.getThenRegion().front());
+      ob.clone(op, m);
+      return;
+    }
+    b.clone(op, m);
+  }
+
+  /// The first read of a staged input loads from global memory and keeps
+  /// what fits; later ones read it back from there.
+  Value stagedLoad(OpBuilder &b, memref::LoadOp load, IRMapping &m, Value staging) {
+    // The program runs only when the whole row fits (see build()).
+    Value j = m.lookupOrDefault(load.getIndices().back());
+    if (!stagedAlready.contains(load.getMemref())) {
+      Value v = b.clone(*load, m)->getResult(0);
+      memref::StoreOp::create(b, loc, v, staging, ValueRange{j});
+      pendingStaged.insert(load.getMemref());
+      return v;
+    }
+    return memref::LoadOp::create(b, loc, staging, ValueRange{j});
+  }
+  /// Inputs stored by the reduction being built (readable after it).
+  DenseSet<Value> pendingStaged;
+
+  Value scratch(Type type) {
+    Value &s = scratchOf[type];
+    if (!s) {
+      auto workgroup =
+          gpu::AddressSpaceAttr::get(type.getContext(), gpu::AddressSpace::Workgroup);
+      s = launch.addWorkgroupAttribution(
+          MemRefType::get({kWarpSize}, type, MemRefLayoutAttrInterface(), workgroup),
+          loc);
+    }
+    return s;
+  }
+
+  /// The block's threads split `r`, then combine: within each warp by
+  /// shuffles, then the warps' values in order through shared memory, so
+  /// that every thread ends with the same total.
+  Value blockReduce(OpBuilder &b, const LaneReduction &r, IRMapping &m, ValueRange rowIvs) {
+    Value lb = m.lookupOrDefault(r.loop.getLowerBound());
+    Value ub = m.lookupOrDefault(r.loop.getUpperBound());
+    Value step = m.lookupOrDefault(r.loop.getStep());
+    bool columns =
+        g.sameColumns(r.loop.getLowerBound(), r.loop.getUpperBound(), r.loop.getStep());
+    Value partial = stridedPartial(b, loc, r, lb, ub, step, tid, blockThreads,
+                                   [&](OpBuilder &vb, Value iv) {
+                                     IRMapping inner = m;
+                                     inner.map(r.loop.getInductionVar(), iv);
+                                     for (Operation &op : r.loop.getBody()->without_terminator())
+                                       if (&op != r.combine)
+                                         cloneOp(vb, op, inner, rowIvs,
+                                                 columns ? r.loop.getInductionVar() : Value());
+                                     return inner.lookupOrDefault(
+                                         r.combine->getOperand(1 - r.accOperand));
+                                   },
+                                   kElementsPerThread);
+    for (Value input : pendingStaged)
+      stagedAlready.insert(input);
+    pendingStaged.clear();
+    partial = warpButterfly(b, loc, r, partial);
+    Value buffer = scratch(partial.getType());
+    auto leader = scf::IfOp::create(b, loc, isLaneZero, /*withElseRegion=*/false);
+    {
+      OpBuilder lb2 = OpBuilder::atBlockBegin(&leader.getThenRegion().front());
+      memref::StoreOp::create(lb2, loc, partial, buffer, ValueRange{warp});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value one = indexConstant(b, loc, 1);
+    Value warps = arith::DivUIOp::create(b, loc, blockThreads, indexConstant(b, loc, kWarpSize));
+    Value total = memref::LoadOp::create(b, loc, buffer, ValueRange{indexConstant(b, loc, 0)});
+    auto fold = scf::ForOp::create(b, loc, one, warps, one, ValueRange{total});
+    {
+      OpBuilder fb = OpBuilder::atBlockBegin(fold.getBody());
+      Value v = memref::LoadOp::create(fb, loc, buffer, ValueRange{fold.getInductionVar()});
+      scf::YieldOp::create(fb, loc, combineAs(fb, r, fold.getRegionIterArgs()[0], v));
+    }
+    // The scratch is reused by the next reduction.
+    gpu::BarrierOp::create(b, loc);
+    return combineAs(b, r, m.lookupOrDefault(r.loop.getInitArgs()[0]), fold.getResult(0));
+  }
+
+  void buildStats(OpBuilder &b, scf::ParallelOp loop) {
+    IRMapping m;
+    m.map(ivsOf(loop), row);
+    for (Operation &op : loop.getBody()->without_terminator()) {
+      if (auto it = g.reductions.find(&op); it != g.reductions.end())
+        m.map(op.getResult(0), blockReduce(b, it->second, m, ivsOf(loop)));
+      else
+        cloneOp(b, op, m, ivsOf(loop), Value());
+    }
+  }
+
+  /// The elementwise pass: thread t takes columns t, t + T, ..., four at a
+  /// time interleaved op by op (their loads in flight together), then the
+  /// rest one at a time.
+  void buildFinal(OpBuilder &b) {
+    scf::ParallelOp loop = g.final;
+    ValueRange ivs = ivsOf(loop);
+    ValueRange rowIvs = ivs.take_front(g.rank);
+    Value colIv = ivs.back();
+    Value lb = loop.getLowerBound().back(), ub = loop.getUpperBound().back();
+    Value step = loop.getStep().back();
+    bool columns = g.sameColumns(lb, ub, step);
+    Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+    Value span = arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
+    Value threadStep = arith::MulIOp::create(b, loc, step, blockThreads);
+    Value chunk = arith::MulIOp::create(b, loc, threadStep, indexConstant(b, loc, kUnroll));
+    Value full = arith::DivUIOp::create(b, loc, span, chunk);
+    Value offset = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, tid, step));
+    auto emit = [&](OpBuilder &eb, ArrayRef<Value> cols) {
+      SmallVector<IRMapping> maps(cols.size());
+      for (auto [mapping, col] : llvm::zip(maps, cols)) {
+        mapping.map(rowIvs, row);
+        mapping.map(colIv, col);
+      }
+      for (Operation &op : loop.getBody()->without_terminator())
+        for (IRMapping &mapping : maps)
+          cloneOp(eb, op, mapping, rowIvs, columns ? colIv : Value());
+    };
+    auto main = scf::ForOp::create(b, loc, zero, full, one);
+    {
+      OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
+      Value base = arith::AddIOp::create(
+          mb, loc, offset, arith::MulIOp::create(mb, loc, main.getInductionVar(), chunk));
+      SmallVector<Value> cols = {base};
+      for (int64_t u = 1; u < kUnroll; ++u)
+        cols.push_back(arith::AddIOp::create(
+            mb, loc, base, arith::MulIOp::create(mb, loc, threadStep, indexConstant(mb, loc, u))));
+      emit(mb, cols);
+    }
+    Value tailStart =
+        arith::AddIOp::create(b, loc, offset, arith::MulIOp::create(b, loc, full, chunk));
+    auto tail = scf::ForOp::create(b, loc, tailStart, ub, threadStep);
+    {
+      OpBuilder tb = OpBuilder::atBlockBegin(tail.getBody());
+      emit(tb, {tail.getInductionVar()});
+    }
+  }
+};
+
+} // namespace
+
+Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first,
+                                             function_ref<void(scf::ParallelOp)> mapAlone) {
+  std::optional<RowGroup> group = matchRowGroup(first);
+  if (!group)
+    return nullptr;
+  return RowProgramBuilder(*group, mapAlone).build();
+}

@@ -1,0 +1,191 @@
+// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+
+// softmax as tdim lowers it: a max per row, a sum of exponentials per row
+// that reads the max, and an elementwise pass that reads both. They become
+// one launch, a block per row (grid-stride over rows), ceil(columns / 8)
+// threads rounded to warps (32 to 256). The first pass keeps the row in
+// dynamic shared memory as it reads it, the later passes read it back from
+// there; each reduction combines within the warp by shuffles, then the
+// warps' values in order through shared memory, and thread 0 writes the row
+// buffer; the statistics are forwarded in registers. Rows wider than 47 KiB
+// of shared memory holds (12032 f32) run the three loops as launches of
+// their own instead.
+// CHECK-LABEL: func.func @softmax
+// CHECK-DAG:   %[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>
+// CHECK:       %[[ROWS:.*]] = memref.dim %[[X]], %c0
+// CHECK:       %[[MAX:.*]] = gpu.alloc (%[[ROWS]]) : memref<?xf32>
+// CHECK:       %[[SUM:.*]] = gpu.alloc (%[[ROWS]]) : memref<?xf32>
+// CHECK:       %[[COLS:.*]] = memref.dim %[[X]], %c1
+// CHECK:       %[[TPB:.*]] = arith.minui %{{.*}}, %c256{{.*}} : index
+// CHECK:       %[[CAP:.*]] = arith.minui %{{.*}}, %c12032 : index
+// CHECK:       %[[FITS_ALL:.*]] = arith.cmpi ule, %{{.*}}, %c12032{{.*}} : index
+// CHECK:       %[[BYTES:.*]] = arith.muli %[[CAP]], %c4 : index
+// CHECK:       %[[SMEM:.*]] = arith.index_cast %[[BYTES]] : index to i32
+// CHECK:       scf.if %[[FITS_ALL]] {
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[TPB]], {{.*}}) dynamic_shared_memory_size %[[SMEM]] workgroup(%[[SCRATCH:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK:         %[[RAW:.*]] = gpu.dynamic_shared_memory
+// CHECK:         %[[ROWCOPY:.*]] = memref.view %[[RAW]][%{{.*}}][%[[CAP]]] {{.*}} to memref<?xf32, #gpu.address_space<workgroup>>
+// CHECK:         scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+//                  The max: eight loads from global memory at a time, kept in
+//                  shared memory.
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK:             %[[V:.*]] = memref.load %[[X]][%{{.*}}, %[[J:.*]]] : memref<?x?xf32>
+// CHECK-NEXT:        memref.store %[[V]], %[[ROWCOPY]][%[[J]]]
+// CHECK:             arith.maximumf
+// CHECK:           gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
+// CHECK:           gpu.shuffle xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK:           memref.store %{{.*}}, %[[SCRATCH]]
+// CHECK:           gpu.barrier
+// CHECK:           scf.for {{.*}} -> (f32) {
+// CHECK:             memref.load %[[SCRATCH]]
+// CHECK:             arith.maximumf
+// CHECK:           gpu.barrier
+// CHECK:           %[[M:.*]] = arith.maximumf %cst{{.*}}, %{{.*}} : f32
+// CHECK:           scf.if %{{.*}} {
+// CHECK-NEXT:        memref.store %[[M]], %[[MAX]][%{{.*}}]
+//                  The sum: the row from shared memory, the max from a register.
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-NOT:         memref.load %[[X]]
+// CHECK:             %[[R:.*]] = memref.load %[[ROWCOPY]]
+// CHECK:             arith.subf %[[R]], %[[M]] : f32
+// CHECK-NOT:         memref.load %[[MAX]]
+// CHECK:           gpu.barrier
+// CHECK:           gpu.barrier
+// CHECK:           %[[S:.*]] = arith.addf %cst{{.*}}, %{{.*}} : f32
+// CHECK:           memref.store %[[S]], %[[SUM]]
+//                  The elementwise pass: four columns per step, then the rest.
+// CHECK:           scf.for
+// CHECK-COUNT-4:     memref.load %[[ROWCOPY]]
+// CHECK-COUNT-4:     arith.divf %{{.*}}, %[[S]] : f32
+// CHECK-COUNT-4:     memref.store %{{.*}}, %[[Y]]
+// CHECK:           scf.for
+// CHECK:             memref.store %{{.*}}, %[[Y]]
+// CHECK:       } else {
+// CHECK:         gpu.launch
+// CHECK:           gpu.shuffle
+// CHECK:         gpu.launch
+// CHECK:           gpu.shuffle
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.shuffle
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.shuffle
+// CHECK:       gpu.dealloc
+// CHECK-NOT:   gpu.launch
+func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %max = memref.alloc(%rows) : memref<?xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %cols = memref.dim %x, %c1 : memref<?x?xf32>
+    %m = scf.for %c = %c0 to %cols step %c1 iter_args(%acc = %ninf) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x?xf32>
+      %n = arith.maximumf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %m, %max[%r] : memref<?xf32>
+    scf.reduce
+  }
+  %sum = memref.alloc(%rows) : memref<?xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %cols = memref.dim %x, %c1 : memref<?x?xf32>
+    %s = scf.for %c = %c0 to %cols step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x?xf32>
+      %m = memref.load %max[%r] : memref<?xf32>
+      %d = arith.subf %v, %m : f32
+      %e = math.exp %d : f32
+      %n = arith.addf %acc, %e : f32
+      scf.yield %n : f32
+    }
+    memref.store %s, %sum[%r] : memref<?xf32>
+    scf.reduce
+  }
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<?x?xf32>
+    %m = memref.load %max[%r] : memref<?xf32>
+    %s = memref.load %sum[%r] : memref<?xf32>
+    %d = arith.subf %v, %m : f32
+    %e = math.exp %d : f32
+    %q = arith.divf %e, %s : f32
+    memref.store %q, %y[%r, %c] : memref<?x?xf32>
+    scf.reduce
+  }
+  memref.dealloc %max : memref<?xf32>
+  memref.dealloc %sum : memref<?xf32>
+  return
+}
+
+// -----
+
+// An elementwise pass that writes what the reductions read (in place) is
+// not taken into a row program: the row sum runs a row per warp and the
+// pass is a launch of its own.
+// CHECK-LABEL: func.func @in_place
+// CHECK-NOT:   dynamic_shared_memory
+// CHECK:       gpu.launch
+// CHECK:         gpu.shuffle
+// CHECK:       gpu.launch
+// CHECK-NOT:     gpu.shuffle
+func.func @in_place(%x: memref<?x?xf32>) attributes {nerve.kernel} {
+  %zero = arith.constant 0.000000e+00 : f32
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  %sum = memref.alloc(%rows) : memref<?xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %s = scf.for %c = %c0 to %cols step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x?xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %s, %sum[%r] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%r, %c) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<?x?xf32>
+    %s = memref.load %sum[%r] : memref<?xf32>
+    %q = arith.divf %v, %s : f32
+    memref.store %q, %x[%r, %c] : memref<?x?xf32>
+    scf.reduce
+  }
+  memref.dealloc %sum : memref<?xf32>
+  return
+}
+
+// -----
+
+// Statically short rows (fewer than 64 columns) are left to a thread per
+// row: no row program.
+// CHECK-LABEL: func.func @short_rows
+// CHECK-NOT:   dynamic_shared_memory
+// CHECK-NOT:   gpu.barrier
+func.func @short_rows(%x: memref<?x16xf32>, %y: memref<?x16xf32>) attributes {nerve.kernel} {
+  %zero = arith.constant 0.000000e+00 : f32
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %rows = memref.dim %x, %c0 : memref<?x16xf32>
+  %sum = memref.alloc(%rows) : memref<?xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %s = scf.for %c = %c0 to %c16 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x16xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %s, %sum[%r] : memref<?xf32>
+    scf.reduce
+  }
+  scf.parallel (%r, %c) = (%c0, %c0) to (%rows, %c16) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<?x16xf32>
+    %s = memref.load %sum[%r] : memref<?xf32>
+    %q = arith.divf %v, %s : f32
+    memref.store %q, %y[%r, %c] : memref<?x16xf32>
+    scf.reduce
+  }
+  memref.dealloc %sum : memref<?xf32>
+  return
+}
