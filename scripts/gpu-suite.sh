@@ -90,8 +90,10 @@ if [[ $parts == *" bench-neuron "* ]]; then
   summary+=("bench-neuron: $(grep -c '^check .*: ok' "$out/bench-neuron.log") checks ok, $(grep -c 'FAILED' "$out/bench-neuron.log") failed")
 fi
 if [[ $parts == *" bench-tdim "* ]]; then
-  timeout 300 python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" >"$out/bench-tdim.log" 2>&1
-  summary+=("bench-tdim: see bench-tdim.log")
+  # NERVE_TDIM_ARGS narrows the run (e.g. "--dtypes f32 --no-torch-compile").
+  timeout "${NERVE_BENCH_TIMEOUT:-520}" python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" \
+    --out "$out/bench-results" ${NERVE_TDIM_ARGS:-} >"$out/bench-tdim.log" 2>&1
+  summary+=("bench-tdim: $(grep -c '^check .*: ok' "$out/bench-tdim.log") checks ok, $(grep -c 'FAILED' "$out/bench-tdim.log") failed")
 fi
 
 # compute-sanitizer's memcheck (with leak check), racecheck and initcheck
@@ -110,7 +112,7 @@ if [[ $parts == *" sanitize "* ]]; then
       NERVE_COMPUTE_SANITIZER="$wrap" timeout 200 python3 "$bundle/share/lit/lit.py" -a \
         "$site/test/Integration/CUDA/examples.test" "$site/test/Integration/CUDA/golden.test" >"$log-lit.log" 2>&1
       timeout 200 python3 "$root/bench/neuron.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-neuron.log" 2>&1
-      timeout 60 python3 "$root/bench/tdim.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-tdim.log" 2>&1
+      timeout 300 python3 "$root/bench/tdim.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-tdim.log" 2>&1
       # Every sanitized process ends with a summary line; count them and the
       # ones that are not clean.
       runs=$(cat "$log"-*.log | grep -cE '(ERROR|RACECHECK) SUMMARY')
