@@ -151,10 +151,9 @@ std::pair<SmallVector<Value>, Value> tripCounts(OpBuilder &b, scf::ParallelOp lo
   return {counts, total};
 }
 
-/// The loop's indices at flat iteration `linear` (innermost fastest).
 SmallVector<Value> delinearize(OpBuilder &b, Location loc, scf::ParallelOp loop,
-                                      ArrayRef<Value> counts, Value linear) {
-  unsigned rank = loop.getNumLoops();
+                               ArrayRef<Value> counts, Value linear, unsigned leading) {
+  unsigned rank = leading ? leading : loop.getNumLoops();
   Value rest = linear;
   SmallVector<Value> ivs(rank);
   for (int i = static_cast<int>(rank) - 1; i >= 0; --i) {

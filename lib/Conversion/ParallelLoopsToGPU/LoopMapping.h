@@ -61,11 +61,13 @@ mlir::Value combineAs(mlir::OpBuilder &b, const LaneReduction &r, mlir::Value ac
 std::pair<llvm::SmallVector<mlir::Value>, mlir::Value> tripCounts(mlir::OpBuilder &b,
                                                                   mlir::scf::ParallelOp loop);
 
-/// The loop's indices at flat iteration `linear` (innermost fastest).
+/// The loop's indices at flat iteration `linear` (innermost fastest); with
+/// `leading`, those of its first `leading` dimensions at flat position
+/// `linear` among them.
 llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location loc,
                                            mlir::scf::ParallelOp loop,
                                            llvm::ArrayRef<mlir::Value> counts,
-                                           mlir::Value linear);
+                                           mlir::Value linear, unsigned leading = 0);
 
 /// This thread's partial value of `r` run over [lb, ub) by `step`, when
 /// `lanes` threads split it and this one is `lane`: it takes iterations
@@ -89,6 +91,11 @@ mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneRedu
 /// or null when `first` starts none (nothing changed).
 mlir::Operation *mapRowProgram(mlir::scf::ParallelOp first,
                                llvm::function_ref<void(mlir::scf::ParallelOp)> mapAlone);
+
+/// Maps a parallel loop whose body folds a sequential loop along an outer
+/// dimension (a column sum; see SplitReductions.cpp) onto two launches that
+/// split the fold into chunks. Returns false, changing nothing, otherwise.
+bool mapSplitReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
 
 } // namespace nerve::loop_mapping
 

@@ -141,7 +141,7 @@ struct ParallelLoopsToGPUPass
                      mapParallel(alone);
                  }))
           next = resume; // after the loops the program took in
-        else if (!mapRowsToWarps(loop))
+        else if (!mapRowsToWarps(loop) && !mapSplitReduction(loop, blockSize))
           mapParallel(loop);
       } else if (staysOnHost(&op) && !usesDeviceValue) {
         if (failed(flush()))
@@ -579,14 +579,8 @@ struct ParallelLoopsToGPUPass
       Value item = items.getInductionVar();
       Value row = arith::DivUIOp::create(lb, loc, item, tiles);
       Value tile = arith::SubIOp::create(lb, loc, item, arith::MulIOp::create(lb, loc, row, tiles));
-      SmallVector<Value> ivs(rank);
-      for (int i = static_cast<int>(rank) - 2; i >= 0; --i) {
-        Value k = i == 0 ? row : arith::RemUIOp::create(lb, loc, row, counts[i]).getResult();
-        if (i > 0)
-          row = arith::DivUIOp::create(lb, loc, row, counts[i]);
-        ivs[i] = arith::AddIOp::create(lb, loc, loop.getLowerBound()[i],
-                                       arith::MulIOp::create(lb, loc, k, loop.getStep()[i]));
-      }
+      SmallVector<Value> ivs = delinearize(lb, loc, loop, counts, row, rank - 1);
+      ivs.push_back(Value());
       Value first = arith::AddIOp::create(lb, loc, arith::MulIOp::create(lb, loc, tile, width),
                                           launch.getThreadIds().x);
       Value last = arith::SubIOp::create(lb, loc, columns, indexConstant(lb, loc, 1));
