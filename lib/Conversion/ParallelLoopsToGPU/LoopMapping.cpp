@@ -80,7 +80,7 @@ Value reductionIdentity(OpBuilder &b, Location loc, Operation *combine) {
   return {};
 }
 
-std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
+std::optional<LaneReduction> matchFold(scf::ForOp loop) {
   if (loop.getNumResults() != 1 || !getConstantIntValue(loop.getStep()))
     return std::nullopt;
   if (*getConstantIntValue(loop.getStep()) <= 0)
@@ -95,9 +95,23 @@ std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
   for (Operation &op : loop.getBody()->without_terminator())
     if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
       return std::nullopt;
+  OpBuilder probe(loop.getContext());
+  auto scratch = ModuleOp::create(probe, loop.getLoc());
+  probe.setInsertionPointToStart(scratch.getBody());
+  bool known = static_cast<bool>(reductionIdentity(probe, loop.getLoc(), combine));
+  scratch->erase();
+  if (!known)
+    return std::nullopt;
+  return LaneReduction{loop, combine, combine->getOperand(0) == acc ? 0u : 1u};
+}
+
+std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
+  std::optional<LaneReduction> fold = matchFold(loop);
+  if (!fold)
+    return std::nullopt;
   // Lanes must read neighbouring addresses: the loop walks the contiguous
   // (last, unit-stride) dimension of what it loads and no other. A column
-  // reduction keeps a thread per column, whose neighbours read neighbours.
+  // reduction is split by chunks of rows instead (SplitReductions.cpp).
   Value iv = loop.getInductionVar();
   auto variesInLoop = [&](Value v) {
     return v == iv || (v.getDefiningOp() && v.getDefiningOp()->getBlock() == loop.getBody());
@@ -119,14 +133,26 @@ std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
   }
   if (!contiguous)
     return std::nullopt;
-  OpBuilder probe(loop.getContext());
-  auto scratch = ModuleOp::create(probe, loop.getLoc());
-  probe.setInsertionPointToStart(scratch.getBody());
-  bool known = static_cast<bool>(reductionIdentity(probe, loop.getLoc(), combine));
-  scratch->erase();
-  if (!known)
-    return std::nullopt;
-  return LaneReduction{loop, combine, combine->getOperand(0) == acc ? 0u : 1u};
+  return fold;
+}
+
+Value hoistOutOf(OpBuilder &host, Value v, Operation *loop, IRMapping &m) {
+  if (Value done = m.lookupOrNull(v))
+    return done;
+  Operation *def = v.getDefiningOp();
+  if (!def) {
+    auto arg = llvm::cast<BlockArgument>(v);
+    return loop->isAncestor(arg.getOwner()->getParentOp()) ? Value() : v;
+  }
+  if (!loop->isAncestor(def))
+    return v;
+  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+    return {};
+  for (Value operand : def->getOperands())
+    if (!hoistOutOf(host, operand, loop, m))
+      return {};
+  Operation *clone = host.clone(*def, m);
+  return clone->getResult(llvm::cast<OpResult>(v).getResultNumber());
 }
 
 /// The trip count of each dimension of `loop` (0 when empty), built as

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <optional>
 #include <utility>
@@ -18,6 +19,9 @@
 namespace nerve::loop_mapping {
 
 constexpr int64_t kWarpSize = 32;
+/// Folds statically shorter than this are left to a thread each: splitting
+/// them over lanes, blocks or chunks costs more than it saves.
+constexpr int64_t kMinStaticTrip = 64;
 
 mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 
@@ -48,9 +52,19 @@ struct LaneReduction {
 /// one (kinds other than sums, minima and maxima; types other than f32, i32).
 mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *combine);
 
-/// `loop` as a LaneReduction, when it is one whose iterations walk the
-/// contiguous dimension of what they load.
+/// `loop` as a fold of one value per iteration into one accumulator, by a
+/// combine with a known identity, reading memory but writing none.
+std::optional<LaneReduction> matchFold(mlir::scf::ForOp loop);
+
+/// `loop` as a LaneReduction: a fold whose iterations walk the contiguous
+/// dimension of what they load.
 std::optional<LaneReduction> matchLaneReduction(mlir::scf::ForOp loop);
+
+/// `v` in host code before `loop`: itself when defined outside it, else
+/// clones (recorded in `m`) of the pure ops inside it that compute it from
+/// values outside; null when it depends on the loop's iterations or memory.
+mlir::Value hoistOutOf(mlir::OpBuilder &host, mlir::Value v, mlir::Operation *loop,
+                       mlir::IRMapping &m);
 
 /// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
 mlir::Value combineAs(mlir::OpBuilder &b, const LaneReduction &r, mlir::Value acc,

@@ -386,7 +386,7 @@ struct ParallelLoopsToGPUPass
   /// when the body is anything else, or its reductions are statically short
   /// (then a thread per row is better).
   bool mapRowsToWarps(scf::ParallelOp loop) {
-    constexpr int64_t kLanes = 32, kMinStaticTrip = 64;
+    constexpr int64_t kLanes = kWarpSize;
     Block *body = loop.getBody();
     llvm::DenseMap<Operation *, LaneReduction> reductions;
     for (Operation &op : body->without_terminator()) {

@@ -42,8 +42,6 @@ constexpr int64_t kElementsPerThread = 8;
 constexpr int64_t kMaxThreads = 256;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
-/// Reductions statically shorter than this are left to a thread per row.
-constexpr int64_t kMinStaticTrip = 64;
 
 /// Whether `a` and `b` compute the same value: the same SSA value, equal
 /// constants, or the same pure op applied to equivalent operands (the
@@ -269,27 +267,6 @@ std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
   return g;
 }
 
-/// A clone of `v`'s computation in host code before the program, when `v`
-/// is defined outside `loop` or by pure ops of its body that are.
-Value hoist(OpBuilder &host, Value v, Operation *loop, IRMapping &m) {
-  if (Value done = m.lookupOrNull(v))
-    return done;
-  Operation *def = v.getDefiningOp();
-  if (!def) {
-    auto arg = llvm::cast<BlockArgument>(v);
-    return loop->isAncestor(arg.getOwner()->getParentOp()) ? Value() : v;
-  }
-  if (!loop->isAncestor(def))
-    return v;
-  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-    return {};
-  for (Value operand : def->getOperands())
-    if (!hoist(host, operand, loop, m))
-      return {};
-  Operation *clone = host.clone(*def, m);
-  return clone->getResult(llvm::cast<OpResult>(v).getResultNumber());
-}
-
 /// Builds the kernel of one row program.
 class RowProgramBuilder {
 public:
@@ -302,9 +279,9 @@ public:
       op->moveBefore(first);
     OpBuilder b(first);
     IRMapping hostMap;
-    Value lb = hoist(b, g.first.loop.getLowerBound(), first, hostMap);
-    Value ub = hoist(b, g.first.loop.getUpperBound(), first, hostMap);
-    Value step = hoist(b, g.first.loop.getStep(), first, hostMap);
+    Value lb = hoistOutOf(b, g.first.loop.getLowerBound(), first, hostMap);
+    Value ub = hoistOutOf(b, g.first.loop.getUpperBound(), first, hostMap);
+    Value step = hoistOutOf(b, g.first.loop.getStep(), first, hostMap);
     if (!lb || !ub || !step)
       return nullptr;
     SmallVector<Value> counts;

@@ -30,53 +30,6 @@ namespace {
 constexpr int64_t kTargetThreads = 132 * 2048;
 /// Rows a chunk keeps at least (fewer would make kernel 2 the larger one).
 constexpr int64_t kMinChunk = 64;
-constexpr int64_t kMinStaticTrip = 64;
-
-/// `loop` as a fold of one value per iteration into one accumulator with a
-/// combine whose identity is known, reading memory but writing none.
-std::optional<LaneReduction> matchFold(scf::ForOp loop) {
-  if (loop.getNumResults() != 1)
-    return std::nullopt;
-  auto step = getConstantIntValue(loop.getStep());
-  if (!step || *step <= 0)
-    return std::nullopt;
-  Value acc = loop.getRegionIterArgs()[0];
-  Value yielded = loop.getBody()->getTerminator()->getOperand(0);
-  Operation *combine = yielded.getDefiningOp();
-  if (!combine || combine->getBlock() != loop.getBody() || combine->getNumOperands() != 2 ||
-      !acc.hasOneUse() || *acc.getUsers().begin() != combine || !yielded.hasOneUse())
-    return std::nullopt;
-  for (Operation &op : loop.getBody()->without_terminator())
-    if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
-      return std::nullopt;
-  OpBuilder probe(loop.getContext());
-  auto scratch = ModuleOp::create(probe, loop.getLoc());
-  probe.setInsertionPointToStart(scratch.getBody());
-  bool known = static_cast<bool>(reductionIdentity(probe, loop.getLoc(), combine));
-  scratch->erase();
-  if (!known)
-    return std::nullopt;
-  return LaneReduction{loop, combine, combine->getOperand(0) == acc ? 0u : 1u};
-}
-
-/// `v` in host code before `loop`: itself when defined outside it, else a
-/// clone of the pure op of its body that defines it from outside values.
-Value hoistBound(OpBuilder &host, Value v, scf::ParallelOp loop) {
-  Operation *def = v.getDefiningOp();
-  if (!def) {
-    auto arg = llvm::cast<BlockArgument>(v);
-    return loop->isAncestor(arg.getOwner()->getParentOp()) ? Value() : v;
-  }
-  if (!loop->isAncestor(def))
-    return v;
-  if (def->getBlock() != loop.getBody() || def->getNumRegions() != 0 ||
-      !isMemoryEffectFree(def) ||
-      llvm::any_of(def->getOperands(), [&](Value o) {
-        return loop->isAncestor(o.getParentBlock()->getParentOp());
-      }))
-    return {};
-  return host.clone(*def)->getResult(llvm::cast<OpResult>(v).getResultNumber());
-}
 
 } // namespace
 
@@ -111,8 +64,9 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
 
   Location loc = loop.getLoc();
   OpBuilder b(loop);
-  Value lb = hoistBound(b, fold.getLowerBound(), loop);
-  Value ub = hoistBound(b, fold.getUpperBound(), loop);
+  IRMapping hosted;
+  Value lb = hoistOutOf(b, fold.getLowerBound(), loop, hosted);
+  Value ub = hoistOutOf(b, fold.getUpperBound(), loop, hosted);
   Value step = fold.getStep();
   if (!lb || !ub)
     return false;
