@@ -101,10 +101,12 @@ mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneRedu
 
 /// Maps a row program that starts at `first` (see RowPrograms.cpp) onto one
 /// launch, a block per row; `mapAlone` maps one of its loops by itself, for
-/// rows too wide for the program. Returns the op to continue mapping from,
-/// or null when `first` starts none (nothing changed).
-mlir::Operation *mapRowProgram(mlir::scf::ParallelOp first,
-                               llvm::function_ref<void(mlir::scf::ParallelOp)> mapAlone);
+/// rows too wide for the program (given how many columns they have at
+/// least). Returns the op to continue mapping from, or null when `first`
+/// starts none (nothing changed).
+mlir::Operation *
+mapRowProgram(mlir::scf::ParallelOp first,
+              llvm::function_ref<void(mlir::scf::ParallelOp, int64_t)> mapAlone);
 
 /// Maps a parallel loop whose body folds a sequential loop along an outer
 /// dimension (a column sum; see SplitReductions.cpp) onto two launches that

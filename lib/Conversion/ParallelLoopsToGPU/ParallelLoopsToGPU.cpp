@@ -136,9 +136,10 @@ struct ParallelLoopsToGPUPass
           return failure();
         if (loop.getNumResults() != 0)
           next = mapReduction(loop, func); // resume at the loads of its results
-        else if (Operation *resume = mapRowProgram(loop, [&](scf::ParallelOp alone) {
+        else if (Operation *resume = mapRowProgram(loop, [&](scf::ParallelOp alone,
+                                                                  int64_t minColumns) {
                    if (!mapRowsToWarps(alone))
-                     mapParallel(alone);
+                     mapParallel(alone, minColumns);
                  }))
           next = resume; // after the loops the program took in
         else if (!mapRowsToWarps(loop) && !mapSplitReduction(loop, blockSize))
@@ -450,7 +451,10 @@ struct ParallelLoopsToGPUPass
     return true;
   }
 
-  void mapParallel(scf::ParallelOp loop) {
+  /// `minColumns`: what the caller knows the innermost dimension's
+  /// iterations to be at least (half a tile or more: only the tiled mapping
+  /// is built).
+  void mapParallel(scf::ParallelOp loop, int64_t minColumns = 0) {
     loop = collapseNested(loop);
     Location loc = loop.getLoc();
     OpBuilder b(loop);
@@ -478,6 +482,8 @@ struct ParallelLoopsToGPUPass
       Value columns = counts.back();
       Value wide = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, columns,
                                                  indexConstant(b, loc, tileWidth / 2));
+      if (minColumns >= tileWidth / 2)
+        wide = indexConstant(b, loc, 1);
       if (auto known = getConstantIntValue(wide)) {
         if (*known)
           mapRowTiles(b, loop, counts, threads, perThread);

@@ -270,7 +270,7 @@ std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
 /// Builds the kernel of one row program.
 class RowProgramBuilder {
 public:
-  RowProgramBuilder(RowGroup &g, function_ref<void(scf::ParallelOp)> mapAlone)
+  RowProgramBuilder(RowGroup &g, function_ref<void(scf::ParallelOp, int64_t)> mapAlone)
       : g(g), loc(g.stats.front().getLoc()), mapAlone(mapAlone) {}
 
   Operation *build() {
@@ -297,13 +297,14 @@ public:
     threads = arith::MaxUIOp::create(b, loc, threads, indexConstant(b, loc, kWarpSize));
     threads = arith::MinUIOp::create(b, loc, threads, indexConstant(b, loc, kMaxThreads));
     Value sharedBytes, fitsAll;
+    int64_t fit = 0;
     if (!g.staged.empty()) {
       int64_t bytesPerColumn = 0;
       for (Value m : g.staged)
         bytesPerColumn +=
             llvm::divideCeil(llvm::cast<MemRefType>(m.getType()).getElementTypeBitWidth(), 8);
       // A whole number of 8-byte groups per array keeps each one aligned.
-      int64_t fit = kStagingBytes / bytesPerColumn / 8 * 8;
+      fit = kStagingBytes / bytesPerColumn / 8 * 8;
       Value rounded = arith::MulIOp::create(
           b, loc,
           arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 8)),
@@ -333,7 +334,7 @@ public:
       if (g.final)
         alone.push_back(llvm::cast<scf::ParallelOp>(eb.clone(*g.final)));
       for (scf::ParallelOp loop : alone)
-        mapAlone(loop);
+        mapAlone(loop, fit + 1);
     }
     buildLaunchOver(
         kb, loc, rows, indexConstant(kb, loc, 1), threads,
@@ -367,7 +368,7 @@ public:
 private:
   RowGroup &g;
   Location loc;
-  function_ref<void(scf::ParallelOp)> mapAlone;
+  function_ref<void(scf::ParallelOp, int64_t)> mapAlone;
   gpu::LaunchOp launch;
   Value tid, blockThreads, warp, isFirstThread, isLaneZero;
   SmallVector<Value> row;
@@ -557,7 +558,7 @@ private:
 } // namespace
 
 Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first,
-                                             function_ref<void(scf::ParallelOp)> mapAlone) {
+                                             function_ref<void(scf::ParallelOp, int64_t)> mapAlone) {
   std::optional<RowGroup> group = matchRowGroup(first);
   if (!group)
     return nullptr;
