@@ -35,9 +35,10 @@ namespace {
 /// GPU), less a little for the reduction scratch.
 constexpr int64_t kStagingBytes = 47 * 1024;
 /// Elements per thread the block size aims for, all loaded at once by the
-/// first pass (more threads, up to 256: the kernel takes 70-90 registers a
-/// thread, and blocks of 512 then left one block per SM, whose load,
-/// reduce and store phases did not overlap: half the speed on an H200).
+/// first pass (more threads, up to 256: at 512, a version of these kernels
+/// that took 72-90 registers a thread ran one block per SM, whose load,
+/// reduce and store phases did not overlap: half the speed on an H200; they
+/// take 48-56 now, several blocks of 256 per SM).
 constexpr int64_t kElementsPerThread = 8;
 constexpr int64_t kMaxThreads = 256;
 /// Columns a thread handles per step in the elementwise pass.
