@@ -256,4 +256,15 @@ Value warpButterfly(OpBuilder &b, Location loc, const LaneReduction &r, Value pa
   return partial;
 }
 
+Value hostTripCount(OpBuilder &host, scf::ForOp inner, Operation *loop, IRMapping &m) {
+  Value lb = hoistOutOf(host, inner.getLowerBound(), loop, m);
+  Value ub = hoistOutOf(host, inner.getUpperBound(), loop, m);
+  Value step = hoistOutOf(host, inner.getStep(), loop, m);
+  if (!lb || !ub || !step)
+    return {};
+  Location loc = inner.getLoc();
+  Value span = arith::SubIOp::create(host, loc, arith::MaxSIOp::create(host, loc, ub, lb), lb);
+  return arith::CeilDivUIOp::create(host, loc, span, step);
+}
+
 } // namespace nerve::loop_mapping

@@ -108,6 +108,17 @@ mlir::Operation *
 mapRowProgram(mlir::scf::ParallelOp first,
               llvm::function_ref<void(mlir::scf::ParallelOp, int64_t)> mapAlone);
 
+/// The trip count of `inner` (0 when empty), computed in host code before
+/// `loop` (its bounds hoisted with hoistOutOf, clones recorded in `m`);
+/// null when a bound depends on `loop`'s iterations.
+mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner, mlir::Operation *loop,
+                          mlir::IRMapping &m);
+inline mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner,
+                                 mlir::Operation *loop) {
+  mlir::IRMapping m;
+  return hostTripCount(host, inner, loop, m);
+}
+
 /// Maps a parallel loop whose body folds a sequential loop along an outer
 /// dimension (a column sum; see SplitReductions.cpp) onto two launches that
 /// split the fold into chunks. Returns false, changing nothing, otherwise.

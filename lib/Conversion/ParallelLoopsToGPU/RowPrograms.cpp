@@ -195,6 +195,9 @@ std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
         return std::nullopt;
 
   // Row buffers: read only at the row, after the pass that stores them.
+  for (scf::ParallelOp s : g.stats)
+    for (auto st : s.getBody()->getOps<memref::StoreOp>())
+      g.buffers.insert(st.getMemref());
   DenseSet<Value> stored;
   DenseSet<Value> loadedByStats;
   auto checkLoads = [&](scf::ParallelOp loop, bool isFinal) {
@@ -203,12 +206,9 @@ std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
       Value m = load.getMemref();
       if (!isFinal)
         loadedByStats.insert(m);
-      bool isBuffer = llvm::any_of(g.stats, [&](scf::ParallelOp s) {
-        return llvm::any_of(s.getBody()->getOps<memref::StoreOp>(),
-                            [&](memref::StoreOp st) { return st.getMemref() == m; });
-      });
-      if (isBuffer && (!stored.contains(m) ||
-                       !indexesRow(load.getIndices(), ivsOf(loop).take_front(g.rank))))
+      if (g.buffers.contains(m) &&
+          (!stored.contains(m) ||
+           !indexesRow(load.getIndices(), ivsOf(loop).take_front(g.rank))))
         ok = false;
     });
     return ok;
@@ -216,10 +216,8 @@ std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
   for (scf::ParallelOp s : g.stats) {
     if (!checkLoads(s, false))
       return std::nullopt;
-    for (auto st : s.getBody()->getOps<memref::StoreOp>()) {
+    for (auto st : s.getBody()->getOps<memref::StoreOp>())
       stored.insert(st.getMemref());
-      g.buffers.insert(st.getMemref());
-    }
   }
   if (g.final) {
     if (!checkLoads(g.final, true))
@@ -279,19 +277,14 @@ public:
     for (Operation *op : g.between)
       op->moveBefore(first);
     OpBuilder b(first);
-    IRMapping hostMap;
-    Value lb = hoistOutOf(b, g.first.loop.getLowerBound(), first, hostMap);
-    Value ub = hoistOutOf(b, g.first.loop.getUpperBound(), first, hostMap);
-    Value step = hoistOutOf(b, g.first.loop.getStep(), first, hostMap);
-    if (!lb || !ub || !step)
+    // Columns of the first reduction: they size the block and the staging.
+    Value columns = hostTripCount(b, g.first.loop, first);
+    if (!columns)
       return nullptr;
     SmallVector<Value> counts;
     Value rows;
     std::tie(counts, rows) = tripCounts(b, first);
-    // Columns of the first reduction: they size the block and the staging.
     Value zero = indexConstant(b, loc, 0);
-    Value columns = arith::CeilDivUIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb), step);
     Value threads = arith::CeilDivUIOp::create(b, loc, columns,
                                                indexConstant(b, loc, kElementsPerThread * kWarpSize));
     threads = arith::MulIOp::create(b, loc, threads, indexConstant(b, loc, kWarpSize));

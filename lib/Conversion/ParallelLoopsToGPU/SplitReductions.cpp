@@ -67,15 +67,14 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
   IRMapping hosted;
   Value lb = hoistOutOf(b, fold.getLowerBound(), loop, hosted);
   Value ub = hoistOutOf(b, fold.getUpperBound(), loop, hosted);
+  Value rows = hostTripCount(b, fold, loop, hosted);
   Value step = fold.getStep();
-  if (!lb || !ub)
+  if (!rows)
     return false;
   SmallVector<Value> counts;
   Value total;
   std::tie(counts, total) = tripCounts(b, loop);
   Value one = indexConstant(b, loc, 1);
-  Value rows = arith::CeilDivUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb), step);
   // K chunks: enough threads, chunks of at least kMinChunk rows.
   Value chunks = arith::CeilDivUIOp::create(b, loc, indexConstant(b, loc, kTargetThreads),
                                             arith::MaxUIOp::create(b, loc, total, one));
