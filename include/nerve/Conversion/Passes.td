@@ -75,9 +75,17 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     elementwise maps) runs `coarsen` iterations per thread, `stride` apart
     so that accesses stay coalesced, interleaved op by op so that their
     loads are in flight together; the grid shrinks accordingly.
+
+    When every access that varies with the innermost index walks the
+    contiguous dimension, a thread takes consecutive innermost iterations
+    instead, each such access one 16-byte `vector.load` / `vector.store`
+    (the narrowest element type decides how many), nested loops jammed; a
+    host check at run time (unit innermost stride, rows and base addresses
+    aligned to the vector) chooses it over the scalar mapping.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">,
     Option<"coarsen", "coarsen", "int64_t", "4",

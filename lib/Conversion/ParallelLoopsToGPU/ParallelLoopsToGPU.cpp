@@ -9,6 +9,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -478,27 +479,34 @@ struct ParallelLoopsToGPUPass
     // dimension, which made 2-D maps compute-bound on an H200: 55% of the
     // copy bandwidth against 86% for the same map in 1-D).
     int64_t tileWidth = threads * perThread;
-    if (perThread > 1 && loop.getNumLoops() >= 2) {
-      Value columns = counts.back();
-      Value wide = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, columns,
-                                                 indexConstant(b, loc, tileWidth / 2));
-      if (minColumns >= tileWidth / 2)
-        wide = indexConstant(b, loc, 1);
-      if (auto known = getConstantIntValue(wide)) {
-        if (*known)
-          mapRowTiles(b, loop, counts, threads, perThread);
-        else
-          mapFlat(b, loop, counts, total, threads, perThread);
+    auto scalarMapping = [&](OpBuilder &sb) {
+      if (perThread > 1 && loop.getNumLoops() >= 2) {
+        Value columns = counts.back();
+        Value wide = sb.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, columns,
+                                                    indexConstant(sb, loc, tileWidth / 2));
+        if (minColumns >= tileWidth / 2)
+          wide = indexConstant(sb, loc, 1);
+        if (auto known = getConstantIntValue(wide)) {
+          if (*known)
+            mapRowTiles(sb, loop, counts, threads, perThread);
+          else
+            mapFlat(sb, loop, counts, total, threads, perThread);
+        } else {
+          auto choice = scf::IfOp::create(sb, loc, wide, /*withElseRegion=*/true);
+          OpBuilder tb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+          mapRowTiles(tb, loop, counts, threads, perThread);
+          OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+          mapFlat(eb, loop, counts, total, threads, perThread);
+        }
       } else {
-        auto choice = scf::IfOp::create(b, loc, wide, /*withElseRegion=*/true);
-        OpBuilder tb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-        mapRowTiles(tb, loop, counts, threads, perThread);
-        OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
-        mapFlat(eb, loop, counts, total, threads, perThread);
+        mapFlat(sb, loop, counts, total, threads, perThread);
       }
-    } else {
-      mapFlat(b, loop, counts, total, threads, perThread);
-    }
+    };
+    // Two 16-byte vectors per access in flight per thread (straight-line
+    // bodies), as many bytes as `coarsen` f32 iterations twice over.
+    if (!mapVectorLanes(b, loop, counts, total, threads, std::max<int64_t>(perThread / 2, 1),
+                        scalarMapping))
+      scalarMapping(b);
     loop.erase();
   }
 

@@ -66,6 +66,12 @@
 // CHECK:           gpu.shuffle
 // CHECK:         gpu.launch
 // CHECK:           gpu.shuffle
+//                The elementwise pass: by vectors when the buffers allow.
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.shuffle
+// CHECK:           vector.load %[[X]]
+// CHECK:           vector.store %{{.*}}, %[[Y]]
+// CHECK:         } else {
 // CHECK:         gpu.launch
 // CHECK-NOT:       gpu.shuffle
 // CHECK-NOT:     gpu.launch

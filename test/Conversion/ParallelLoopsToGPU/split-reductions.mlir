@@ -47,10 +47,17 @@ func.func @column_max(%x: memref<?x?xf32>, %m: memref<?xf32>) attributes {nerve.
 // -----
 
 // Statically short folds, and folds whose combine has no known identity (a
-// product), keep a thread per column.
+// product), keep a thread per column: four neighbouring columns, loaded as
+// vectors, when the buffers allow; one otherwise.
 // CHECK-LABEL: func.func @short
 // CHECK-NOT:   gpu.alloc
 // CHECK:       gpu.launch
+// CHECK:         scf.for {{.*}} iter_args({{.*}}, {{.*}}, {{.*}}, {{.*}}) -> (f32, f32, f32, f32)
+// CHECK:           vector.load %{{.*}} : memref<16x?xf32>, vector<4xf32>
+// CHECK:         vector.store %{{.*}} : memref<?xf32>, vector<4xf32>
+// CHECK:       } else {
+// CHECK:       gpu.launch
+// CHECK-NOT:     vector.load
 // CHECK-NOT:   gpu.launch
 func.func @short(%x: memref<16x?xf32>, %m: memref<?xf32>) attributes {nerve.kernel} {
   %zero = arith.constant 0.0 : f32
@@ -72,6 +79,8 @@ func.func @short(%x: memref<16x?xf32>, %m: memref<?xf32>) attributes {nerve.kern
 
 // CHECK-LABEL: func.func @product
 // CHECK-NOT:   gpu.alloc
+// CHECK:       gpu.launch
+// CHECK:       } else {
 // CHECK:       gpu.launch
 // CHECK-NOT:   gpu.launch
 func.func @product(%x: memref<?x?xf32>, %m: memref<?xf32>) attributes {nerve.kernel} {

@@ -1,0 +1,352 @@
+//===- VectorLanes.cpp - consecutive iterations per thread, 16-byte accesses ===//
+//
+// A parallel loop whose memory accesses that vary with its innermost index
+// all walk the contiguous dimension (`a[.., i]` with `i` the innermost
+// index; elementwise maps, neurons over a time-major input) runs `lanes`
+// consecutive innermost iterations per thread: each such access of the
+// group is one vector load or store of `lanes` elements (16 bytes of the
+// narrowest element type), the arithmetic stays scalar, once per lane.
+// Loops nested in the body (a neuron's time loop) are jammed: one loop
+// carrying every lane's values. Whether the buffers allow it (innermost
+// stride 1, rows and base addresses aligned to the vector, a whole number
+// of vectors per row) is known only at run time: a host check picks this
+// mapping or the scalar one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopMapping.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace nerve::loop_mapping {
+
+namespace {
+
+/// What the body's analysis found.
+struct LanePlan {
+  int64_t lanes = 0;
+  /// Loads and stores that walk the contiguous dimension: one vector access
+  /// per group of lanes.
+  llvm::DenseSet<Operation *> contiguous;
+  /// The buffers they access (checked at run time).
+  llvm::SetVector<Value> buffers;
+  /// Values carried by jammed loops, per lane.
+  int64_t carried = 0;
+};
+
+constexpr int64_t kVectorBytes = 16;
+constexpr int64_t kMaxLanes = 8;
+/// Jammed loops carry this many values at most over all lanes: beyond it
+/// the registers they need cost more occupancy than the vectors save.
+constexpr int64_t kMaxCarried = 64;
+
+/// The alignment `plan`'s vectors of `type`'s elements are accessed with:
+/// the whole vector, at most 16 bytes (wider ones are split into 16-byte
+/// accesses).
+int64_t vectorAlignment(const LanePlan &plan, MemRefType type) {
+  return std::min(plan.lanes * type.getElementTypeBitWidth() / 8, kVectorBytes);
+}
+
+/// Whether `v` is defined outside `loop`.
+bool isOutside(Value v, Operation *loop) {
+  return !loop->isAncestor(v.getParentBlock()->getParentOp());
+}
+
+/// Walks `block` (in `loop`'s body) marking what varies with the innermost
+/// index in `variant`; fails on anything the vector mapping cannot run.
+LogicalResult analyze(Block &block, scf::ParallelOp loop, llvm::DenseSet<Value> &variant,
+                      LanePlan &plan) {
+  Value iv = loop.getInductionVars().back();
+  auto varies = [&](Value v) { return variant.contains(v); };
+  auto contiguousAccess = [&](Value memref, ValueRange indices) {
+    auto type = dyn_cast<MemRefType>(memref.getType());
+    if (!type || type.getRank() == 0 || indices.back() != iv || !isOutside(memref, loop) ||
+        llvm::any_of(indices.drop_back(), varies))
+      return false;
+    // vector.load needs the innermost stride to be 1 in the type.
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+      return false;
+    Type element = type.getElementType();
+    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||
+        element.getIntOrFloatBitWidth() / 8 > kVectorBytes / 2)
+      return false;
+    plan.buffers.insert(memref);
+    plan.lanes = std::max<int64_t>(plan.lanes,
+                                   kVectorBytes / (element.getIntOrFloatBitWidth() / 8));
+    return true;
+  };
+  for (Operation &op : block.without_terminator()) {
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (llvm::any_of(load.getIndices(), varies)) {
+        if (!contiguousAccess(load.getMemRef(), load.getIndices()))
+          return failure();
+        plan.contiguous.insert(&op);
+        variant.insert(load.getResult());
+      }
+      continue;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      // Every iteration writes its own element: a store that does not vary
+      // would be every lane writing one place.
+      if (!contiguousAccess(store.getMemRef(), store.getIndices()))
+        return failure();
+      plan.contiguous.insert(&op);
+      continue;
+    }
+    if (auto inner = dyn_cast<scf::ForOp>(op)) {
+      if (varies(inner.getLowerBound()) || varies(inner.getUpperBound()) ||
+          varies(inner.getStep()))
+        return failure();
+      plan.carried += inner.getNumRegionIterArgs();
+      for (Value arg : inner.getRegionIterArgs())
+        variant.insert(arg);
+      if (failed(analyze(*inner.getBody(), loop, variant, plan)))
+        return failure();
+      for (Value r : inner.getResults())
+        variant.insert(r);
+      continue;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      if (varies(branch.getCondition()))
+        return failure();
+      for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
+        if (!region->empty() && failed(analyze(region->front(), loop, variant, plan)))
+          return failure();
+      plan.carried += branch.getNumResults();
+      for (Value r : branch.getResults())
+        variant.insert(r);
+      continue;
+    }
+    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+      return failure();
+    if (llvm::any_of(op.getOperands(), varies))
+      for (Value r : op.getResults())
+        variant.insert(r);
+  }
+  return success();
+}
+
+std::optional<LanePlan> planLanes(scf::ParallelOp loop) {
+  if (loop.getNumResults() != 0 || getConstantIntValue(loop.getStep().back()) != 1)
+    return std::nullopt;
+  LanePlan plan;
+  llvm::DenseSet<Value> variant;
+  variant.insert(loop.getInductionVars().back());
+  if (failed(analyze(*loop.getBody(), loop, variant, plan)) || plan.buffers.empty())
+    return std::nullopt;
+  plan.lanes = std::min(plan.lanes, kMaxLanes);
+  if (plan.carried * plan.lanes > kMaxCarried)
+    return std::nullopt;
+  return plan;
+}
+
+/// Host check: `plan`'s vector accesses are aligned and stay in rows.
+Value lanesFit(OpBuilder &b, Location loc, scf::ParallelOp loop, const LanePlan &plan,
+               Value columns) {
+  Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+  Value lanes = indexConstant(b, loc, plan.lanes);
+  auto multipleOf = [&](Value v, Value m) {
+    Value rem = b.createOrFold<arith::RemUIOp>(loc, v, m);
+    return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem, zero);
+  };
+  auto both = [&](Value x, Value y) { return b.createOrFold<arith::AndIOp>(loc, x, y); };
+  Value ok = both(multipleOf(columns, lanes), multipleOf(loop.getLowerBound().back(), lanes));
+  for (Value buffer : plan.buffers) {
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t bytes = type.getElementTypeBitWidth() / 8;
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+    ValueRange strides = meta.getStrides();
+    ok = both(ok, b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, strides.back(),
+                                                one));
+    for (Value stride : strides.drop_back())
+      ok = both(ok, multipleOf(stride, lanes));
+    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+    Value start = arith::AddIOp::create(
+        b, loc, base,
+        arith::MulIOp::create(b, loc, meta.getOffset(), indexConstant(b, loc, bytes)));
+    ok = both(ok, multipleOf(start, indexConstant(b, loc, vectorAlignment(plan, type))));
+  }
+  return ok;
+}
+
+/// Emits `block`'s ops once per lane mapping (`maps[g * lanes + k]`: lane
+/// k of group g), the plan's accesses as one vector per group, nested loops
+/// and branches jammed; a store of a group whose `valid` value is false is
+/// skipped.
+void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
+               MutableArrayRef<IRMapping> maps, ArrayRef<Value> valid) {
+  int64_t lanes = plan.lanes, groups = static_cast<int64_t>(valid.size());
+  auto vectorOf = [&](Type element) { return VectorType::get({lanes}, element); };
+  for (Operation &op : block.without_terminator()) {
+    if (plan.contiguous.contains(&op)) {
+      for (int64_t g = 0; g < groups; ++g) {
+        IRMapping &first = maps[g * lanes];
+        if (auto load = dyn_cast<memref::LoadOp>(op)) {
+          auto memType = load.getMemRefType();
+          Value vec = vector::LoadOp::create(
+              b, loc, vectorOf(memType.getElementType()), first.lookupOrDefault(load.getMemRef()),
+              llvm::map_to_vector(load.getIndices(),
+                                  [&](Value v) { return first.lookupOrDefault(v); }),
+              /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(plan, memType)));
+          for (int64_t k = 0; k < lanes; ++k)
+            maps[g * lanes + k].map(load.getResult(),
+                                    vector::ExtractOp::create(b, loc, vec, k).getResult());
+          continue;
+        }
+        auto store = cast<memref::StoreOp>(op);
+        SmallVector<Value> values;
+        for (int64_t k = 0; k < lanes; ++k)
+          values.push_back(maps[g * lanes + k].lookupOrDefault(store.getValueToStore()));
+        OpBuilder::InsertionGuard guard(b);
+        if (valid[g]) {
+          auto inRange = scf::IfOp::create(b, loc, valid[g], /*withElseRegion=*/false);
+          b.setInsertionPointToStart(&inRange.getThenRegion().front());
+        }
+        auto memType = store.getMemRefType();
+        Value vec = vector::FromElementsOp::create(b, loc, vectorOf(memType.getElementType()),
+                                                   values);
+        vector::StoreOp::create(
+            b, loc, vec, first.lookupOrDefault(store.getMemRef()),
+            llvm::map_to_vector(store.getIndices(),
+                                [&](Value v) { return first.lookupOrDefault(v); }),
+            /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(plan, memType)));
+      }
+      continue;
+    }
+    // A jammed region op carries every lane's values, lane after lane.
+    auto concatLanes = [&](ValueRange values) {
+      SmallVector<Value> all;
+      for (IRMapping &m : maps)
+        for (Value v : values)
+          all.push_back(m.lookupOrDefault(v));
+      return all;
+    };
+    auto yieldLanes = [&](Block &from, Block &to) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToEnd(&to);
+      emitLanes(b, loc, from, plan, maps, valid);
+      scf::YieldOp::create(b, loc, concatLanes(from.getTerminator()->getOperands()));
+    };
+    auto mapResults = [&](Operation *original, Operation *jammed) {
+      unsigned n = original->getNumResults();
+      for (auto [m, map] : llvm::enumerate(maps))
+        for (unsigned i = 0; i < n; ++i)
+          map.map(original->getResult(i), jammed->getResult(m * n + i));
+    };
+    if (auto inner = dyn_cast<scf::ForOp>(op)) {
+      IRMapping &first = maps.front();
+      auto jammed = scf::ForOp::create(
+          b, loc, first.lookupOrDefault(inner.getLowerBound()),
+          first.lookupOrDefault(inner.getUpperBound()), first.lookupOrDefault(inner.getStep()),
+          concatLanes(inner.getInitArgs()));
+      Block *body = jammed.getBody();
+      unsigned n = inner.getNumRegionIterArgs();
+      for (auto [m, map] : llvm::enumerate(maps)) {
+        map.map(inner.getInductionVar(), jammed.getInductionVar());
+        for (unsigned i = 0; i < n; ++i)
+          map.map(inner.getRegionIterArgs()[i], jammed.getRegionIterArgs()[m * n + i]);
+      }
+      if (!body->empty())
+        body->getTerminator()->erase(); // the builder adds an empty yield without iter args
+      yieldLanes(*inner.getBody(), *body);
+      mapResults(inner, jammed);
+      continue;
+    }
+    if (auto branch = dyn_cast<scf::IfOp>(op)) {
+      SmallVector<Type> types;
+      for (size_t m = 0; m < maps.size(); ++m)
+        llvm::append_range(types, branch.getResultTypes());
+      bool hasElse = !branch.getElseRegion().empty();
+      auto jammed = scf::IfOp::create(b, loc, types,
+                                      maps.front().lookupOrDefault(branch.getCondition()),
+                                      hasElse);
+      for (auto [from, to] : {std::pair{&branch.getThenRegion(), &jammed.getThenRegion()},
+                              std::pair{&branch.getElseRegion(), &jammed.getElseRegion()}}) {
+        if (from->empty())
+          continue;
+        Block &target = to->front();
+        if (!target.empty())
+          target.getTerminator()->erase();
+        yieldLanes(from->front(), target);
+      }
+      mapResults(branch, jammed);
+      continue;
+    }
+    for (IRMapping &map : maps)
+      b.clone(op, map);
+  }
+}
+
+} // namespace
+
+bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Value total,
+                    int64_t threads, int64_t groups,
+                    function_ref<void(OpBuilder &)> scalarMapping) {
+  std::optional<LanePlan> plan = planLanes(loop);
+  if (!plan)
+    return false;
+  // Groups of lanes a grid stride apart interleave only straight-line code.
+  bool straightLine = plan->carried == 0 &&
+                      llvm::all_of(loop.getBody()->without_terminator(),
+                                   [](Operation &op) { return op.getNumRegions() == 0; });
+  if (!straightLine)
+    groups = 1;
+  Location loc = loop.getLoc();
+  Value fits = lanesFit(b, loc, loop, *plan, counts.back());
+  if (auto known = getConstantIntValue(fits); known && !*known) {
+    scalarMapping(b);
+    return true;
+  }
+  auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+  OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+  scalarMapping(eb);
+
+  OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+  int64_t lanes = plan->lanes;
+  Value chunks = arith::DivUIOp::create(vb, loc, total, indexConstant(vb, loc, lanes));
+  Value block = indexConstant(vb, loc, threads);
+  buildLaunchOver(vb, loc, chunks, indexConstant(vb, loc, threads * groups), block,
+                  [&](OpBuilder &ib, gpu::LaunchOp launch) {
+    Value first = arith::AddIOp::create(
+        ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
+        launch.getThreadIds().x);
+    Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
+    Value step = arith::MulIOp::create(ib, loc, stride, indexConstant(ib, loc, groups));
+    auto strided = scf::ForOp::create(ib, loc, first, chunks, step);
+    ib.setInsertionPointToStart(strided.getBody());
+    Value last = arith::SubIOp::create(ib, loc, chunks, indexConstant(ib, loc, 1));
+    // Group j of this thread: chunk base + j * stride; past the end it loads
+    // the last chunk and stores nothing.
+    SmallVector<IRMapping> maps(groups * lanes);
+    SmallVector<Value> valid(groups);
+    for (int64_t j = 0; j < groups; ++j) {
+      Value chunk = strided.getInductionVar();
+      if (j > 0) {
+        chunk = arith::AddIOp::create(
+            ib, loc, chunk, arith::MulIOp::create(ib, loc, stride, indexConstant(ib, loc, j)));
+        valid[j] = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, chunk, chunks);
+        chunk = arith::SelectOp::create(ib, loc, valid[j], chunk, last);
+      }
+      Value linear = arith::MulIOp::create(ib, loc, chunk, indexConstant(ib, loc, lanes));
+      SmallVector<Value> ivs = delinearize(ib, loc, loop, counts, linear);
+      Value column = ivs.back();
+      for (int64_t k = 0; k < lanes; ++k) {
+        if (k > 0)
+          ivs.back() = arith::AddIOp::create(ib, loc, column, indexConstant(ib, loc, k));
+        maps[j * lanes + k].map(loop.getInductionVars(), ivs);
+      }
+    }
+    emitLanes(ib, loc, *loop.getBody(), *plan, maps, valid);
+  });
+  return true;
+}
+
+} // namespace nerve::loop_mapping

@@ -1,0 +1,181 @@
+// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+
+// Every access that varies with the innermost index walks the contiguous
+// dimension: a thread takes 4 consecutive columns (16 bytes of f32), each
+// access one vector, two such groups a grid stride apart in flight. A host
+// check picks it only when the buffers allow: a whole number of vectors
+// per row, unit innermost strides, rows and base addresses 16-byte
+// aligned. Otherwise the scalar mapping runs.
+// CHECK-LABEL: func.func @map
+// CHECK-SAME:    (%[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// CHECK:       %[[COLS:.*]] = memref.dim %[[X]], %c1
+// CHECK:       arith.remui %{{.*}}, %c4
+// CHECK:       %{{.*}}, %{{.*}}, %{{.*}}:2, %[[XS:.*]]:2 = memref.extract_strided_metadata %[[X]]
+// CHECK:       arith.cmpi eq, %[[XS]]#1, %c1
+// CHECK:       arith.remui %[[XS]]#0, %c4
+// CHECK:       memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK:       arith.remui %{{.*}}, %c16
+// CHECK:       memref.extract_strided_metadata %[[Y]]
+// CHECK:       memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK:       scf.if %{{.*}} {
+// CHECK:         %[[CHUNKS:.*]] = arith.divui %{{.*}}, %c4
+// CHECK:         gpu.launch
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[CHUNKS]] step
+// CHECK-COUNT-2:     vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK-COUNT-8:     arith.mulf
+// CHECK:             vector.from_elements {{.*}} : vector<4xf32>
+// CHECK:             vector.store %{{.*}}, %[[Y]][%{{.*}}, %{{.*}}] {alignment = 16 : i64}
+// CHECK:             scf.if
+// CHECK:               vector.from_elements
+// CHECK-NEXT:          vector.store
+// CHECK:       } else {
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load
+// CHECK:             memref.load %[[X]]
+func.func @map(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f32
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    %s = arith.mulf %v, %two : f32
+    memref.store %s, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The narrowest element type decides the lanes: 8 (16 bytes of f16); the
+// f32 output is then stored as 32 bytes (split into 16-byte stores by the
+// backend), aligned to 16. A row buffer read at the row index does not
+// vary with the lanes: each lane reads it (CSE keeps one).
+// CHECK-LABEL: func.func @widen
+// CHECK:       arith.remui %{{.*}}, %c8
+// CHECK:       gpu.launch
+// CHECK:         vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?xf16>, vector<8xf16>
+// CHECK:         memref.load %{{.*}} : memref<?xf32>
+// CHECK:         vector.store %{{.*}} {alignment = 16 : i64} : memref<?x?xf32>, vector<8xf32>
+func.func @widen(%x: memref<?x?xf16>, %r: memref<?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %x, %c0 : memref<?x?xf16>
+  %cols = memref.dim %x, %c1 : memref<?x?xf16>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf16>
+    %w = arith.extf %v : f16 to f32
+    %b = memref.load %r[%i] : memref<?xf32>
+    %s = arith.addf %w, %b : f32
+    memref.store %s, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A loop nested in the body (a fold over a short outer dimension) is
+// jammed: one loop carrying each lane's accumulator, its loads vectors.
+// CHECK-LABEL: func.func @jammed
+// CHECK:       gpu.launch
+// CHECK:         %[[R:.*]]:4 = scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// CHECK:           %[[V:.*]] = vector.load {{.*}} : memref<16x?xf32>, vector<4xf32>
+// CHECK-COUNT-4:   arith.addf
+// CHECK:           scf.yield
+// CHECK:         vector.from_elements %[[R]]#0, %[[R]]#1, %[[R]]#2, %[[R]]#3
+// CHECK:         vector.store
+func.func @jammed(%x: memref<16x?xf32>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %cols = memref.dim %x, %c1 : memref<16x?xf32>
+  scf.parallel (%c) = (%c0) to (%cols) step (%c1) {
+    %r = scf.for %i = %c0 to %c16 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%i, %c] : memref<16x?xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %r, %s[%c] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Not by vectors: an access that varies with the innermost index along
+// another dimension (a transpose), a branch on the lane's own values, and a
+// boolean buffer (i1 in memory is not a packed vector), an innermost stride
+// that is not 1 in the type (vector.load requires it).
+// CHECK-LABEL: func.func @transpose
+// CHECK-NOT:   vector.
+// CHECK:       gpu.launch
+// CHECK-NOT:   vector.
+func.func @transpose(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %y, %c0 : memref<?x?xf32>
+  %cols = memref.dim %y, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%j, %i] : memref<?x?xf32>
+    memref.store %v, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @branch
+// CHECK-NOT:   vector.load
+// CHECK:       gpu.launch
+// CHECK-NOT:   gpu.launch
+func.func @branch(%x: memref<?xf32>, %y: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %pos = arith.cmpf ogt, %v, %zero : f32
+    scf.if %pos {
+      memref.store %v, %y[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @bools
+// CHECK-NOT:   vector.load
+// CHECK:       gpu.launch
+// CHECK-NOT:   gpu.launch
+func.func @bools(%x: memref<?xi1>, %y: memref<?xi1>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xi1>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xi1>
+    memref.store %v, %y[%i] : memref<?xi1>
+    scf.reduce
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @column_major
+// CHECK-NOT:   vector.load
+// CHECK:       gpu.launch
+func.func @column_major(%x: memref<?x?xf32, strided<[1, ?]>>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %y, %c0 : memref<?x?xf32>
+  %cols = memref.dim %y, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32, strided<[1, ?]>>
+    memref.store %v, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}

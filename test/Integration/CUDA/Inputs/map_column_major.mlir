@@ -1,0 +1,16 @@
+// a*2 + 1 over a column-major input written row-major: the input's
+// innermost stride is the row count, so only a single row may run by
+// vectors.
+!x = !tdim.tensor<[r: ?, c: ?], f32, strides = [1, ?]>
+!y = !tdim.tensor<[r: ?, c: ?], f32>
+tdim.kernel @map_column_major(%a: !x) -> (%y: !y) {
+  tdim.map ins(%a : !x) outs(%y : !y) {
+  ^bb0(%x: f32):
+    %two = arith.constant 2.0 : f32
+    %one = arith.constant 1.0 : f32
+    %s = arith.mulf %x, %two : f32
+    %r = arith.addf %s, %one : f32
+    tdim.yield %r : f32
+  }
+  tdim.return
+}
