@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -123,6 +124,23 @@ inline mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner,
 /// dimension (a column sum; see SplitReductions.cpp) onto two launches that
 /// split the fold into chunks. Returns false, changing nothing, otherwise.
 bool mapSplitReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
+
+/// Bytes of alignment a vector of `lanes` elements of `type` is accessed
+/// with: the whole vector, at most 16 (wider ones split into 16-byte
+/// accesses).
+int64_t vectorAlignment(int64_t lanes, mlir::MemRefType type);
+
+/// Whether `type`'s innermost stride is statically 1 (vector.load needs it).
+bool hasUnitInnermostStride(mlir::MemRefType type);
+
+/// Host check that vectors of `lanes` elements along the innermost
+/// dimension of each of `buffers`, starting at `firstColumn` and covering
+/// `columns`, are aligned and stay inside rows: a whole number of vectors,
+/// unit innermost strides, the other strides and the base addresses
+/// multiples of the vector.
+mlir::Value vectorAccessesFit(mlir::OpBuilder &b, mlir::Location loc,
+                              llvm::ArrayRef<mlir::Value> buffers, int64_t lanes,
+                              mlir::Value columns, mlir::Value firstColumn);
 
 /// Maps `loop` (trip counts `counts`, `total` in all) with consecutive
 /// innermost iterations per thread, each access along the contiguous

@@ -17,14 +17,22 @@
 // the shared memory run as the loops' own launches instead (chosen at run
 // time: both are compiled).
 //
+// When every access that varies with the column is at (row, column) of a
+// buffer with unit innermost stride, the program also exists in a vector
+// form: a thread takes 16 bytes of consecutive columns at a time (one
+// vector load, staging store and store each), chosen at run time when the
+// row width and the buffers' alignment allow it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoopMapping.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace nerve::loop_mapping;
@@ -103,6 +111,8 @@ struct RowGroup {
   DenseSet<Value> buffers;            ///< row buffers the stats loops store
   SmallVector<Value> staged;          ///< inputs kept in shared memory
   LaneReduction first;                ///< the first reduction: the column range
+  int64_t lanes = 1;                  ///< columns per vector (1: no vector form)
+  SmallVector<Value> vectorBuffers;   ///< what the vector form accesses by vectors
 
   /// Whether a column loop walks the first reduction's columns, from 0 by 1:
   /// then thread t takes the same columns in it, and may read back what it
@@ -151,6 +161,64 @@ bool matchStats(scf::ParallelOp loop, RowGroup &g) {
       return false;
   }
   return any;
+}
+
+/// The vector form of `g`, if it has one: every column loop walks the first
+/// reduction's columns, and every access that varies with the column has it
+/// as its last index, over a buffer whose innermost stride is 1.
+void chooseLanes(RowGroup &g) {
+  constexpr int64_t kVectorBytes = 16, kMaxLanes = 8;
+  int64_t lanes = 0;
+  llvm::SetVector<Value> buffers;
+  auto walk = [&](Block *body, Value col) {
+    DenseSet<Value> varies = {col};
+    auto varying = [&](Value v) { return varies.contains(v); };
+    for (Operation &op : body->without_terminator()) {
+      if (op.getNumRegions() != 0)
+        return false;
+      Value memref;
+      ValueRange indices;
+      if (auto load = dyn_cast<memref::LoadOp>(op))
+        memref = load.getMemref(), indices = load.getIndices();
+      else if (auto store = dyn_cast<memref::StoreOp>(op))
+        memref = store.getMemref(), indices = store.getIndices();
+      if (memref && !g.buffers.contains(memref) && llvm::any_of(indices, varying)) {
+        auto type = llvm::dyn_cast<MemRefType>(memref.getType());
+        if (!type || indices.back() != col || llvm::any_of(indices.drop_back(), varying) ||
+            !hasUnitInnermostStride(type) ||
+            !type.getElementType().isIntOrFloat() || type.getElementTypeBitWidth() % 8 != 0 ||
+            type.getElementTypeBitWidth() > 64)
+          return false;
+        buffers.insert(memref);
+        lanes = std::max<int64_t>(lanes, kVectorBytes * 8 / type.getElementTypeBitWidth());
+      } else if (memref && isa<memref::StoreOp>(op)) {
+        return false;
+      }
+      if (llvm::any_of(op.getOperands(), varying))
+        for (Value r : op.getResults())
+          varies.insert(r);
+    }
+    return true;
+  };
+  for (scf::ParallelOp s : g.stats)
+    for (Operation &op : s.getBody()->without_terminator())
+      if (auto it = g.reductions.find(&op); it != g.reductions.end()) {
+        scf::ForOp loop = it->second.loop;
+        if (!g.sameColumns(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()) ||
+            !walk(loop.getBody(), loop.getInductionVar()))
+          return;
+      }
+  if (g.final) {
+    ValueRange ivs = ivsOf(g.final);
+    if (!g.sameColumns(g.final.getLowerBound().back(), g.final.getUpperBound().back(),
+                       g.final.getStep().back()) ||
+        !walk(g.final.getBody(), ivs.back()))
+      return;
+  }
+  if (buffers.empty())
+    return;
+  g.lanes = std::min(lanes, kMaxLanes);
+  g.vectorBuffers = buffers.takeVector();
 }
 
 /// Finds the row program that starts at `first`, if any.
@@ -263,6 +331,7 @@ std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
         g.staged.push_back(memref);
     }
   }
+  chooseLanes(g);
   return g;
 }
 
@@ -297,12 +366,13 @@ public:
       for (Value m : g.staged)
         bytesPerColumn +=
             llvm::divideCeil(llvm::cast<MemRefType>(m.getType()).getElementTypeBitWidth(), 8);
-      // A whole number of 8-byte groups per array keeps each one aligned.
-      fit = kStagingBytes / bytesPerColumn / 8 * 8;
+      // A whole number of 16-column groups per array keeps each one aligned
+      // for 16-byte vectors.
+      fit = kStagingBytes / bytesPerColumn / 16 * 16;
       Value rounded = arith::MulIOp::create(
           b, loc,
-          arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 8)),
-          indexConstant(b, loc, 8));
+          arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 16)),
+          indexConstant(b, loc, 16));
       capacity = arith::MinUIOp::create(b, loc, rounded, indexConstant(b, loc, fit));
       fitsAll = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, columns,
                                       indexConstant(b, loc, fit));
@@ -330,28 +400,46 @@ public:
       for (scf::ParallelOp loop : alone)
         mapAlone(loop, fit + 1);
     }
-    buildLaunchOver(
-        kb, loc, rows, indexConstant(kb, loc, 1), threads,
-        [&](OpBuilder &ib, gpu::LaunchOp launch) {
-          this->launch = launch;
-          tid = launch.getThreadIds().x;
-          blockThreads = threads;
-          isFirstThread = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, zero);
-          warp = arith::DivUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize));
-          isLaneZero = arith::CmpIOp::create(
-              ib, loc, arith::CmpIPredicate::eq,
-              arith::RemUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize)), zero);
-          setUpStaging(ib);
-          auto rowLoop = scf::ForOp::create(ib, loc, launch.getBlockIds().x, rows,
-                                            launch.getGridSize().x);
-          OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
-          row = delinearize(rb, loc, first, counts, rowLoop.getInductionVar());
-          for (scf::ParallelOp s : g.stats)
-            buildStats(rb, s);
-          if (g.final)
-            buildFinal(rb);
-        },
-        sharedBytes);
+    auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes) {
+      lanes = kernelLanes;
+      stagingOf.clear();
+      statistic.clear();
+      stagedAlready.clear();
+      pendingStaged.clear();
+      scratchOf.clear();
+      buildLaunchOver(
+          at, loc, rows, indexConstant(at, loc, 1), threads,
+          [&](OpBuilder &ib, gpu::LaunchOp launch) {
+            this->launch = launch;
+            tid = launch.getThreadIds().x;
+            blockThreads = threads;
+            isFirstThread = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, zero);
+            warp = arith::DivUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize));
+            isLaneZero = arith::CmpIOp::create(
+                ib, loc, arith::CmpIPredicate::eq,
+                arith::RemUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize)), zero);
+            setUpStaging(ib);
+            auto rowLoop = scf::ForOp::create(ib, loc, launch.getBlockIds().x, rows,
+                                              launch.getGridSize().x);
+            OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+            row = delinearize(rb, loc, first, counts, rowLoop.getInductionVar());
+            for (scf::ParallelOp s : g.stats)
+              buildStats(rb, s);
+            if (g.final)
+              buildFinal(rb);
+          },
+          sharedBytes);
+    };
+    if (g.lanes > 1) {
+      Value vectors = vectorAccessesFit(kb, loc, g.vectorBuffers, g.lanes, columns, zero);
+      auto choice = scf::IfOp::create(kb, loc, vectors, /*withElseRegion=*/true);
+      OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+      buildKernel(vb, g.lanes);
+      OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+      buildKernel(sb, 1);
+    } else {
+      buildKernel(kb, 1);
+    }
     for (scf::ParallelOp s : g.stats)
       s.erase();
     if (g.final)
@@ -364,6 +452,7 @@ private:
   Location loc;
   function_ref<void(scf::ParallelOp, int64_t)> mapAlone;
   gpu::LaunchOp launch;
+  int64_t lanes = 1;                     ///< columns per vector in this kernel
   Value tid, blockThreads, warp, isFirstThread, isLaneZero;
   SmallVector<Value> row;
   Value capacity;                        ///< staged columns (host value)
@@ -432,6 +521,73 @@ private:
   /// Inputs stored by the reduction being built (readable after it).
   DenseSet<Value> pendingStaged;
 
+  /// Clones `op` once per lane mapping of `maps` (lane k of a vector at
+  /// `maps[k]`); an access whose last index is the column `col` becomes one
+  /// vector access for all lanes (staged ones through shared memory).
+  void cloneLanes(OpBuilder &b, Operation &op, MutableArrayRef<IRMapping> maps,
+                  ValueRange rowIvs, Value col) {
+    auto byVector = [&](Value memref, ValueRange indices) {
+      return maps.size() > 1 && col && !g.buffers.contains(memref) && !indices.empty() &&
+             indices.back() == col;
+    };
+    IRMapping &lane0 = maps.front();
+    auto mapped = [&](ValueRange values) {
+      return llvm::map_to_vector(values, [&](Value v) { return lane0.lookupOrDefault(v); });
+    };
+    if (auto load = dyn_cast<memref::LoadOp>(op); load && byVector(load.getMemref(),
+                                                                     load.getIndices())) {
+      Value memref = load.getMemref();
+      MemRefType type = load.getMemRefType();
+      auto vectorType = VectorType::get({lanes}, type.getElementType());
+      llvm::MaybeAlign align(vectorAlignment(lanes, type));
+      SmallVector<Value> indices = mapped(load.getIndices());
+      auto staging = stagingOf.find(memref);
+      bool staged = staging != stagingOf.end() && indexesRow(load.getIndices(), rowIvs, col);
+      Value vec;
+      if (staged && stagedAlready.contains(memref)) {
+        vec = vector::LoadOp::create(b, loc, vectorType, staging->second,
+                                     ValueRange{indices.back()}, false, align);
+      } else {
+        vec = vector::LoadOp::create(b, loc, vectorType, lane0.lookupOrDefault(memref), indices,
+                                     false, align);
+        if (staged) {
+          vector::StoreOp::create(b, loc, vec, staging->second, ValueRange{indices.back()},
+                                  false, align);
+          pendingStaged.insert(memref);
+        }
+      }
+      for (auto [k, m] : llvm::enumerate(maps))
+        m.map(load.getResult(), vector::ExtractOp::create(b, loc, vec, int64_t(k)).getResult());
+      return;
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op); store && byVector(store.getMemref(),
+                                                                        store.getIndices())) {
+      MemRefType type = store.getMemRefType();
+      SmallVector<Value> values;
+      for (IRMapping &m : maps)
+        values.push_back(m.lookupOrDefault(store.getValue()));
+      Value vec = vector::FromElementsOp::create(
+          b, loc, VectorType::get({lanes}, type.getElementType()), values);
+      vector::StoreOp::create(b, loc, vec, lane0.lookupOrDefault(store.getMemref()),
+                              mapped(store.getIndices()), false,
+                              llvm::MaybeAlign(vectorAlignment(lanes, type)));
+      return;
+    }
+    for (IRMapping &m : maps)
+      cloneOp(b, op, m, rowIvs, col);
+  }
+
+  /// One mapping per lane of the vector starting at column `base`, copies
+  /// of `m` with `col` at base + k.
+  SmallVector<IRMapping> laneMaps(OpBuilder &b, const IRMapping &m, Value col, Value base) {
+    SmallVector<IRMapping> maps(lanes, m);
+    for (int64_t k = 0; k < lanes; ++k)
+      maps[k].map(col, k == 0 ? base
+                              : arith::AddIOp::create(b, loc, base, indexConstant(b, loc, k))
+                                    .getResult());
+    return maps;
+  }
+
   Value scratch(Type type) {
     Value &s = scratchOf[type];
     if (!s) {
@@ -453,18 +609,40 @@ private:
     Value step = m.lookupOrDefault(r.loop.getStep());
     bool columns =
         g.sameColumns(r.loop.getLowerBound(), r.loop.getUpperBound(), r.loop.getStep());
-    Value partial = stridedPartial(b, loc, r, lb, ub, step, tid, blockThreads,
-                                   [&](OpBuilder &vb, Value iv) {
-                                     IRMapping inner = m;
-                                     inner.map(r.loop.getInductionVar(), iv);
-                                     for (Operation &op : r.loop.getBody()->without_terminator())
-                                       if (&op != r.combine)
-                                         cloneOp(vb, op, inner, rowIvs,
-                                                 columns ? r.loop.getInductionVar() : Value());
-                                     return inner.lookupOrDefault(
-                                         r.combine->getOperand(1 - r.accOperand));
-                                   },
-                                   kElementsPerThread);
+    Value col = r.loop.getInductionVar();
+    Value combined = r.combine->getOperand(1 - r.accOperand);
+    Value partial;
+    if (lanes > 1) {
+      // The vector form (its columns start at 0 by 1: chooseLanes): each
+      // iteration is a vector of columns, its lanes combined in order.
+      Value vectors = arith::DivUIOp::create(b, loc, ub, indexConstant(b, loc, lanes));
+      partial = stridedPartial(
+          b, loc, r, indexConstant(b, loc, 0), vectors, indexConstant(b, loc, 1), tid,
+          blockThreads,
+          [&](OpBuilder &vb, Value vector) {
+            Value base = arith::MulIOp::create(vb, loc, vector, indexConstant(vb, loc, lanes));
+            SmallVector<IRMapping> maps = laneMaps(vb, m, col, base);
+            for (Operation &op : r.loop.getBody()->without_terminator())
+              if (&op != r.combine)
+                cloneLanes(vb, op, maps, rowIvs, col);
+            Value v = maps.front().lookupOrDefault(combined);
+            for (IRMapping &lane : llvm::drop_begin(maps))
+              v = combineAs(vb, r, v, lane.lookupOrDefault(combined));
+            return v;
+          },
+          std::max<int64_t>(2, kElementsPerThread / lanes));
+    } else {
+      partial = stridedPartial(b, loc, r, lb, ub, step, tid, blockThreads,
+                               [&](OpBuilder &vb, Value iv) {
+                                 IRMapping inner = m;
+                                 inner.map(col, iv);
+                                 for (Operation &op : r.loop.getBody()->without_terminator())
+                                   if (&op != r.combine)
+                                     cloneOp(vb, op, inner, rowIvs, columns ? col : Value());
+                                 return inner.lookupOrDefault(combined);
+                               },
+                               kElementsPerThread);
+    }
     for (Value input : pendingStaged)
       stagedAlready.insert(input);
     pendingStaged.clear();
@@ -518,16 +696,44 @@ private:
     Value chunk = arith::MulIOp::create(b, loc, threadStep, indexConstant(b, loc, kUnroll));
     Value full = arith::DivUIOp::create(b, loc, span, chunk);
     Value offset = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, tid, step));
-    auto emit = [&](OpBuilder &eb, ArrayRef<Value> cols) {
-      SmallVector<IRMapping> maps(cols.size());
-      for (auto [mapping, col] : llvm::zip(maps, cols)) {
-        mapping.map(rowIvs, row);
-        mapping.map(colIv, col);
+    // Each unit of work is `lanes` consecutive columns from `start`.
+    auto emit = [&](OpBuilder &eb, ArrayRef<Value> starts) {
+      SmallVector<SmallVector<IRMapping>> units;
+      for (Value start : starts) {
+        IRMapping m;
+        m.map(rowIvs, row);
+        units.push_back(lanes > 1 ? laneMaps(eb, m, colIv, start) : SmallVector<IRMapping>{m});
+        if (lanes == 1)
+          units.back().front().map(colIv, start);
       }
       for (Operation &op : loop.getBody()->without_terminator())
-        for (IRMapping &mapping : maps)
-          cloneOp(eb, op, mapping, rowIvs, columns ? colIv : Value());
+        for (SmallVector<IRMapping> &maps : units)
+          cloneLanes(eb, op, maps, rowIvs, columns ? colIv : Value());
     };
+    if (lanes > 1) {
+      // The vector form: columns from 0 by 1 (chooseLanes), a whole number
+      // of vectors; thread t takes vectors t, t + T, ..., two at a time.
+      Value lanesValue = indexConstant(b, loc, lanes);
+      Value vectors = arith::DivUIOp::create(b, loc, ub, lanesValue);
+      Value pair = arith::MulIOp::create(b, loc, blockThreads, indexConstant(b, loc, 2));
+      Value pairs = arith::DivUIOp::create(b, loc, vectors, pair);
+      auto main = scf::ForOp::create(b, loc, zero, pairs, one);
+      {
+        OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
+        Value v0 = arith::AddIOp::create(
+            mb, loc, tid, arith::MulIOp::create(mb, loc, main.getInductionVar(), pair));
+        Value v1 = arith::AddIOp::create(mb, loc, v0, blockThreads);
+        emit(mb, {arith::MulIOp::create(mb, loc, v0, lanesValue).getResult(),
+                  arith::MulIOp::create(mb, loc, v1, lanesValue).getResult()});
+      }
+      Value rest = arith::AddIOp::create(b, loc, tid, arith::MulIOp::create(b, loc, pairs, pair));
+      auto tail = scf::ForOp::create(b, loc, rest, vectors, blockThreads);
+      {
+        OpBuilder tb = OpBuilder::atBlockBegin(tail.getBody());
+        emit(tb, {arith::MulIOp::create(tb, loc, tail.getInductionVar(), lanesValue).getResult()});
+      }
+      return;
+    }
     auto main = scf::ForOp::create(b, loc, zero, full, one);
     {
       OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());

@@ -46,13 +46,6 @@ constexpr int64_t kMaxLanes = 8;
 /// the registers they need cost more occupancy than the vectors save.
 constexpr int64_t kMaxCarried = 64;
 
-/// The alignment `plan`'s vectors of `type`'s elements are accessed with:
-/// the whole vector, at most 16 bytes (wider ones are split into 16-byte
-/// accesses).
-int64_t vectorAlignment(const LanePlan &plan, MemRefType type) {
-  return std::min(plan.lanes * type.getElementTypeBitWidth() / 8, kVectorBytes);
-}
-
 /// Whether `v` is defined outside `loop`.
 bool isOutside(Value v, Operation *loop) {
   return !loop->isAncestor(v.getParentBlock()->getParentOp());
@@ -70,9 +63,7 @@ LogicalResult analyze(Block &block, scf::ParallelOp loop, llvm::DenseSet<Value> 
         llvm::any_of(indices.drop_back(), varies))
       return false;
     // vector.load needs the innermost stride to be 1 in the type.
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    if (!hasUnitInnermostStride(type))
       return false;
     Type element = type.getElementType();
     if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||
@@ -148,18 +139,30 @@ std::optional<LanePlan> planLanes(scf::ParallelOp loop) {
   return plan;
 }
 
-/// Host check: `plan`'s vector accesses are aligned and stay in rows.
-Value lanesFit(OpBuilder &b, Location loc, scf::ParallelOp loop, const LanePlan &plan,
-               Value columns) {
+} // namespace
+
+int64_t vectorAlignment(int64_t lanes, MemRefType type) {
+  return std::min(lanes * type.getElementTypeBitWidth() / 8, kVectorBytes);
+}
+
+bool hasUnitInnermostStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
+Value vectorAccessesFit(OpBuilder &b, Location loc, ArrayRef<Value> buffers, int64_t lanes,
+                        Value columns, Value firstColumn) {
   Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
-  Value lanes = indexConstant(b, loc, plan.lanes);
+  Value lanesValue = indexConstant(b, loc, lanes);
   auto multipleOf = [&](Value v, Value m) {
     Value rem = b.createOrFold<arith::RemUIOp>(loc, v, m);
     return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem, zero);
   };
   auto both = [&](Value x, Value y) { return b.createOrFold<arith::AndIOp>(loc, x, y); };
-  Value ok = both(multipleOf(columns, lanes), multipleOf(loop.getLowerBound().back(), lanes));
-  for (Value buffer : plan.buffers) {
+  Value ok = both(multipleOf(columns, lanesValue), multipleOf(firstColumn, lanesValue));
+  for (Value buffer : buffers) {
     auto type = cast<MemRefType>(buffer.getType());
     int64_t bytes = type.getElementTypeBitWidth() / 8;
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
@@ -167,15 +170,17 @@ Value lanesFit(OpBuilder &b, Location loc, scf::ParallelOp loop, const LanePlan 
     ok = both(ok, b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, strides.back(),
                                                 one));
     for (Value stride : strides.drop_back())
-      ok = both(ok, multipleOf(stride, lanes));
+      ok = both(ok, multipleOf(stride, lanesValue));
     Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
     Value start = arith::AddIOp::create(
         b, loc, base,
         arith::MulIOp::create(b, loc, meta.getOffset(), indexConstant(b, loc, bytes)));
-    ok = both(ok, multipleOf(start, indexConstant(b, loc, vectorAlignment(plan, type))));
+    ok = both(ok, multipleOf(start, indexConstant(b, loc, vectorAlignment(lanes, type))));
   }
   return ok;
 }
+
+namespace {
 
 /// Emits `block`'s ops once per lane mapping (`maps[g * lanes + k]`: lane
 /// k of group g), the plan's accesses as one vector per group, nested loops
@@ -195,7 +200,7 @@ void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
               b, loc, vectorOf(memType.getElementType()), first.lookupOrDefault(load.getMemRef()),
               llvm::map_to_vector(load.getIndices(),
                                   [&](Value v) { return first.lookupOrDefault(v); }),
-              /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(plan, memType)));
+              /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(lanes, memType)));
           for (int64_t k = 0; k < lanes; ++k)
             maps[g * lanes + k].map(load.getResult(),
                                     vector::ExtractOp::create(b, loc, vec, k).getResult());
@@ -217,7 +222,7 @@ void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
             b, loc, vec, first.lookupOrDefault(store.getMemRef()),
             llvm::map_to_vector(store.getIndices(),
                                 [&](Value v) { return first.lookupOrDefault(v); }),
-            /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(plan, memType)));
+            /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(lanes, memType)));
       }
       continue;
     }
@@ -300,7 +305,8 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
   if (!straightLine)
     groups = 1;
   Location loc = loop.getLoc();
-  Value fits = lanesFit(b, loc, loop, *plan, counts.back());
+  Value fits = vectorAccessesFit(b, loc, plan->buffers.getArrayRef(), plan->lanes, counts.back(),
+                                 loop.getLowerBound().back());
   if (auto known = getConstantIntValue(fits); known && !*known) {
     scalarMapping(b);
     return true;

@@ -9,8 +9,8 @@
 // warps' values in order through shared memory, and thread 0 writes the row
 // buffer; the statistics are forwarded in registers. Rows wider than 47 KiB
 // of shared memory holds (12032 f32) run the three loops as launches of
-// their own instead (the elementwise pass by tiles of a row only: such rows
-// are wider than half a tile).
+// their own instead (the elementwise pass by vectors or by tiles of a row:
+// such rows are wider than half a tile).
 // CHECK-LABEL: func.func @softmax
 // CHECK-DAG:   %[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>
 // CHECK:       %[[ROWS:.*]] = memref.dim %[[X]], %c0
@@ -23,6 +23,22 @@
 // CHECK:       %[[BYTES:.*]] = arith.muli %[[CAP]], %c4 : index
 // CHECK:       %[[SMEM:.*]] = arith.index_cast %[[BYTES]] : index to i32
 // CHECK:       scf.if %[[FITS_ALL]] {
+//              The vector form, when the row width is a whole number of
+//              16-byte vectors and the buffers are aligned: a thread loads
+//              4 columns at a time, stages them with one shared-memory
+//              store, combines the lanes in order, two vectors in flight.
+// CHECK:         memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK:         memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK:         scf.if %{{.*}} {
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %[[SMEM]]
+// CHECK:           scf.for {{.*}} -> (f32, f32) {
+// CHECK:             %[[VX:.*]] = vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK-NEXT:        vector.store %[[VX]], %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-4:     arith.maximumf
+// CHECK:           vector.load {{.*}} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK:           vector.store %{{.*}}, %[[Y]]
+//              Else the same program element by element.
+// CHECK:       } else {
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[TPB]], {{.*}}) dynamic_shared_memory_size %[[SMEM]] workgroup(%[[SCRATCH:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
 // CHECK:         %[[RAW:.*]] = gpu.dynamic_shared_memory
 // CHECK:         %[[ROWCOPY:.*]] = memref.view %[[RAW]][%{{.*}}][%[[CAP]]] {{.*}} to memref<?xf32, #gpu.address_space<workgroup>>
