@@ -41,11 +41,20 @@ import lit.llvm
 lit.llvm.initialize(lit_config, config)
 lit_config.load_config(config, "$root/test/lit.cfg.py")
 CFG
-if [[ $parts == *" tests "* ]]; then
+# Part `lit` runs the lit suite alone; NERVE_LIT_TESTS (paths under test/,
+# e.g. "Integration/CUDA/row-programs.test") narrows it.
+if [[ $parts == *" tests "* || $parts == *" lit "* ]]; then
+lit_paths=("$site/test")
+if [[ -n ${NERVE_LIT_TESTS:-} ]]; then
+  lit_paths=()
+  for t in $NERVE_LIT_TESTS; do lit_paths+=("$site/test/$t"); done
+fi
 # Every step has a time limit: a hang costs that step, not the session.
-timeout 400 python3 "$bundle/share/lit/lit.py" -sv "$site/test" >"$out/lit.log" 2>&1
+timeout 400 python3 "$bundle/share/lit/lit.py" -sv "${lit_paths[@]}" >"$out/lit.log" 2>&1
 summary+=("lit: $(grep -E '^  (Passed|Failed|Unsupported|Unresolved)' "$out/lit.log" | tr -s ' ' | tr '\n' ' ')")
 summary+=("$(grep -E '^(FAIL|UNRESOLVED):' "$out/lit.log" | tr '\n' ' ')")
+fi
+if [[ $parts == *" tests "* ]]; then
 
 for dtype in f64 f32 f16 bf16; do
   timeout 120 nerve-golden "$root/test/data/golden/neuron" --target cuda --dtype $dtype >"$out/golden-$dtype.log" 2>&1

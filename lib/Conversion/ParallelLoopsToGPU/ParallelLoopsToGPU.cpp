@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 
 namespace nerve {
@@ -368,16 +369,88 @@ struct ParallelLoopsToGPUPass
 
   /// The 32 lanes of a warp split `r` (lane l takes iterations l, l + 32,
   /// ...), then combine their partials by shuffles; every lane ends with
-  /// the loop's result.
+  /// the loop's result. With `vectorLanes` > 1 (r runs from 0 by 1 over a
+  /// whole number of vectors: mapRowsToWarps checks), lane l takes vectors
+  /// l, l + 32, ... of that many iterations, its loads along r one vector
+  /// load each, the vector's values combined in order.
   static Value warpReduce(OpBuilder &b, Location loc, const LaneReduction &r,
-                          IRMapping &mapping, Value lane) {
-    Value partial = stridedPartial(
-        b, loc, r, mapping.lookupOrDefault(r.loop.getLowerBound()),
-        mapping.lookupOrDefault(r.loop.getUpperBound()),
-        mapping.lookupOrDefault(r.loop.getStep()), lane, indexConstant(b, loc, kWarpSize),
-        [&](OpBuilder &vb, Value iv) { return laneValue(vb, r, mapping, iv); });
+                          IRMapping &mapping, Value lane, int64_t vectorLanes) {
+    Value warpLanes = indexConstant(b, loc, kWarpSize);
+    Value partial;
+    if (vectorLanes > 1) {
+      Value iv = r.loop.getInductionVar();
+      Value folded = r.combine->getOperand(1 - r.accOperand);
+      Value vectors = arith::DivUIOp::create(b, loc,
+                                             mapping.lookupOrDefault(r.loop.getUpperBound()),
+                                             indexConstant(b, loc, vectorLanes));
+      partial = stridedPartial(
+          b, loc, r, indexConstant(b, loc, 0), vectors, indexConstant(b, loc, 1), lane,
+          warpLanes,
+          [&](OpBuilder &vb, Value vector) {
+            Value base = arith::MulIOp::create(vb, loc, vector, indexConstant(vb, loc, vectorLanes));
+            SmallVector<IRMapping> maps(vectorLanes, mapping);
+            for (int64_t k = 0; k < vectorLanes; ++k)
+              maps[k].map(iv, k == 0 ? base
+                                     : arith::AddIOp::create(vb, loc, base,
+                                                             indexConstant(vb, loc, k))
+                                           .getResult());
+            for (Operation &op : r.loop.getBody()->without_terminator()) {
+              if (&op == r.combine)
+                continue;
+              auto load = dyn_cast<memref::LoadOp>(op);
+              if (!load || load.getIndices().empty() || load.getIndices().back() != iv) {
+                for (IRMapping &m : maps)
+                  vb.clone(op, m);
+                continue;
+              }
+              MemRefType type = load.getMemRefType();
+              Value vec = vector::LoadOp::create(
+                  vb, loc, VectorType::get({vectorLanes}, type.getElementType()),
+                  maps.front().lookupOrDefault(load.getMemRef()),
+                  llvm::map_to_vector(load.getIndices(),
+                                      [&](Value v) { return maps.front().lookupOrDefault(v); }),
+                  /*nontemporal=*/false,
+                  llvm::MaybeAlign(vectorAlignment(vectorLanes, type)));
+              for (auto [k, m] : llvm::enumerate(maps))
+                m.map(load.getResult(),
+                      vector::ExtractOp::create(vb, loc, vec, int64_t(k)).getResult());
+            }
+            Value v = maps.front().lookupOrDefault(folded);
+            for (IRMapping &m : llvm::drop_begin(maps))
+              v = combineAs(vb, r, v, m.lookupOrDefault(folded));
+            return v;
+          },
+          vectorLanes > 4 ? 2 : 4);
+    } else {
+      partial = stridedPartial(
+          b, loc, r, mapping.lookupOrDefault(r.loop.getLowerBound()),
+          mapping.lookupOrDefault(r.loop.getUpperBound()),
+          mapping.lookupOrDefault(r.loop.getStep()), lane, warpLanes,
+          [&](OpBuilder &vb, Value iv) { return laneValue(vb, r, mapping, iv); });
+    }
     partial = warpButterfly(b, loc, r, partial);
     return combineAs(b, r, mapping.lookupOrDefault(r.loop.getInitArgs()[0]), partial);
+  }
+
+  /// The vector lanes `r`'s loads along its index allow (16 bytes of the
+  /// narrowest element type, at most 8), adding the buffers to `buffers`;
+  /// 1 when it runs from other than 0 by 1 or loads none that way.
+  static int64_t reductionLanes(const LaneReduction &r, llvm::SetVector<Value> &buffers) {
+    if (getConstantIntValue(r.loop.getLowerBound()) != 0 ||
+        getConstantIntValue(r.loop.getStep()) != 1)
+      return 1;
+    int64_t lanes = 1;
+    for (auto load : r.loop.getBody()->getOps<memref::LoadOp>()) {
+      if (load.getIndices().empty() || load.getIndices().back() != r.loop.getInductionVar())
+        continue;
+      MemRefType type = load.getMemRefType();
+      unsigned bits = type.getElementType().isIntOrFloat() ? type.getElementTypeBitWidth() : 0;
+      if (bits == 0 || bits % 8 != 0 || bits > 64 || !hasUnitInnermostStride(type))
+        return 1;
+      buffers.insert(load.getMemRef());
+      lanes = std::max<int64_t>(lanes, std::min<int64_t>(8, 128 / bits));
+    }
+    return lanes;
   }
 
   /// A parallel loop over rows whose body reduces each row with a
@@ -386,7 +459,10 @@ struct ParallelLoopsToGPUPass
   /// reduction (warpReduce), compute what the body computes between them
   /// together, and lane 0 alone writes. Returns false, changing nothing,
   /// when the body is anything else, or its reductions are statically short
-  /// (then a thread per row is better).
+  /// (then a thread per row is better). When the reductions' loads along
+  /// the row allow 16-byte vectors, a host check at run time (whole number
+  /// of vectors per row, aligned buffers) picks a launch whose lanes load
+  /// by vectors or the scalar one.
   bool mapRowsToWarps(scf::ParallelOp loop) {
     constexpr int64_t kLanes = kWarpSize;
     Block *body = loop.getBody();
@@ -418,36 +494,70 @@ struct ParallelLoopsToGPUPass
     Value rows;
     std::tie(counts, rows) = tripCounts(b, loop);
     int64_t threads = std::max<int64_t>(kLanes, blockSize / kLanes * kLanes);
-    Value block = indexConstant(b, loc, threads);
-    Value warps = indexConstant(b, loc, threads / kLanes);
-    buildLaunchOver(b, loc, rows, warps, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-      Value tid = launch.getThreadIds().x;
-      Value lanes = indexConstant(ib, loc, kLanes);
-      Value lane = arith::RemUIOp::create(ib, loc, tid, lanes);
-      Value warp = arith::DivUIOp::create(ib, loc, tid, lanes);
-      Value first = arith::AddIOp::create(
-          ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, warps), warp);
-      Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, warps);
-      Value isLeader = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,
-                                             indexConstant(ib, loc, 0));
-      // Every lane of a warp walks the same rows: the shuffles see all 32.
-      auto rowLoop = scf::ForOp::create(ib, loc, first, rows, stride);
-      OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
-      IRMapping mapping;
-      mapping.map(loop.getInductionVars(),
-                  delinearize(rb, loc, loop, counts, rowLoop.getInductionVar()));
-      for (Operation &op : body->without_terminator()) {
-        if (auto it = reductions.find(&op); it != reductions.end()) {
-          mapping.map(op.getResult(0), warpReduce(rb, loc, it->second, mapping, lane));
-        } else if (isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)) {
-          rb.clone(op, mapping);
-        } else {
-          auto once = scf::IfOp::create(rb, loc, isLeader, /*withElseRegion=*/false);
-          OpBuilder ob = OpBuilder::atBlockBegin(&once.getThenRegion().front());
-          ob.clone(op, mapping);
+    auto build = [&](OpBuilder &hb, int64_t vectorLanes) {
+      Value block = indexConstant(hb, loc, threads);
+      Value warps = indexConstant(hb, loc, threads / kLanes);
+      buildLaunchOver(hb, loc, rows, warps, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+        Value tid = launch.getThreadIds().x;
+        Value lanes = indexConstant(ib, loc, kLanes);
+        Value lane = arith::RemUIOp::create(ib, loc, tid, lanes);
+        Value warp = arith::DivUIOp::create(ib, loc, tid, lanes);
+        Value first = arith::AddIOp::create(
+            ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, warps), warp);
+        Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, warps);
+        Value isLeader = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,
+                                               indexConstant(ib, loc, 0));
+        // Every lane of a warp walks the same rows: the shuffles see all 32.
+        auto rowLoop = scf::ForOp::create(ib, loc, first, rows, stride);
+        OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+        IRMapping mapping;
+        mapping.map(loop.getInductionVars(),
+                    delinearize(rb, loc, loop, counts, rowLoop.getInductionVar()));
+        for (Operation &op : body->without_terminator()) {
+          if (auto it = reductions.find(&op); it != reductions.end()) {
+            mapping.map(op.getResult(0),
+                        warpReduce(rb, loc, it->second, mapping, lane, vectorLanes));
+          } else if (isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)) {
+            rb.clone(op, mapping);
+          } else {
+            auto once = scf::IfOp::create(rb, loc, isLeader, /*withElseRegion=*/false);
+            OpBuilder ob = OpBuilder::atBlockBegin(&once.getThenRegion().front());
+            ob.clone(op, mapping);
+          }
         }
+      });
+    };
+
+    // Vectors when every reduction allows the same lanes and its trip count
+    // is known on the host.
+    int64_t vectorLanes = 0;
+    Value fits;
+    for (Operation &op : body->without_terminator()) {
+      auto it = reductions.find(&op);
+      if (it == reductions.end())
+        continue;
+      const LaneReduction &r = it->second;
+      llvm::SetVector<Value> buffers;
+      int64_t lanes = reductionLanes(r, buffers);
+      Value trip = lanes > 1 ? hostTripCount(b, r.loop, loop) : Value();
+      if (!trip || (vectorLanes && lanes != vectorLanes)) {
+        vectorLanes = 1;
+        break;
       }
-    });
+      vectorLanes = lanes;
+      Value ok = vectorAccessesFit(b, loc, buffers.getArrayRef(), lanes, trip,
+                                   indexConstant(b, loc, 0));
+      fits = fits ? b.createOrFold<arith::AndIOp>(loc, fits, ok) : ok;
+    }
+    if (vectorLanes > 1) {
+      auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+      OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+      build(vb, vectorLanes);
+      OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+      build(sb, 1);
+    } else {
+      build(b, 1);
+    }
     loop.erase();
     return true;
   }

@@ -78,9 +78,21 @@
 // CHECK:           scf.for
 // CHECK:             memref.store %{{.*}}, %[[Y]]
 // CHECK:       } else {
+//                Each reduction a row per warp, its lanes loading vectors
+//                when the buffers allow.
 // CHECK:         gpu.launch
+// CHECK:           vector.load %[[X]]
+// CHECK:           gpu.shuffle
+// CHECK:         } else {
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load
 // CHECK:           gpu.shuffle
 // CHECK:         gpu.launch
+// CHECK:           vector.load %[[X]]
+// CHECK:           gpu.shuffle
+// CHECK:         } else {
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load
 // CHECK:           gpu.shuffle
 //                The elementwise pass: by vectors when the buffers allow.
 // CHECK:         gpu.launch
@@ -148,6 +160,11 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.k
 // CHECK-LABEL: func.func @in_place
 // CHECK-NOT:   dynamic_shared_memory
 // CHECK:       gpu.launch
+// CHECK:         vector.load
+// CHECK:         gpu.shuffle
+// CHECK:       } else {
+// CHECK:       gpu.launch
+// CHECK-NOT:     vector.load
 // CHECK:         gpu.shuffle
 // CHECK:       gpu.launch
 // CHECK-NOT:     gpu.shuffle

@@ -179,3 +179,39 @@ func.func @column_major(%x: memref<?x?xf32, strided<[1, ?]>>, %y: memref<?x?xf32
   }
   return
 }
+
+// -----
+
+// A row reduction run a row per warp: when its loads along the row allow
+// vectors, lane l folds vectors l, l + 32, ... (four in flight), each
+// vector's values combined in order, under the same host check; else the
+// scalar launch.
+// CHECK-LABEL: func.func @row_sum
+// CHECK:       memref.extract_aligned_pointer_as_index
+// CHECK:       scf.if %{{.*}} {
+// CHECK:         gpu.launch
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK-COUNT-4:     arith.addf
+// CHECK:           gpu.shuffle xor
+// CHECK:       } else {
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load
+// CHECK:           gpu.shuffle xor
+func.func @row_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    %r = scf.for %j = %c0 to %cols step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %r, %s[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
