@@ -125,13 +125,50 @@ inline mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner,
 /// split the fold into chunks. Returns false, changing nothing, otherwise.
 bool mapSplitReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
 
-/// Bytes of alignment a vector of `lanes` elements of `type` is accessed
-/// with: the whole vector, at most 16 (wider ones split into 16-byte
-/// accesses).
-int64_t vectorAlignment(int64_t lanes, mlir::MemRefType type);
+/// Most elements per vector access (16 bytes of the narrowest type).
+constexpr int64_t kMaxVectorLanes = 8;
 
-/// Whether `type`'s innermost stride is statically 1 (vector.load needs it).
-bool hasUnitInnermostStride(mlir::MemRefType type);
+/// Elements of `type` in a 16-byte vector when its innermost dimension can
+/// be accessed by vectors (statically unit stride, as vector.load needs;
+/// whole-byte integer or float elements of at most 8 bytes), else 0.
+int64_t vectorLanesOf(mlir::MemRefType type);
+
+/// A vector load of `lanes` elements of `memref` at `indices`, aligned to
+/// the vector (at most 16 bytes).
+mlir::Value vectorLoad(mlir::OpBuilder &b, mlir::Location loc, mlir::Value memref,
+                       mlir::ValueRange indices, int64_t lanes);
+
+/// A vector store of `vec` into `memref` at `indices`, aligned likewise.
+void vectorStore(mlir::OpBuilder &b, mlir::Location loc, mlir::Value vec, mlir::Value memref,
+                 mlir::ValueRange indices);
+
+/// Maps `scalar` in each lane mapping `maps[k]` to element k of `vec`.
+void unpackLanes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value vec, mlir::Value scalar,
+                 llvm::MutableArrayRef<mlir::IRMapping> maps);
+
+/// The vector of `scalar`'s value in each lane mapping of `maps`.
+mlir::Value packLanes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value scalar,
+                      llvm::ArrayRef<mlir::IRMapping> maps);
+
+/// `values` as `m` maps them.
+llvm::SmallVector<mlir::Value> mapped(const mlir::IRMapping &m, mlir::ValueRange values);
+
+/// One mapping per lane of a vector of `lanes` iterations from `first`:
+/// copies of `base` with `iv` at first + k.
+llvm::SmallVector<mlir::IRMapping> laneMappings(mlir::OpBuilder &b, mlir::Location loc,
+                                                const mlir::IRMapping &base, mlir::Value iv,
+                                                mlir::Value first, int64_t lanes);
+
+/// stridedPartial over vectors: `r` runs from 0 by 1 over a whole number
+/// of vectors of `vectorLanes` iterations, up to `ub`; thread `lane` of
+/// `lanes` takes vectors lane, lane + lanes, ..., `unroll` at a time.
+/// `emitBody` clones r's body (all but its combine) once per lane mapping
+/// (copies of `base` with r's index at each lane's iteration); the lanes'
+/// values are then combined in lane order.
+mlir::Value vectorPartial(
+    mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r, const mlir::IRMapping &base,
+    mlir::Value ub, mlir::Value lane, mlir::Value lanes, int64_t vectorLanes, int64_t unroll,
+    llvm::function_ref<void(mlir::OpBuilder &, llvm::MutableArrayRef<mlir::IRMapping>)> emitBody);
 
 /// Host check that vectors of `lanes` elements along the innermost
 /// dimension of each of `buffers`, starting at `firstColumn` and covering

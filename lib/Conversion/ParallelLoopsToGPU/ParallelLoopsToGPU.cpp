@@ -379,48 +379,25 @@ struct ParallelLoopsToGPUPass
     Value partial;
     if (vectorLanes > 1) {
       Value iv = r.loop.getInductionVar();
-      Value folded = r.combine->getOperand(1 - r.accOperand);
-      Value vectors = arith::DivUIOp::create(b, loc,
-                                             mapping.lookupOrDefault(r.loop.getUpperBound()),
-                                             indexConstant(b, loc, vectorLanes));
-      partial = stridedPartial(
-          b, loc, r, indexConstant(b, loc, 0), vectors, indexConstant(b, loc, 1), lane,
-          warpLanes,
-          [&](OpBuilder &vb, Value vector) {
-            Value base = arith::MulIOp::create(vb, loc, vector, indexConstant(vb, loc, vectorLanes));
-            SmallVector<IRMapping> maps(vectorLanes, mapping);
-            for (int64_t k = 0; k < vectorLanes; ++k)
-              maps[k].map(iv, k == 0 ? base
-                                     : arith::AddIOp::create(vb, loc, base,
-                                                             indexConstant(vb, loc, k))
-                                           .getResult());
+      partial = vectorPartial(
+          b, loc, r, mapping, mapping.lookupOrDefault(r.loop.getUpperBound()), lane, warpLanes,
+          vectorLanes, vectorLanes > 4 ? 2 : 4,
+          [&](OpBuilder &vb, MutableArrayRef<IRMapping> maps) {
             for (Operation &op : r.loop.getBody()->without_terminator()) {
               if (&op == r.combine)
                 continue;
               auto load = dyn_cast<memref::LoadOp>(op);
-              if (!load || load.getIndices().empty() || load.getIndices().back() != iv) {
-                for (IRMapping &m : maps)
-                  vb.clone(op, m);
+              if (load && !load.getIndices().empty() && load.getIndices().back() == iv) {
+                IRMapping &first = maps.front();
+                Value vec = vectorLoad(vb, loc, first.lookupOrDefault(load.getMemRef()),
+                                       mapped(first, load.getIndices()), vectorLanes);
+                unpackLanes(vb, loc, vec, load.getResult(), maps);
                 continue;
               }
-              MemRefType type = load.getMemRefType();
-              Value vec = vector::LoadOp::create(
-                  vb, loc, VectorType::get({vectorLanes}, type.getElementType()),
-                  maps.front().lookupOrDefault(load.getMemRef()),
-                  llvm::map_to_vector(load.getIndices(),
-                                      [&](Value v) { return maps.front().lookupOrDefault(v); }),
-                  /*nontemporal=*/false,
-                  llvm::MaybeAlign(vectorAlignment(vectorLanes, type)));
-              for (auto [k, m] : llvm::enumerate(maps))
-                m.map(load.getResult(),
-                      vector::ExtractOp::create(vb, loc, vec, int64_t(k)).getResult());
+              for (IRMapping &m : maps)
+                vb.clone(op, m);
             }
-            Value v = maps.front().lookupOrDefault(folded);
-            for (IRMapping &m : llvm::drop_begin(maps))
-              v = combineAs(vb, r, v, m.lookupOrDefault(folded));
-            return v;
-          },
-          vectorLanes > 4 ? 2 : 4);
+          });
     } else {
       partial = stridedPartial(
           b, loc, r, mapping.lookupOrDefault(r.loop.getLowerBound()),
@@ -443,12 +420,11 @@ struct ParallelLoopsToGPUPass
     for (auto load : r.loop.getBody()->getOps<memref::LoadOp>()) {
       if (load.getIndices().empty() || load.getIndices().back() != r.loop.getInductionVar())
         continue;
-      MemRefType type = load.getMemRefType();
-      unsigned bits = type.getElementType().isIntOrFloat() ? type.getElementTypeBitWidth() : 0;
-      if (bits == 0 || bits % 8 != 0 || bits > 64 || !hasUnitInnermostStride(type))
+      int64_t loadLanes = vectorLanesOf(load.getMemRefType());
+      if (!loadLanes)
         return 1;
       buffers.insert(load.getMemRef());
-      lanes = std::max<int64_t>(lanes, std::min<int64_t>(8, 128 / bits));
+      lanes = std::max(lanes, std::min(loadLanes, kMaxVectorLanes));
     }
     return lanes;
   }

@@ -167,7 +167,6 @@ bool matchStats(scf::ParallelOp loop, RowGroup &g) {
 /// reduction's columns, and every access that varies with the column has it
 /// as its last index, over a buffer whose innermost stride is 1.
 void chooseLanes(RowGroup &g) {
-  constexpr int64_t kVectorBytes = 16, kMaxLanes = 8;
   int64_t lanes = 0;
   llvm::SetVector<Value> buffers;
   auto walk = [&](Block *body, Value col) {
@@ -184,13 +183,12 @@ void chooseLanes(RowGroup &g) {
         memref = store.getMemref(), indices = store.getIndices();
       if (memref && !g.buffers.contains(memref) && llvm::any_of(indices, varying)) {
         auto type = llvm::dyn_cast<MemRefType>(memref.getType());
-        if (!type || indices.back() != col || llvm::any_of(indices.drop_back(), varying) ||
-            !hasUnitInnermostStride(type) ||
-            !type.getElementType().isIntOrFloat() || type.getElementTypeBitWidth() % 8 != 0 ||
-            type.getElementTypeBitWidth() > 64)
+        int64_t memrefLanes = type ? vectorLanesOf(type) : 0;
+        if (!memrefLanes || indices.back() != col ||
+            llvm::any_of(indices.drop_back(), varying))
           return false;
         buffers.insert(memref);
-        lanes = std::max<int64_t>(lanes, kVectorBytes * 8 / type.getElementTypeBitWidth());
+        lanes = std::max(lanes, memrefLanes);
       } else if (memref && isa<memref::StoreOp>(op)) {
         return false;
       }
@@ -217,7 +215,7 @@ void chooseLanes(RowGroup &g) {
   }
   if (buffers.empty())
     return;
-  g.lanes = std::min(lanes, kMaxLanes);
+  g.lanes = std::min(lanes, kMaxVectorLanes);
   g.vectorBuffers = buffers.takeVector();
 }
 
@@ -531,62 +529,35 @@ private:
              indices.back() == col;
     };
     IRMapping &lane0 = maps.front();
-    auto mapped = [&](ValueRange values) {
-      return llvm::map_to_vector(values, [&](Value v) { return lane0.lookupOrDefault(v); });
-    };
     if (auto load = dyn_cast<memref::LoadOp>(op); load && byVector(load.getMemref(),
                                                                      load.getIndices())) {
       Value memref = load.getMemref();
-      MemRefType type = load.getMemRefType();
-      auto vectorType = VectorType::get({lanes}, type.getElementType());
-      llvm::MaybeAlign align(vectorAlignment(lanes, type));
-      SmallVector<Value> indices = mapped(load.getIndices());
+      SmallVector<Value> indices = mapped(lane0, load.getIndices());
       auto staging = stagingOf.find(memref);
       bool staged = staging != stagingOf.end() && indexesRow(load.getIndices(), rowIvs, col);
       Value vec;
       if (staged && stagedAlready.contains(memref)) {
-        vec = vector::LoadOp::create(b, loc, vectorType, staging->second,
-                                     ValueRange{indices.back()}, false, align);
+        vec = vectorLoad(b, loc, staging->second, indices.back(), lanes);
       } else {
-        vec = vector::LoadOp::create(b, loc, vectorType, lane0.lookupOrDefault(memref), indices,
-                                     false, align);
+        vec = vectorLoad(b, loc, lane0.lookupOrDefault(memref), indices, lanes);
         if (staged) {
-          vector::StoreOp::create(b, loc, vec, staging->second, ValueRange{indices.back()},
-                                  false, align);
+          vectorStore(b, loc, vec, staging->second, indices.back());
           pendingStaged.insert(memref);
         }
       }
-      for (auto [k, m] : llvm::enumerate(maps))
-        m.map(load.getResult(), vector::ExtractOp::create(b, loc, vec, int64_t(k)).getResult());
+      unpackLanes(b, loc, vec, load.getResult(), maps);
       return;
     }
     if (auto store = dyn_cast<memref::StoreOp>(op); store && byVector(store.getMemref(),
                                                                         store.getIndices())) {
-      MemRefType type = store.getMemRefType();
-      SmallVector<Value> values;
-      for (IRMapping &m : maps)
-        values.push_back(m.lookupOrDefault(store.getValue()));
-      Value vec = vector::FromElementsOp::create(
-          b, loc, VectorType::get({lanes}, type.getElementType()), values);
-      vector::StoreOp::create(b, loc, vec, lane0.lookupOrDefault(store.getMemref()),
-                              mapped(store.getIndices()), false,
-                              llvm::MaybeAlign(vectorAlignment(lanes, type)));
+      vectorStore(b, loc, packLanes(b, loc, store.getValue(), maps),
+                  lane0.lookupOrDefault(store.getMemref()), mapped(lane0, store.getIndices()));
       return;
     }
     for (IRMapping &m : maps)
       cloneOp(b, op, m, rowIvs, col);
   }
 
-  /// One mapping per lane of the vector starting at column `base`, copies
-  /// of `m` with `col` at base + k.
-  SmallVector<IRMapping> laneMaps(OpBuilder &b, const IRMapping &m, Value col, Value base) {
-    SmallVector<IRMapping> maps(lanes, m);
-    for (int64_t k = 0; k < lanes; ++k)
-      maps[k].map(col, k == 0 ? base
-                              : arith::AddIOp::create(b, loc, base, indexConstant(b, loc, k))
-                                    .getResult());
-    return maps;
-  }
 
   Value scratch(Type type) {
     Value &s = scratchOf[type];
@@ -610,27 +581,17 @@ private:
     bool columns =
         g.sameColumns(r.loop.getLowerBound(), r.loop.getUpperBound(), r.loop.getStep());
     Value col = r.loop.getInductionVar();
-    Value combined = r.combine->getOperand(1 - r.accOperand);
     Value partial;
     if (lanes > 1) {
       // The vector form (its columns start at 0 by 1: chooseLanes): each
       // iteration is a vector of columns, its lanes combined in order.
-      Value vectors = arith::DivUIOp::create(b, loc, ub, indexConstant(b, loc, lanes));
-      partial = stridedPartial(
-          b, loc, r, indexConstant(b, loc, 0), vectors, indexConstant(b, loc, 1), tid,
-          blockThreads,
-          [&](OpBuilder &vb, Value vector) {
-            Value base = arith::MulIOp::create(vb, loc, vector, indexConstant(vb, loc, lanes));
-            SmallVector<IRMapping> maps = laneMaps(vb, m, col, base);
-            for (Operation &op : r.loop.getBody()->without_terminator())
-              if (&op != r.combine)
-                cloneLanes(vb, op, maps, rowIvs, col);
-            Value v = maps.front().lookupOrDefault(combined);
-            for (IRMapping &lane : llvm::drop_begin(maps))
-              v = combineAs(vb, r, v, lane.lookupOrDefault(combined));
-            return v;
-          },
-          std::max<int64_t>(2, kElementsPerThread / lanes));
+      partial = vectorPartial(b, loc, r, m, ub, tid, blockThreads, lanes,
+                              std::max<int64_t>(2, kElementsPerThread / lanes),
+                              [&](OpBuilder &vb, MutableArrayRef<IRMapping> maps) {
+                                for (Operation &op : r.loop.getBody()->without_terminator())
+                                  if (&op != r.combine)
+                                    cloneLanes(vb, op, maps, rowIvs, col);
+                              });
     } else {
       partial = stridedPartial(b, loc, r, lb, ub, step, tid, blockThreads,
                                [&](OpBuilder &vb, Value iv) {
@@ -639,7 +600,8 @@ private:
                                  for (Operation &op : r.loop.getBody()->without_terminator())
                                    if (&op != r.combine)
                                      cloneOp(vb, op, inner, rowIvs, columns ? col : Value());
-                                 return inner.lookupOrDefault(combined);
+                                 return inner.lookupOrDefault(
+                                     r.combine->getOperand(1 - r.accOperand));
                                },
                                kElementsPerThread);
     }
@@ -702,7 +664,7 @@ private:
       for (Value start : starts) {
         IRMapping m;
         m.map(rowIvs, row);
-        units.push_back(lanes > 1 ? laneMaps(eb, m, colIv, start) : SmallVector<IRMapping>{m});
+        units.push_back(lanes > 1 ? laneMappings(eb, loc, m, colIv, start, lanes) : SmallVector<IRMapping>{m});
         if (lanes == 1)
           units.back().front().map(colIv, start);
       }

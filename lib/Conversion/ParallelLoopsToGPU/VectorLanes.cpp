@@ -26,6 +26,8 @@ using namespace mlir;
 
 namespace nerve::loop_mapping {
 
+constexpr int64_t kVectorBytes = 16;
+
 namespace {
 
 /// What the body's analysis found.
@@ -40,8 +42,6 @@ struct LanePlan {
   int64_t carried = 0;
 };
 
-constexpr int64_t kVectorBytes = 16;
-constexpr int64_t kMaxLanes = 8;
 /// Jammed loops carry this many values at most over all lanes: beyond it
 /// the registers they need cost more occupancy than the vectors save.
 constexpr int64_t kMaxCarried = 64;
@@ -59,19 +59,12 @@ LogicalResult analyze(Block &block, scf::ParallelOp loop, llvm::DenseSet<Value> 
   auto varies = [&](Value v) { return variant.contains(v); };
   auto contiguousAccess = [&](Value memref, ValueRange indices) {
     auto type = dyn_cast<MemRefType>(memref.getType());
-    if (!type || type.getRank() == 0 || indices.back() != iv || !isOutside(memref, loop) ||
+    int64_t lanes = type ? vectorLanesOf(type) : 0;
+    if (!lanes || indices.back() != iv || !isOutside(memref, loop) ||
         llvm::any_of(indices.drop_back(), varies))
       return false;
-    // vector.load needs the innermost stride to be 1 in the type.
-    if (!hasUnitInnermostStride(type))
-      return false;
-    Type element = type.getElementType();
-    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0 ||
-        element.getIntOrFloatBitWidth() / 8 > kVectorBytes / 2)
-      return false;
     plan.buffers.insert(memref);
-    plan.lanes = std::max<int64_t>(plan.lanes,
-                                   kVectorBytes / (element.getIntOrFloatBitWidth() / 8));
+    plan.lanes = std::max(plan.lanes, lanes);
     return true;
   };
   for (Operation &op : block.without_terminator()) {
@@ -133,7 +126,7 @@ std::optional<LanePlan> planLanes(scf::ParallelOp loop) {
   variant.insert(loop.getInductionVars().back());
   if (failed(analyze(*loop.getBody(), loop, variant, plan)) || plan.buffers.empty())
     return std::nullopt;
-  plan.lanes = std::min(plan.lanes, kMaxLanes);
+  plan.lanes = std::min(plan.lanes, kMaxVectorLanes);
   if (plan.carried * plan.lanes > kMaxCarried)
     return std::nullopt;
   return plan;
@@ -141,15 +134,82 @@ std::optional<LanePlan> planLanes(scf::ParallelOp loop) {
 
 } // namespace
 
-int64_t vectorAlignment(int64_t lanes, MemRefType type) {
-  return std::min(lanes * type.getElementTypeBitWidth() / 8, kVectorBytes);
+/// Bytes a vector access is aligned to: the whole vector, at most 16
+/// (wider ones are split into 16-byte accesses).
+static int64_t vectorAlignment(int64_t lanes, MemRefType type) {
+  return std::min<int64_t>(lanes * type.getElementTypeBitWidth() / 8, kVectorBytes);
 }
 
-bool hasUnitInnermostStride(MemRefType type) {
+int64_t vectorLanesOf(MemRefType type) {
   SmallVector<int64_t> strides;
   int64_t offset;
-  return type.getRank() > 0 && succeeded(type.getStridesAndOffset(strides, offset)) &&
-         strides.back() == 1;
+  if (type.getRank() == 0 || failed(type.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1 || !type.getElementType().isIntOrFloat())
+    return 0;
+  unsigned bits = type.getElementTypeBitWidth();
+  return bits % 8 == 0 && bits <= 64 ? kVectorBytes * 8 / bits : 0;
+}
+
+Value vectorLoad(OpBuilder &b, Location loc, Value memref, ValueRange indices, int64_t lanes) {
+  auto type = cast<MemRefType>(memref.getType());
+  return vector::LoadOp::create(b, loc, VectorType::get({lanes}, type.getElementType()), memref,
+                                indices, /*nontemporal=*/false,
+                                llvm::MaybeAlign(vectorAlignment(lanes, type)));
+}
+
+void vectorStore(OpBuilder &b, Location loc, Value vec, Value memref, ValueRange indices) {
+  int64_t lanes = cast<VectorType>(vec.getType()).getNumElements();
+  vector::StoreOp::create(
+      b, loc, vec, memref, indices, /*nontemporal=*/false,
+      llvm::MaybeAlign(vectorAlignment(lanes, cast<MemRefType>(memref.getType()))));
+}
+
+void unpackLanes(OpBuilder &b, Location loc, Value vec, Value scalar,
+                 MutableArrayRef<IRMapping> maps) {
+  for (auto [k, m] : llvm::enumerate(maps))
+    m.map(scalar, vector::ExtractOp::create(b, loc, vec, int64_t(k)).getResult());
+}
+
+Value packLanes(OpBuilder &b, Location loc, Value scalar, ArrayRef<IRMapping> maps) {
+  SmallVector<Value> values;
+  for (const IRMapping &m : maps)
+    values.push_back(m.lookupOrDefault(scalar));
+  auto type = VectorType::get({static_cast<int64_t>(maps.size())}, scalar.getType());
+  return vector::FromElementsOp::create(b, loc, type, values);
+}
+
+SmallVector<Value> mapped(const IRMapping &m, ValueRange values) {
+  return llvm::map_to_vector(values, [&](Value v) { return m.lookupOrDefault(v); });
+}
+
+SmallVector<IRMapping> laneMappings(OpBuilder &b, Location loc, const IRMapping &base, Value iv,
+                                    Value first, int64_t lanes) {
+  SmallVector<IRMapping> maps(lanes, base);
+  for (int64_t k = 0; k < lanes; ++k)
+    maps[k].map(iv, k == 0 ? first
+                           : arith::AddIOp::create(b, loc, first, indexConstant(b, loc, k))
+                                 .getResult());
+  return maps;
+}
+
+Value vectorPartial(OpBuilder &b, Location loc, const LaneReduction &r, const IRMapping &base,
+                    Value ub, Value lane, Value lanes, int64_t vectorLanes, int64_t unroll,
+                    function_ref<void(OpBuilder &, MutableArrayRef<IRMapping>)> emitBody) {
+  Value vectors = arith::DivUIOp::create(b, loc, ub, indexConstant(b, loc, vectorLanes));
+  Value folded = r.combine->getOperand(1 - r.accOperand);
+  return stridedPartial(
+      b, loc, r, indexConstant(b, loc, 0), vectors, indexConstant(b, loc, 1), lane, lanes,
+      [&](OpBuilder &vb, Value vector) {
+        Value first = arith::MulIOp::create(vb, loc, vector, indexConstant(vb, loc, vectorLanes));
+        SmallVector<IRMapping> maps =
+            laneMappings(vb, loc, base, r.loop.getInductionVar(), first, vectorLanes);
+        emitBody(vb, maps);
+        Value v = maps.front().lookupOrDefault(folded);
+        for (IRMapping &m : llvm::drop_begin(maps))
+          v = combineAs(vb, r, v, m.lookupOrDefault(folded));
+        return v;
+      },
+      unroll);
 }
 
 Value vectorAccessesFit(OpBuilder &b, Location loc, ArrayRef<Value> buffers, int64_t lanes,
@@ -189,40 +249,25 @@ namespace {
 void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
                MutableArrayRef<IRMapping> maps, ArrayRef<Value> valid) {
   int64_t lanes = plan.lanes, groups = static_cast<int64_t>(valid.size());
-  auto vectorOf = [&](Type element) { return VectorType::get({lanes}, element); };
   for (Operation &op : block.without_terminator()) {
     if (plan.contiguous.contains(&op)) {
       for (int64_t g = 0; g < groups; ++g) {
-        IRMapping &first = maps[g * lanes];
+        MutableArrayRef<IRMapping> group = maps.slice(g * lanes, lanes);
+        IRMapping &first = group.front();
         if (auto load = dyn_cast<memref::LoadOp>(op)) {
-          auto memType = load.getMemRefType();
-          Value vec = vector::LoadOp::create(
-              b, loc, vectorOf(memType.getElementType()), first.lookupOrDefault(load.getMemRef()),
-              llvm::map_to_vector(load.getIndices(),
-                                  [&](Value v) { return first.lookupOrDefault(v); }),
-              /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(lanes, memType)));
-          for (int64_t k = 0; k < lanes; ++k)
-            maps[g * lanes + k].map(load.getResult(),
-                                    vector::ExtractOp::create(b, loc, vec, k).getResult());
+          Value vec = vectorLoad(b, loc, first.lookupOrDefault(load.getMemRef()),
+                                 mapped(first, load.getIndices()), lanes);
+          unpackLanes(b, loc, vec, load.getResult(), group);
           continue;
         }
         auto store = cast<memref::StoreOp>(op);
-        SmallVector<Value> values;
-        for (int64_t k = 0; k < lanes; ++k)
-          values.push_back(maps[g * lanes + k].lookupOrDefault(store.getValueToStore()));
         OpBuilder::InsertionGuard guard(b);
         if (valid[g]) {
           auto inRange = scf::IfOp::create(b, loc, valid[g], /*withElseRegion=*/false);
           b.setInsertionPointToStart(&inRange.getThenRegion().front());
         }
-        auto memType = store.getMemRefType();
-        Value vec = vector::FromElementsOp::create(b, loc, vectorOf(memType.getElementType()),
-                                                   values);
-        vector::StoreOp::create(
-            b, loc, vec, first.lookupOrDefault(store.getMemRef()),
-            llvm::map_to_vector(store.getIndices(),
-                                [&](Value v) { return first.lookupOrDefault(v); }),
-            /*nontemporal=*/false, llvm::MaybeAlign(vectorAlignment(lanes, memType)));
+        vectorStore(b, loc, packLanes(b, loc, store.getValueToStore(), group),
+                    first.lookupOrDefault(store.getMemRef()), mapped(first, store.getIndices()));
       }
       continue;
     }
@@ -342,13 +387,11 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
         chunk = arith::SelectOp::create(ib, loc, valid[j], chunk, last);
       }
       Value linear = arith::MulIOp::create(ib, loc, chunk, indexConstant(ib, loc, lanes));
+      IRMapping rowOf;
       SmallVector<Value> ivs = delinearize(ib, loc, loop, counts, linear);
-      Value column = ivs.back();
-      for (int64_t k = 0; k < lanes; ++k) {
-        if (k > 0)
-          ivs.back() = arith::AddIOp::create(ib, loc, column, indexConstant(ib, loc, k));
-        maps[j * lanes + k].map(loop.getInductionVars(), ivs);
-      }
+      rowOf.map(ValueRange(loop.getInductionVars()).drop_back(), ValueRange(ivs).drop_back());
+      llvm::move(laneMappings(ib, loc, rowOf, loop.getInductionVars().back(), ivs.back(), lanes),
+                 maps.begin() + j * lanes);
     }
     emitLanes(ib, loc, *loop.getBody(), *plan, maps, valid);
   });
