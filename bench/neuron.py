@@ -26,10 +26,18 @@ threshold (a spike there may legitimately differ).
 usage: bench/neuron.py [--nerve-run PATH] [--runs 20] [--quick]
                        [--torch-compile] [--out DIR]
                        [--check-only [--wrap "compute-sanitizer --tool memcheck"]]
+                       [--neurons if,lif,plif] [--dtypes f32,f16,bf16]
+                       [--modes infer,train] [--sizes 256x65536,...]
+                       [--time-blocks 0,8,16] [--no-extra]
 
 --check-only runs only the correctness checks (every benchmark kernel at the
 small size), each nerve-run under --wrap's command when given: the way
 scripts/gpu-suite.sh runs the benchmark kernels under compute-sanitizer.
+
+--neurons, --dtypes, --modes and --sizes narrow the run; --no-extra leaves
+out the soft-reset, detach_reset and layout rows; --time-blocks times each
+configuration with each of nerve-run's --time-block values (0: the
+compiler's choice), the way the automatic choice was tuned.
 """
 import argparse
 import csv
@@ -307,25 +315,36 @@ def main():
     p.add_argument("--out", default="bench-results")
     p.add_argument("--check-only", action="store_true", help="run the checks, time nothing")
     p.add_argument("--wrap", default="", help="a command to run each checked nerve-run under")
+    p.add_argument("--neurons", default="if,lif,plif")
+    p.add_argument("--dtypes", default="f32,f16,bf16")
+    p.add_argument("--modes", default="infer,train")
+    p.add_argument("--sizes", default=",".join("%dx%d" % s for s in SIZES))
+    p.add_argument("--time-blocks", default="0", help="comma-separated --time-block values")
+    p.add_argument("--no-extra", action="store_true",
+                   help="leave out the soft/detach variants and the other layouts")
     args = p.parse_args()
+    sizes_wanted = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+    time_blocks = [int(v) for v in args.time_blocks.split(",")]
     nerve_run = find_tool("nerve-run", args.nerve_run)
     work = tempfile.mkdtemp(prefix="nerve-bench-")
     os.makedirs(args.out, exist_ok=True)
 
     configs = []  # (neuron, variant, dtype, layout)
-    for neuron in (["lif"] if args.quick else ["if", "lif", "plif"]):
-        for dtype in (["f32"] if args.quick else ["f32", "f16", "bf16"]):
+    for neuron in (["lif"] if args.quick else args.neurons.split(",")):
+        for dtype in (["f32"] if args.quick else args.dtypes.split(",")):
             configs.append((neuron, "hard", dtype, "time-major"))
-    configs += [("lif", "soft", "f32", "time-major"), ("lif", "detach", "f32", "time-major")]
-    layouts = [("lif", "hard", "f32", "time-minor"), ("lif", "hard", "f32", "channels-last")]
+    layouts = []
+    if not args.no_extra:
+        configs += [("lif", "soft", "f32", "time-major"), ("lif", "detach", "f32", "time-major")]
+        layouts = [("lif", "hard", "f32", "time-minor"), ("lif", "hard", "f32", "channels-last")]
 
     rows = []
     copy = None
     failed_checks = 0
     for config in configs + layouts:
         neuron, variant, dtype, layout = config
-        sizes = SIZES if layout == "time-major" else [(1024, 65536)]
-        for mode in ("infer", "train"):
+        sizes = sizes_wanted if layout == "time-major" else [(1024, 65536)]
+        for mode in args.modes.split(","):
             ok, detail = check(neuron, variant, dtype, layout, mode, nerve_run, work,
                                shlex.split(args.wrap))
             print("check %-4s %-6s %-4s %-13s %-5s: %s (%s)" % (
@@ -336,8 +355,9 @@ def main():
             path = os.path.join(work, "bench.mlir")
             with open(path, "w") as f:
                 f.write(spec(neuron, variant, dtype, layout, mode))
-            for t, n in sizes:
-                r = run_bench(nerve_run, path, layout_dims(layout, t, n), args.runs)
+            for (t, n), block in [(size, b) for size in sizes for b in time_blocks]:
+                r = run_bench(nerve_run, path, layout_dims(layout, t, n), args.runs,
+                              ["--time-block", str(block)] if block else [])
                 if r is None:
                     continue
                 ms, copy, same = r
@@ -345,7 +365,8 @@ def main():
                 moved = passes * t * n * WIDTH[dtype]
                 gbs = moved / (ms * 1e-3) / 1e9
                 row = {"neuron": neuron, "variant": variant, "dtype": dtype, "layout": layout,
-                       "mode": mode, "T": t, "N": n, "ms": ms, "bytes": moved, "GB/s": gbs,
+                       "mode": mode, "T": t, "N": n, "time block": block or "auto", "ms": ms,
+                       "bytes": moved, "GB/s": gbs,
                        "copy GB/s": copy, "fraction of copy": gbs / copy,
                        "same-size copy ms": same,
                        "fraction of same-size copy": same / ms if same else None, "check": ok}
@@ -358,8 +379,9 @@ def main():
                         if args.torch_compile and t <= 64:
                             row["torch.compile ms"] = torch_times(t, n, dtype, mode, args.runs, True)
                 rows.append(row)
-                print("  %s %s %s %s %s %dx%d: %.4f ms, %.1f%% of copy, %s of a same-size copy" % (
-                    neuron, variant, dtype, layout, mode, t, n, ms, 100 * gbs / copy,
+                print("  %s %s %s %s %s %dx%d%s: %.4f ms, %.1f%% of copy, %s of a same-size copy" % (
+                    neuron, variant, dtype, layout, mode, t, n,
+                    " time-block %d" % block if block else "", ms, 100 * gbs / copy,
                     "%.1f%%" % (100 * same / ms) if same else "-"), flush=True)
 
     if args.check_only:
@@ -375,13 +397,14 @@ def main():
         w.writerows(rows)
 
     print()
-    print("| neuron | variant | dtype | layout | mode | T x N | ms | GB/s | % copy | % same-size copy | triton ms | torch eager ms | torch.compile ms | check |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| neuron | variant | dtype | layout | mode | T x N | time block | ms | GB/s | % copy | % same-size copy | triton ms | torch eager ms | torch.compile ms | check |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     fmt = lambda v: "-" if v is None else "%.4f" % v
     for r in rows:
         same = r.get("fraction of same-size copy")
-        print("| %s | %s | %s | %s | %s | %dx%d | %.4f | %.0f | %.1f%% | %s | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %s | %dx%d | %s | %.4f | %.0f | %.1f%% | %s | %s | %s | %s | %s |" % (
             r["neuron"], r["variant"], r["dtype"], r["layout"], r["mode"], r["T"], r["N"],
+            r["time block"],
             r["ms"], r["GB/s"], 100 * r["fraction of copy"],
             "%.1f%%" % (100 * same) if same else "-", fmt(r.get("triton ms (targets.md)")),
             fmt(r.get("torch eager ms")), fmt(r.get("torch.compile ms")),

@@ -44,16 +44,17 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
     bits on every run).
 
     Time loops run in blocks of `time-block` steps whose loads are all
-    issued together and one block ahead, so that the next block's loads are
-    in flight while this block's arithmetic runs (the recurrence is
-    sequential, its inputs are not); then the remaining steps one at a time.
+    issued together (the recurrence is sequential, its inputs are not);
+    forward blocks, and backward blocks of at most 4 steps, are loaded one
+    block ahead, so that the next block's loads are in flight while this
+    block's arithmetic runs; then the remaining steps one at a time.
   }];
   let dependentDialects = ["::nerve::tdim::TdimDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"];
   let options = [
     Option<"timeBlock", "time-block", "int64_t", "0",
            "Time steps whose loads are issued together (1: one step at a time; "
-           "0: enough for 64 bytes of loads in flight per thread)">
+           "0: automatic, 64 bytes of loads per thread forward, 16 steps backward)">
   ];
 }
 

@@ -22,11 +22,16 @@ using namespace nerve::neuron;
 namespace {
 /// FloatArith and the one compound the surrogates share.
 struct Arith : FloatArith {
-  /// alpha * s * (1 - s) with s = sigmoid(alpha * u).
+  /// alpha * s * (1 - s) with s = sigmoid(alpha * u), written as
+  /// alpha * t / (1 + t)^2 with t = exp(-|alpha * u|) <= 1: the same value
+  /// (s(1 - s) is even in u), a divisor in [1, 2] where 1 + exp(-alpha u)
+  /// overflows for a potential far below the threshold (which sent IF's
+  /// backward, whose potential drifts without leak, through the division's
+  /// slow path), and no cancellation in 1 - s where s rounds to 1.
   Value sigmoidGrad(double alpha, Value u) {
-    Value one = c(1.0);
-    Value s = div(one, add(one, exp(sub(c(0.0), mul(c(alpha), u)))));
-    return mul(mul(c(alpha), s), sub(one, s));
+    Value t = exp(sub(c(0.0), abs(mul(c(alpha), u))));
+    Value r = div(c(1.0), add(c(1.0), t));
+    return mul(mul(c(alpha), t), mul(r, r));
   }
 };
 } // namespace

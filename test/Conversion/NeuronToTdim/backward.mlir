@@ -75,3 +75,28 @@ tdim.kernel @plif(%h: !seq, %x: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !
       time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
   tdim.return
 }
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+
+// The sigmoid surrogate alpha * s * (1 - s) is built as alpha * t / (1 + t)^2
+// with t = exp(-|alpha * u|): the divisor stays in [1, 2] however far the
+// potential is below the threshold (IF's drifts without bound).
+// CHECK-LABEL: tdim.kernel @if_sigmoid
+// CHECK:     %[[H:.*]] = tdim.load %h
+// CHECK:     %[[U:.*]] = arith.subf %[[H]], %[[ONE:.*]] : f32
+// CHECK:     %[[AU:.*]] = arith.mulf %[[U]], %[[ALPHA:.*]] : f32
+// CHECK:     %[[MAG:.*]] = math.absf %[[AU]] : f32
+// CHECK:     %[[NEG:.*]] = arith.subf %{{.*}}, %[[MAG]] : f32
+// CHECK:     %[[T:.*]] = math.exp %[[NEG]] : f32
+// CHECK:     %[[DEN:.*]] = arith.addf %[[T]], %[[ONE]] : f32
+// CHECK:     %[[R:.*]] = arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK:     %[[AT:.*]] = arith.mulf %[[T]], %[[ALPHA]] : f32
+// CHECK:     %[[RR:.*]] = arith.mulf %[[R]], %[[R]] : f32
+// CHECK:     arith.mulf %[[AT]], %[[RR]] : f32
+tdim.kernel @if_sigmoid(%h: !seq, %gs: !seq) -> (%gx: !seq) {
+  neuron.if_grad ins(%h : !seq) grad_spike(%gs : !seq) outs(%gx : !seq)
+      time t {v_threshold = 1.0, v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid, alpha = 4.0>}
+  tdim.return
+}

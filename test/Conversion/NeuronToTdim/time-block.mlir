@@ -3,15 +3,18 @@
 // RUN: not nerve-opt %s --convert-neuron-to-tdim="time-block=65" --split-input-file 2>&1 | FileCheck %s --check-prefix=RANGE
 // RANGE: time-block must be between 0 (automatic) and 64, not 65
 
-// Automatic blocks hold 64 bytes of loads per thread: 16 steps of one f32
-// stream forward, 8 of two f32 streams backward (h and the spike gradient,
-// or h and x).
+// Automatic forward blocks hold 64 bytes of loads per thread (16 steps of
+// one f32 stream), loaded a block ahead; backward blocks are 16 steps
+// whatever the streams, each loading its own steps first (no scf.if of a
+// look-ahead).
 // AUTO-LABEL: tdim.kernel @forward
 // AUTO: step 16
 // AUTO-LABEL: tdim.kernel @backward
-// AUTO: step 8
+// AUTO-NOT: scf.if
+// AUTO: step 16
+// AUTO-NOT: scf.if
 // AUTO-LABEL: tdim.kernel @quadratic
-// AUTO: step 8
+// AUTO: step 16
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 

@@ -107,6 +107,59 @@ func.func @jammed(%x: memref<16x?xf32>, %s: memref<?xf32>) attributes {nerve.ker
 
 // -----
 
+// A nested loop whose iteration loads many values (a neuron's time loop in
+// blocks of steps, storing as it goes: here 8 f16 loads an iteration) is
+// not jammed: 8 lanes would hold 64 loaded values besides what the loop
+// carries.
+// CHECK-LABEL: func.func @blocked_time_loop
+// CHECK-NOT:   vector.load
+// CHECK:       gpu.launch
+// CHECK-NOT:   gpu.launch
+func.func @blocked_time_loop(%x: memref<?x?xf16>, %y: memref<?x?xf16>, %v: memref<?xf16>) attributes {nerve.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %steps = memref.dim %x, %c0 : memref<?x?xf16>
+  %n = memref.dim %x, %c1 : memref<?x?xf16>
+  scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+    %r = scf.for %t = %c0 to %steps step %c8 iter_args(%acc = %zero) -> (f32) {
+      %t1 = arith.addi %t, %c1 : index
+      %t2 = arith.addi %t1, %c1 : index
+      %t3 = arith.addi %t2, %c1 : index
+      %t4 = arith.addi %t3, %c1 : index
+      %t5 = arith.addi %t4, %c1 : index
+      %t6 = arith.addi %t5, %c1 : index
+      %t7 = arith.addi %t6, %c1 : index
+      %l0 = memref.load %x[%t, %j] : memref<?x?xf16>
+      %l1 = memref.load %x[%t1, %j] : memref<?x?xf16>
+      %l2 = memref.load %x[%t2, %j] : memref<?x?xf16>
+      %l3 = memref.load %x[%t3, %j] : memref<?x?xf16>
+      %l4 = memref.load %x[%t4, %j] : memref<?x?xf16>
+      %l5 = memref.load %x[%t5, %j] : memref<?x?xf16>
+      %l6 = memref.load %x[%t6, %j] : memref<?x?xf16>
+      %l7 = memref.load %x[%t7, %j] : memref<?x?xf16>
+      %s01 = arith.addf %l0, %l1 : f16
+      %s23 = arith.addf %l2, %l3 : f16
+      %s45 = arith.addf %l4, %l5 : f16
+      %s67 = arith.addf %l6, %l7 : f16
+      %s03 = arith.addf %s01, %s23 : f16
+      %s47 = arith.addf %s45, %s67 : f16
+      %s07 = arith.addf %s03, %s47 : f16
+      memref.store %s07, %y[%t, %j] : memref<?x?xf16>
+      %w = arith.extf %s07 : f16 to f32
+      %n2 = arith.addf %acc, %w : f32
+      scf.yield %n2 : f32
+    }
+    %h = arith.truncf %r : f32 to f16
+    memref.store %h, %v[%j] : memref<?xf16>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
 // Not by vectors: an access that varies with the innermost index along
 // another dimension (a transpose), a branch on the lane's own values, and a
 // boolean buffer (i1 in memory is not a packed vector), an innermost stride
