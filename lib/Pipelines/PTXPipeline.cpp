@@ -73,6 +73,7 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
 
   // Device code: math first (no library calls left unresolved), then NVVM.
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createHalfStorageMath());
   LowerGPUMathOptions math;
   math.libdevice = libdevice.has_value();
   device.addPass(createLowerGPUMath(math));

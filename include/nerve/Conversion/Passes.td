@@ -114,6 +114,23 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
   ];
 }
 
+def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Approximate f32 division, exp and log in kernels whose data is 16-bit";
+  let description = [{
+    In a kernel whose floating-point buffers (its memref arguments) are all
+    f16 or bf16, f32 `arith.divf`, `math.exp`, `math.log`, `math.log2` and
+    `math.log10` get the `afn` fast-math flag: division becomes PTX's
+    `div.approx.f32` / `rcp.approx.f32` and the functions libdevice's
+    `__nv_fast_*` (`ex2.approx`, `lg2.approx`), a few instructions instead
+    of IEEE division's and the accurate functions' dozen or more. Their
+    error (a few f32 ulps, 2^-22 relative) is four orders of magnitude below
+    the 2^-11 rounding of the 16-bit results; 16-bit elementwise code was
+    bound by instructions per element, not by bytes. Kernels that read or
+    write any f32 or f64 buffer keep exact math.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
 def ExternDynamicShared : Pass<"nerve-extern-dynamic-shared", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Declares a kernel's dynamic shared memory as .extern";
   let description = [{

@@ -4,7 +4,9 @@
 // rows, K = ceil(270336 / columns) capped so that chunks keep 64 rows:
 // kernel 1 has thread (k, column) fold its chunk, four loads in flight,
 // into a partial (partials[k * columns + column]); kernel 2 has a thread
-// per column combine the K partials in order, then store.
+// per column combine the K partials, eight loads in flight into eight
+// running maxima merged in a fixed order, then the rest (the fold's init,
+// -inf here) and the store.
 // CHECK-LABEL: func.func @column_max
 // CHECK:       %[[COLS:.*]] = memref.dim %{{.*}}, %c1
 // CHECK:       %[[ROWS:.*]] = memref.dim %{{.*}}, %c0
@@ -21,9 +23,13 @@
 // CHECK:           memref.store %{{.*}}, %[[PARTIALS]][%[[ITEM]]] : memref<?xf32>
 // CHECK:       gpu.launch
 // CHECK:         scf.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:           %[[MAX:.*]] = scf.for %[[J:.*]] = %c0{{.*}} to %[[K]] step %{{.*}} iter_args(%[[ACC:.*]] = %cst) -> (f32) {
+// CHECK:           %[[PART:.*]]:8 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-8:     memref.load %[[PARTIALS]]
+// CHECK:           %[[TAIL:.*]] = scf.for %{{.*}} = %{{.*}} to %[[K]] step %{{.*}} iter_args(%{{.*}} = %[[PART]]#0) -> (f32) {
 // CHECK:             memref.load %[[PARTIALS]]
-// CHECK:             arith.maximumf %[[ACC]], %{{.*}} : f32
+// CHECK:           %[[M1:.*]] = arith.maximumf %[[TAIL]], %[[PART]]#1 : f32
+// CHECK-COUNT-6:   arith.maximumf
+// CHECK:           %[[MAX:.*]] = arith.maximumf %cst, %{{.*}} : f32
 // CHECK:           memref.store %[[MAX]], %{{.*}}[%{{.*}}] : memref<?xf32>
 // CHECK:       gpu.dealloc %[[PARTIALS]]
 func.func @column_max(%x: memref<?x?xf32>, %m: memref<?xf32>) attributes {nerve.kernel} {

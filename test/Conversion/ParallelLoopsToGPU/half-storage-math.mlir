@@ -1,0 +1,67 @@
+// RUN: nerve-opt %s --pass-pipeline='builtin.module(gpu.module(nerve-half-storage-math))' | FileCheck %s
+
+// A kernel whose floating-point buffers are all 16-bit gets approximate f32
+// division, exp and log (afn); other math (tanh) and f64 stay exact.
+// CHECK-LABEL: gpu.func @half_only
+// CHECK:         math.exp %{{.*}} fastmath<afn> : f32
+// CHECK:         math.log %{{.*}} fastmath<afn> : f32
+// CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
+// CHECK:         math.tanh %{{.*}} : f32
+// CHECK-NOT:     fastmath
+// CHECK:         arith.divf %{{.*}}, %{{.*}} : f64
+// CHECK:         gpu.return
+
+// Any f32 buffer (here a partial sum) keeps the kernel exact.
+// CHECK-LABEL: gpu.func @mixed
+// CHECK-NOT:     fastmath
+// CHECK:         gpu.return
+
+// bf16 counts as 16-bit; flags already present are kept.
+// CHECK-LABEL: gpu.func @bf16_keeps_flags
+// CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<nnan,afn> : f32
+
+// Integer buffers do not count; with no float buffer nothing changes.
+// CHECK-LABEL: gpu.func @no_float_buffers
+// CHECK-NOT:     fastmath
+// CHECK:         gpu.return
+gpu.module @kernels {
+  gpu.func @half_only(%x: memref<?xf16>, %y: memref<?xf16>, %mask: memref<?xi8>, %d: f64) kernel {
+    %c0 = arith.constant 0 : index
+    %one = arith.constant 1.0 : f32
+    %h = memref.load %x[%c0] : memref<?xf16>
+    %v = arith.extf %h : f16 to f32
+    %e = math.exp %v : f32
+    %l = math.log %e : f32
+    %q = arith.divf %one, %l : f32
+    %t = math.tanh %q : f32
+    %dd = arith.divf %d, %d : f64
+    %r = arith.truncf %t : f32 to f16
+    memref.store %r, %y[%c0] : memref<?xf16>
+    gpu.return
+  }
+  gpu.func @mixed(%x: memref<?xf16>, %p: memref<?xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %h = memref.load %x[%c0] : memref<?xf16>
+    %v = arith.extf %h : f16 to f32
+    %e = math.exp %v : f32
+    %q = arith.divf %e, %v : f32
+    memref.store %q, %p[%c0] : memref<?xf32>
+    gpu.return
+  }
+  gpu.func @bf16_keeps_flags(%x: memref<?xbf16>) kernel {
+    %c0 = arith.constant 0 : index
+    %h = memref.load %x[%c0] : memref<?xbf16>
+    %v = arith.extf %h : bf16 to f32
+    %q = arith.divf %v, %v fastmath<nnan> : f32
+    %r = arith.truncf %q : f32 to bf16
+    memref.store %r, %x[%c0] : memref<?xbf16>
+    gpu.return
+  }
+  gpu.func @no_float_buffers(%m: memref<?xi32>, %s: f32) kernel {
+    %c0 = arith.constant 0 : index
+    %q = arith.divf %s, %s : f32
+    %i = arith.fptosi %q : f32 to i32
+    memref.store %i, %m[%c0] : memref<?xi32>
+    gpu.return
+  }
+}
