@@ -114,7 +114,8 @@ if [[ $parts == *" sanitize "* ]]; then
   if [ -z "$cs" ]; then
     summary+=("sanitize: no compute-sanitizer on this machine")
   else
-    for tool in memcheck racecheck initcheck; do
+    # NERVE_SANITIZE_TOOLS narrows the tools (e.g. "memcheck").
+    for tool in ${NERVE_SANITIZE_TOOLS:-memcheck racecheck initcheck}; do
       wrap="$cs --tool $tool --error-exitcode 97 --print-limit 20"
       [ $tool = memcheck ] && wrap="$wrap --leak-check full"
       [ $tool = racecheck ] && wrap="$wrap --racecheck-report all"
