@@ -48,6 +48,11 @@ constexpr int64_t kStagingBytes = 47 * 1024;
 /// reduce and store phases did not overlap: half the speed on an H200; they
 /// take 48-56 now, several blocks of 256 per SM).
 constexpr int64_t kElementsPerThread = 8;
+/// 16-byte vectors per thread the vector form's block size aims for, all
+/// loaded at once: 64 bytes in flight per thread whatever the element type
+/// (by elements, 16-bit rows had half the bytes in flight of f32 rows, and
+/// ran at 37-59% of the copy bandwidth where f32 ran at 68-85%).
+constexpr int64_t kVectorsPerThread = 4;
 constexpr int64_t kMaxThreads = 256;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
@@ -352,8 +357,9 @@ public:
     Value rows;
     std::tie(counts, rows) = tripCounts(b, first);
     Value zero = indexConstant(b, loc, 0);
+    int64_t perThread = g.lanes > 1 ? kVectorsPerThread * g.lanes : kElementsPerThread;
     Value threads = arith::CeilDivUIOp::create(b, loc, columns,
-                                               indexConstant(b, loc, kElementsPerThread * kWarpSize));
+                                               indexConstant(b, loc, perThread * kWarpSize));
     threads = arith::MulIOp::create(b, loc, threads, indexConstant(b, loc, kWarpSize));
     threads = arith::MaxUIOp::create(b, loc, threads, indexConstant(b, loc, kWarpSize));
     threads = arith::MinUIOp::create(b, loc, threads, indexConstant(b, loc, kMaxThreads));
@@ -586,7 +592,7 @@ private:
       // The vector form (its columns start at 0 by 1: chooseLanes): each
       // iteration is a vector of columns, its lanes combined in order.
       partial = vectorPartial(b, loc, r, m, ub, tid, blockThreads, lanes,
-                              std::max<int64_t>(2, kElementsPerThread / lanes),
+                              kVectorsPerThread,
                               [&](OpBuilder &vb, MutableArrayRef<IRMapping> maps) {
                                 for (Operation &op : r.loop.getBody()->without_terminator())
                                   if (&op != r.combine)

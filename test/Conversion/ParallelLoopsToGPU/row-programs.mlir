@@ -2,8 +2,9 @@
 
 // softmax as tdim lowers it: a max per row, a sum of exponentials per row
 // that reads the max, and an elementwise pass that reads both. They become
-// one launch, a block per row (grid-stride over rows), ceil(columns / 8)
-// threads rounded to warps (32 to 256). The first pass keeps the row in
+// one launch, a block per row (grid-stride over rows), ceil(columns / 16)
+// threads rounded to warps (32 to 256: four 16-byte vectors a thread when
+// vectors apply). The first pass keeps the row in
 // dynamic shared memory as it reads it, the later passes read it back from
 // there; each reduction combines within the warp by shuffles, then the
 // warps' values in order through shared memory, and thread 0 writes the row
@@ -17,6 +18,7 @@
 // CHECK:       %[[MAX:.*]] = gpu.alloc (%[[ROWS]]) : memref<?xf32>
 // CHECK:       %[[SUM:.*]] = gpu.alloc (%[[ROWS]]) : memref<?xf32>
 // CHECK:       %[[COLS:.*]] = memref.dim %[[X]], %c1
+// CHECK:       %[[WARPS:.*]] = arith.ceildivui %{{.*}}, %c512 : index
 // CHECK:       %[[TPB:.*]] = arith.minui %{{.*}}, %c256{{.*}} : index
 // CHECK:       %[[CAP:.*]] = arith.minui %{{.*}}, %c12032 : index
 // CHECK:       %[[FITS_ALL:.*]] = arith.cmpi ule, %{{.*}}, %c12032{{.*}} : index
@@ -26,12 +28,12 @@
 //              The vector form, when the row width is a whole number of
 //              16-byte vectors and the buffers are aligned: a thread loads
 //              4 columns at a time, stages them with one shared-memory
-//              store, combines the lanes in order, two vectors in flight.
+//              store, combines the lanes in order, four vectors in flight.
 // CHECK:         memref.extract_aligned_pointer_as_index %[[X]]
 // CHECK:         memref.extract_aligned_pointer_as_index %[[Y]]
 // CHECK:         scf.if %{{.*}} {
 // CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %[[SMEM]]
-// CHECK:           scf.for {{.*}} -> (f32, f32) {
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK:             %[[VX:.*]] = vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
 // CHECK-NEXT:        vector.store %[[VX]], %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK-COUNT-4:     arith.maximumf
