@@ -1,9 +1,10 @@
 // RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
 
 // A column max (a fold along the outer dimension) is split into K chunks of
-// rows, K = ceil(270336 / columns) capped so that chunks keep 64 rows (and
-// at 65535): kernel 1, a 2-D grid (blocks of columns by chunks, no
-// division), has thread (k, column) fold its chunk, four loads in flight,
+// rows, K = floor(270336 / columns) (one wave of threads) capped so that
+// chunks keep 64 rows (and at 65535): kernel 1, a 2-D grid (blocks of
+// columns by chunks, no division), has thread (k, column) fold its chunk,
+// four loads in flight,
 // into a partial (partials[k * columns + column]); kernel 2 has a thread
 // per column combine the K partials, eight loads in flight into eight
 // running maxima merged in a fixed order, then the rest (the fold's init,
@@ -11,7 +12,7 @@
 // CHECK-LABEL: func.func @column_max
 // CHECK:       %[[COLS:.*]] = memref.dim %{{.*}}, %c1
 // CHECK:       %[[ROWS:.*]] = memref.dim %{{.*}}, %c0
-// CHECK:       %[[WANT:.*]] = arith.ceildivui %c270336, %{{.*}} : index
+// CHECK:       %[[WANT:.*]] = arith.divui %c270336, %{{.*}} : index
 // CHECK:       %[[CAP:.*]] = arith.ceildivui %{{.*}}, %c64 : index
 // CHECK:       %[[K0:.*]] = arith.minui %[[WANT]], %[[CAP]] : index
 // CHECK:       %[[K1:.*]] = arith.maxui %[[K0]], %{{.*}} : index
