@@ -4,13 +4,11 @@
 // sequential loop over rows. A thread per column is coalesced (neighbours
 // read neighbours) but a matrix of 65536 x 1024 then has 1024 threads for
 // the whole GPU: 2% of the copy bandwidth on an H200. Here the rows are
-// split into K chunks so that at most 270K threads run (one wave on an
-// H100/H200): kernel 1 has thread
+// split into K chunks so that about 256K threads run: kernel 1 has thread
 // (k, column) fold chunk k of its column into a partial value (four at a
-// time, four loads in flight; a 2-D grid, blocks of columns by chunks);
-// kernel 2 has a thread per column combine the K partials (eight at a
-// time, in a fixed order), then run the rest of the body. The chunking
-// depends only on the sizes: the same bits on every run.
+// time, four loads in flight); kernel 2 has a thread per column combine the
+// K partials in order, then run the rest of the body. The chunking depends
+// only on the sizes: the same bits on every run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,15 +26,10 @@ using namespace nerve::loop_mapping;
 
 namespace {
 
-/// Threads the split aims for: what an H100/H200 holds at once (132 SMs x
-/// 2048; kernel 1 takes 32 registers, so 2048 threads fit an SM).
+/// Threads the split aims for: enough to cover an H100/H200 (132 SMs x 2048).
 constexpr int64_t kTargetThreads = 132 * 2048;
 /// Rows a chunk keeps at least (fewer would make kernel 2 the larger one).
 constexpr int64_t kMinChunk = 64;
-/// The most blocks along a grid's y dimension.
-constexpr int64_t kMaxGridY = 65535;
-/// Partials kernel 2 reads at a time per column.
-constexpr int64_t kCombineInFlight = 8;
 
 } // namespace
 
@@ -82,19 +75,13 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
   Value total;
   std::tie(counts, total) = tripCounts(b, loop);
   Value one = indexConstant(b, loc, 1);
-  // K chunks: as many threads as fit the GPU at once, not more (rounded
-  // down: 5 chunks of 65536 columns made 1.2 waves on an H200, and the few
-  // blocks of the second, each with little in flight, took longer than the
-  // first: 65% of the copy bandwidth against 99% at 4 chunks), chunks of
-  // at least kMinChunk rows.
-  Value chunks = arith::DivUIOp::create(b, loc, indexConstant(b, loc, kTargetThreads),
-                                        arith::MaxUIOp::create(b, loc, total, one));
+  // K chunks: enough threads, chunks of at least kMinChunk rows.
+  Value chunks = arith::CeilDivUIOp::create(b, loc, indexConstant(b, loc, kTargetThreads),
+                                            arith::MaxUIOp::create(b, loc, total, one));
   chunks = arith::MinUIOp::create(
       b, loc, chunks,
       arith::CeilDivUIOp::create(b, loc, rows, indexConstant(b, loc, kMinChunk)));
   chunks = arith::MaxUIOp::create(b, loc, chunks, one);
-  // Kernel 1's grid has a row of blocks per chunk (at most 65535).
-  chunks = arith::MinUIOp::create(b, loc, chunks, indexConstant(b, loc, kMaxGridY));
   Value perChunk = arith::CeilDivUIOp::create(b, loc, rows, chunks);
   Type accType = fold.getResult(0).getType();
   Value partials = memref::AllocOp::create(
@@ -122,28 +109,10 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
     });
   };
 
-  // Kernel 1: block row k folds chunk k; x of the grid and the threads walk
-  // the columns (coalesced). Two grid dimensions, so no division of a flat
-  // index: 64-bit division took kernel 1 to 40 registers, 1536 threads an
-  // SM, and its 270K threads to 1.33 waves on an H200.
-  {
-    Value work = arith::MulIOp::create(b, loc, chunks, total);
-    Value nonEmpty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, work,
-                                           indexConstant(b, loc, 0));
-    auto ifWork = scf::IfOp::create(b, loc, nonEmpty, /*withElseRegion=*/false);
-    OpBuilder ob = OpBuilder::atBlockBegin(&ifWork.getThenRegion().front());
-    Value columnBlocks = arith::CeilDivUIOp::create(ob, loc, total, block);
-    auto launch = gpu::LaunchOp::create(ob, loc, columnBlocks, chunks, one, block, one, one);
-    OpBuilder ib = OpBuilder::atBlockBegin(&launch.getBody().front());
-    Value column = arith::AddIOp::create(
-        ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
-        launch.getThreadIds().x);
-    Value k = launch.getBlockIds().y;
-    Value inside =
-        arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, column, total);
-    auto ifInside = scf::IfOp::create(ib, loc, inside, /*withElseRegion=*/false);
-    gpu::TerminatorOp::create(ib, loc);
-    ib.setInsertionPointToStart(&ifInside.getThenRegion().front());
+  // Kernel 1: thread (k, column), the column fastest (coalesced).
+  forEach(arith::MulIOp::create(b, loc, chunks, total), [&](OpBuilder &ib, Value item) {
+    Value k = arith::DivUIOp::create(ib, loc, item, total);
+    Value column = arith::SubIOp::create(ib, loc, item, arith::MulIOp::create(ib, loc, k, total));
     IRMapping m;
     m.map(loop.getInductionVars(), delinearize(ib, loc, loop, counts, column));
     cloneBefore(ib, m);
@@ -160,30 +129,25 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
                                      return inner.lookupOrDefault(
                                          r->combine->getOperand(1 - r->accOperand));
                                    });
-    Value item = arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, k, total), column);
     memref::StoreOp::create(ib, loc, partial, partials, ValueRange{item});
-  }
+  });
 
-  // Kernel 2: a thread per column combines its chunks' partials, then runs
-  // the rest of the body with the result. The partials are read eight at a
-  // time into as many running values (a fixed order): one after another,
-  // the L2 latency of each read made this kernel as long as kernel 1 for
-  // tall matrices (264 chunks of a 65536 x 1024 column sum).
+  // Kernel 2: a thread per column combines the chunks in order, then runs
+  // the rest of the body with the result.
   forEach(total, [&](OpBuilder &ib, Value column) {
     IRMapping m;
     m.map(loop.getInductionVars(), delinearize(ib, loc, loop, counts, column));
     cloneBefore(ib, m);
-    Value zero = indexConstant(ib, loc, 0);
-    Value combined = stridedPartial(
-        ib, loc, *r, zero, chunks, one, zero, one,
-        [&](OpBuilder &vb, Value chunk) -> Value {
-          Value at = arith::AddIOp::create(vb, loc, arith::MulIOp::create(vb, loc, chunk, total),
-                                           column);
-          return memref::LoadOp::create(vb, loc, partials, ValueRange{at});
-        },
-        kCombineInFlight);
-    m.map(fold.getResult(0),
-          combineAs(ib, *r, m.lookupOrDefault(fold.getInitArgs()[0]), combined));
+    auto combineChunks = scf::ForOp::create(ib, loc, indexConstant(ib, loc, 0), chunks, one,
+                                            ValueRange{m.lookupOrDefault(fold.getInitArgs()[0])});
+    {
+      OpBuilder cb = OpBuilder::atBlockBegin(combineChunks.getBody());
+      Value at = arith::AddIOp::create(
+          cb, loc, arith::MulIOp::create(cb, loc, combineChunks.getInductionVar(), total), column);
+      Value v = memref::LoadOp::create(cb, loc, partials, ValueRange{at});
+      scf::YieldOp::create(cb, loc, combineAs(cb, *r, combineChunks.getRegionIterArgs()[0], v));
+    }
+    m.map(fold.getResult(0), combineChunks.getResult(0));
     bool after = false;
     for (Operation &op : loop.getBody()->without_terminator()) {
       if (after)

@@ -1,44 +1,29 @@
 // RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
 
 // A column max (a fold along the outer dimension) is split into K chunks of
-// rows, K = floor(270336 / columns) (one wave of threads) capped so that
-// chunks keep 64 rows (and at 65535): kernel 1, a 2-D grid (blocks of
-// columns by chunks, no division), has thread (k, column) fold its chunk,
-// four loads in flight,
+// rows, K = ceil(270336 / columns) capped so that chunks keep 64 rows:
+// kernel 1 has thread (k, column) fold its chunk, four loads in flight,
 // into a partial (partials[k * columns + column]); kernel 2 has a thread
-// per column combine the K partials, eight loads in flight into eight
-// running maxima merged in a fixed order, then the rest (the fold's init,
-// -inf here) and the store.
+// per column combine the K partials in order, then store.
 // CHECK-LABEL: func.func @column_max
 // CHECK:       %[[COLS:.*]] = memref.dim %{{.*}}, %c1
 // CHECK:       %[[ROWS:.*]] = memref.dim %{{.*}}, %c0
-// CHECK:       %[[WANT:.*]] = arith.divui %c270336, %{{.*}} : index
+// CHECK:       %[[WANT:.*]] = arith.ceildivui %c270336, %{{.*}} : index
 // CHECK:       %[[CAP:.*]] = arith.ceildivui %{{.*}}, %c64 : index
 // CHECK:       %[[K0:.*]] = arith.minui %[[WANT]], %[[CAP]] : index
-// CHECK:       %[[K1:.*]] = arith.maxui %[[K0]], %{{.*}} : index
-// CHECK:       %[[K:.*]] = arith.minui %[[K1]], %c65535 : index
+// CHECK:       %[[K:.*]] = arith.maxui %[[K0]], %{{.*}} : index
 // CHECK:       %[[PARTIALS:.*]] = gpu.alloc (%{{.*}}) : memref<?xf32>
-// CHECK:       %[[COLBLOCKS:.*]] = arith.ceildivui %{{.*}}, %c256 : index
-// CHECK:       gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %[[COLBLOCKS]], %{{.*}} = %[[K]], %{{.*}}) threads
-// CHECK-NOT:     arith.divui
-// CHECK:         %[[COL:.*]] = arith.addi %{{.*}}, %{{.*}} : index
-// CHECK:         %[[IN:.*]] = arith.cmpi ult, %[[COL]], %{{.*}} : index
-// CHECK:         scf.if %[[IN]] {
-// CHECK:           arith.muli %[[BY]], %{{.*}} : index
+// CHECK:       gpu.launch
+// CHECK:         scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[CHUNK:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
 // CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK-COUNT-4:     memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32>
-// CHECK:           %[[FLAT:.*]] = arith.muli %[[BY]], %{{.*}} : index
-// CHECK:           %[[ITEM:.*]] = arith.addi %[[FLAT]], %[[COL]] : index
 // CHECK:           memref.store %{{.*}}, %[[PARTIALS]][%[[ITEM]]] : memref<?xf32>
 // CHECK:       gpu.launch
 // CHECK:         scf.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:           %[[PART:.*]]:8 = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK-COUNT-8:     memref.load %[[PARTIALS]]
-// CHECK:           %[[TAIL:.*]] = scf.for %{{.*}} = %{{.*}} to %[[K]] step %{{.*}} iter_args(%{{.*}} = %[[PART]]#0) -> (f32) {
+// CHECK:           %[[MAX:.*]] = scf.for %[[J:.*]] = %c0{{.*}} to %[[K]] step %{{.*}} iter_args(%[[ACC:.*]] = %cst) -> (f32) {
 // CHECK:             memref.load %[[PARTIALS]]
-// CHECK:           %[[M1:.*]] = arith.maximumf %[[TAIL]], %[[PART]]#1 : f32
-// CHECK-COUNT-6:   arith.maximumf
-// CHECK:           %[[MAX:.*]] = arith.maximumf %cst, %{{.*}} : f32
+// CHECK:             arith.maximumf %[[ACC]], %{{.*}} : f32
 // CHECK:           memref.store %[[MAX]], %{{.*}}[%{{.*}}] : memref<?xf32>
 // CHECK:       gpu.dealloc %[[PARTIALS]]
 func.func @column_max(%x: memref<?x?xf32>, %m: memref<?xf32>) attributes {nerve.kernel} {
