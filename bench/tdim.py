@@ -202,7 +202,8 @@ def main():
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--shapes", default="16384x4096,4096x65536,65536x1024")
     p.add_argument("--dtypes", default="f32,f16,bf16")
-    p.add_argument("--ops", default="", help="comma-separated subset of the ops")
+    p.add_argument("--ops", default="",
+                   help="comma-separated subset of the ops (spaces in names optional)")
     p.add_argument("--no-torch-compile", action="store_true")
     p.add_argument("--out", default=os.path.join(ROOT, "bench-results"))
     p.add_argument("--check-only", action="store_true", help="run the checks, time nothing")
@@ -211,7 +212,14 @@ def main():
     nerve_run = find_tool("nerve-run", args.nerve_run)
     work = tempfile.mkdtemp(prefix="nerve-bench-")
     table = ops()
-    chosen = [o for o in args.ops.split(",") if o] or list(table)
+    # Names match without their spaces ("softmax(dim0)"), so that a list
+    # passed through a shell variable (NERVE_TDIM_ARGS) needs no quoting.
+    by_name = {name.replace(" ", ""): name for name in table}
+    chosen = [o.replace(" ", "") for o in args.ops.split(",") if o]
+    unknown = [o for o in chosen if o not in by_name]
+    if unknown:
+        p.error("unknown op(s) %s; the ops: %s" % (", ".join(unknown), ", ".join(by_name)))
+    chosen = [by_name[o] for o in chosen] or list(table)
     rows, failed = [], 0
     copy = None
     for dtype in args.dtypes.split(","):
