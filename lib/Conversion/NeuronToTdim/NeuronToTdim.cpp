@@ -353,8 +353,9 @@ int64_t chooseForwardBlock(int64_t requested, int64_t stepBytes) {
 /// element type, which stays at 110-116 registers (sm_90), so 65536 neurons
 /// fit the H200 in one wave. Measured there against blocks of 8 loaded one
 /// block ahead (the earlier choice): IF f32 training 82% of the copy
-/// bandwidth against 77%; LIF f16 74% against 72%; pipelining 16-step blocks
-/// needs 206-255 registers. Small blocks (at most 16 values) are pipelined.
+/// bandwidth against 77%; PLIF f16 69% against 50% (its look-ahead took 212
+/// registers, two waves); pipelining 16-step blocks needs 206-255
+/// registers. Small blocks (at most 16 values) are pipelined.
 constexpr int64_t kBackwardBlock = 16;
 constexpr int64_t kBackwardPipelinedValues = 16;
 constexpr int64_t kBackwardValuesPerStep = 4;
