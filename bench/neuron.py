@@ -41,6 +41,7 @@ compiler's choice), the way the automatic choice was tuned.
 """
 import argparse
 import csv
+import itertools
 import json
 import os
 import re
@@ -355,7 +356,7 @@ def main():
             path = os.path.join(work, "bench.mlir")
             with open(path, "w") as f:
                 f.write(spec(neuron, variant, dtype, layout, mode))
-            for (t, n), block in [(size, b) for size in sizes for b in time_blocks]:
+            for (t, n), block in itertools.product(sizes, time_blocks):
                 r = run_bench(nerve_run, path, layout_dims(layout, t, n), args.runs,
                               ["--time-block", str(block)] if block else [])
                 if r is None:

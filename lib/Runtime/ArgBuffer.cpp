@@ -247,21 +247,19 @@ HostArray nerve::randomArray(DType dtype, const std::vector<int64_t> &shape,
       array.setDouble(i, v);
     }
   };
+  // The calling thread works too; small arrays (a scalar) start no thread.
   int64_t threads =
       std::min<int64_t>({chunks, std::max(1u, std::thread::hardware_concurrency()), 32});
-  if (threads <= 1) {
-    for (int64_t c = 0; c < chunks; ++c)
-      fill(c);
-    return array;
-  }
   std::atomic<int64_t> next{0};
-  std::vector<std::thread> workers;
-  for (int64_t t = 0; t < threads; ++t)
-    workers.emplace_back([&] {
-      for (int64_t c = next++; c < chunks; c = next++)
-        fill(c);
-    });
-  for (std::thread &w : workers)
-    w.join();
+  auto work = [&] {
+    for (int64_t c = next++; c < chunks; c = next++)
+      fill(c);
+  };
+  std::vector<std::thread> helpers;
+  for (int64_t t = 1; t < threads; ++t)
+    helpers.emplace_back(work);
+  work();
+  for (std::thread &h : helpers)
+    h.join();
   return array;
 }

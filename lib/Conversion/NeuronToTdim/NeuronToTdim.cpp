@@ -327,22 +327,14 @@ SmallVector<Value> buildTimeLoop(OpBuilder &b, Location loc, DimAttr time, Value
 /// slower).
 constexpr int64_t kPipelinedValues = 32;
 
-/// Bytes a step loads from `tensors` (the absent ones are null).
-int64_t bytesPerStep(ArrayRef<Value> tensors) {
-  int64_t bytes = 0;
-  for (Value t : tensors)
-    if (t)
-      bytes += llvm::divideCeil(
-          llvm::cast<TdimTensorType>(t.getType()).getElementType().getIntOrFloatBitWidth(), 8);
-  return bytes;
-}
-
 /// The forward time block for `requested` (0: automatic). Automatic aims at
-/// 64 bytes of loads in flight per thread, which measured best on an H200
-/// for f32 and f16 forward (one stream), pipelined.
-int64_t chooseForwardBlock(int64_t requested, int64_t stepBytes) {
+/// 64 bytes of loads of `x` in flight per thread, which measured best on an
+/// H200 for f32 and f16 forward (one stream), pipelined.
+int64_t chooseForwardBlock(int64_t requested, Value x) {
   if (requested > 0)
     return requested;
+  int64_t stepBytes = llvm::divideCeil(
+      llvm::cast<TdimTensorType>(x.getType()).getElementType().getIntOrFloatBitWidth(), 8);
   int64_t block = llvm::PowerOf2Ceil(llvm::divideCeil(64, std::max<int64_t>(stepBytes, 1)));
   return std::clamp<int64_t>(block, 1, 32);
 }
@@ -396,7 +388,7 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
         nb.store(h, op.getHSeq(), at);
       return {next};
     };
-    int64_t block = chooseForwardBlock(timeBlock, bytesPerStep({op.getX()}));
+    int64_t block = chooseForwardBlock(timeBlock, op.getX());
     SmallVector<Value> last = buildTimeLoop(b, loc, time, steps, {v0}, block,
                                             /*reverse=*/false, load, compute,
                                             /*pipeline=*/block <= kPipelinedValues);
