@@ -72,8 +72,9 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   // Device code: math first (no library calls left unresolved), then NVVM.
+  // Which kernels may use approximate math depends on how they are launched.
+  pm.addPass(createHalfStorageMath());
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
-  device.addPass(createHalfStorageMath());
   LowerGPUMathOptions math;
   math.libdevice = libdevice.has_value();
   device.addPass(createLowerGPUMath(math));

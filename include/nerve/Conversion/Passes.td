@@ -114,7 +114,7 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
   ];
 }
 
-def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::gpu::GPUModuleOp"> {
+def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::ModuleOp"> {
   let summary = "Approximate f32 division, exp and log in kernels whose data is 16-bit";
   let description = [{
     In a kernel whose floating-point buffers (its memref arguments) are all
@@ -126,7 +126,10 @@ def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::gpu::GPUModuleOp"
     error (a few f32 ulps, 2^-22 relative) is four orders of magnitude below
     the 2^-11 rounding of the 16-bit results; 16-bit elementwise code was
     bound by instructions per element, not by bytes. Kernels that read or
-    write any f32 or f64 buffer keep exact math.
+    write any f32 or f64 buffer keep exact math, except scratch: a buffer
+    the host code takes from `gpu.alloc` and only launches kernels with,
+    sets and frees (in every launch of the kernel) is nerve's own, not the
+    user's, and does not count. Runs on the module, where the launches are.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }

@@ -7,6 +7,10 @@
 // ran at 95-98%). Their approximate forms err by a few f32 ulps, far below
 // the rounding that follows, so these kernels get them (`afn`).
 //
+// Scratch buffers the host code allocates for its launches alone (a row's
+// maximum and sum between the kernels of a softmax) are f32 but never seen
+// by the user: they do not keep a kernel exact.
+//
 //===----------------------------------------------------------------------===//
 
 #include "nerve/Conversion/Passes.h"
@@ -14,6 +18,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include "llvm/ADT/DenseMap.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_HALFSTORAGEMATH
@@ -24,13 +31,40 @@ using namespace mlir;
 
 namespace {
 
-/// Whether every floating-point buffer `kernel` takes is 16-bit (and it
-/// takes at least one).
-bool onlyHalfStorage(gpu::GPUFuncOp kernel) {
+/// Whether `value` is a device buffer the host allocates, passes to kernels
+/// and frees, and nothing else: no one outside nerve's launches sees it.
+bool isLaunchScratch(Value value) {
+  if (!value.getDefiningOp<gpu::AllocOp>())
+    return false;
+  return llvm::all_of(value.getUsers(), [](Operation *user) {
+    return isa<gpu::LaunchFuncOp, gpu::DeallocOp, gpu::MemsetOp>(user);
+  });
+}
+
+/// For every launched kernel, which of its arguments are launch scratch in
+/// every launch of it.
+llvm::DenseMap<SymbolRefAttr, llvm::SmallVector<bool>> findScratchArguments(ModuleOp module) {
+  llvm::DenseMap<SymbolRefAttr, llvm::SmallVector<bool>> scratch;
+  module.walk([&](gpu::LaunchFuncOp launch) {
+    auto operands = launch.getKernelOperands();
+    auto [it, first] = scratch.try_emplace(launch.getKernel(), operands.size(), true);
+    if (it->second.size() != operands.size())
+      it->second.assign(operands.size(), false); // mismatched launches: trust none
+    for (auto [index, operand] : llvm::enumerate(operands))
+      it->second[index] = it->second[index] && isLaunchScratch(operand);
+  });
+  return scratch;
+}
+
+/// Whether every floating-point buffer `kernel` takes, scratch aside, is
+/// 16-bit (and it takes at least one).
+bool onlyHalfStorage(gpu::GPUFuncOp kernel, ArrayRef<bool> scratch) {
   bool any = false;
-  for (Type type : kernel.getArgumentTypes()) {
+  for (auto [index, type] : llvm::enumerate(kernel.getArgumentTypes())) {
     auto memref = dyn_cast<MemRefType>(type);
     if (!memref || !isa<FloatType>(memref.getElementType()))
+      continue;
+    if (index < scratch.size() && scratch[index])
       continue;
     if (memref.getElementTypeBitWidth() > 16)
       return false;
@@ -39,21 +73,34 @@ bool onlyHalfStorage(gpu::GPUFuncOp kernel) {
   return any;
 }
 
+void approximate(gpu::GPUFuncOp kernel) {
+  kernel.walk([](Operation *op) {
+    if (!isa<arith::DivFOp, math::ExpOp, math::LogOp, math::Log2Op, math::Log10Op>(op) ||
+        !op->getResult(0).getType().isF32())
+      return;
+    auto fm = cast<arith::ArithFastMathInterface>(op);
+    auto flags = fm.getFastMathFlagsAttr().getValue() | arith::FastMathFlags::afn;
+    op->setAttr(fm.getFastMathAttrName(), arith::FastMathFlagsAttr::get(op->getContext(), flags));
+  });
+}
+
 struct HalfStorageMath : nerve::impl::HalfStorageMathBase<HalfStorageMath> {
   void runOnOperation() override {
-    for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>()) {
-      if (!kernel.isKernel() || !onlyHalfStorage(kernel))
-        continue;
-      kernel.walk([](Operation *op) {
-        if (!isa<arith::DivFOp, math::ExpOp, math::LogOp, math::Log2Op, math::Log10Op>(op) ||
-            !op->getResult(0).getType().isF32())
-          return;
-        auto fm = cast<arith::ArithFastMathInterface>(op);
-        auto flags = fm.getFastMathFlagsAttr().getValue() | arith::FastMathFlags::afn;
-        op->setAttr(fm.getFastMathAttrName(),
-                    arith::FastMathFlagsAttr::get(op->getContext(), flags));
-      });
-    }
+    ModuleOp module = getOperation();
+    auto scratch = findScratchArguments(module);
+    for (auto gpuModule : module.getOps<gpu::GPUModuleOp>())
+      for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
+        if (!kernel.isKernel())
+          continue;
+        auto symbol = SymbolRefAttr::get(gpuModule.getNameAttr(),
+                                         {FlatSymbolRefAttr::get(kernel.getNameAttr())});
+        auto found = scratch.find(symbol);
+        ArrayRef<bool> scratchArgs;
+        if (found != scratch.end())
+          scratchArgs = found->second;
+        if (onlyHalfStorage(kernel, scratchArgs))
+          approximate(kernel);
+      }
   }
 };
 
