@@ -28,6 +28,18 @@ const char *nerve::toString(GpuChip chip) {
   return "sm_90";
 }
 
+/// The most shared memory a block may opt into on `chip` (CUDA's
+/// sharedMemPerBlockOptin): row programs stage rows this large.
+static int64_t optInSharedBytes(nerve::GpuChip chip) {
+  switch (chip) {
+  case nerve::GpuChip::sm_80: return 163 * 1024;
+  case nerve::GpuChip::sm_89: return 99 * 1024;
+  case nerve::GpuChip::sm_90:
+  case nerve::GpuChip::sm_100: return 227 * 1024;
+  }
+  return 48 * 1024;
+}
+
 std::optional<std::string> nerve::findLibdevice(StringRef option) {
   if (option == "none")
     return std::nullopt;
@@ -53,6 +65,7 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   // launches of a call on one stream.
   ParallelLoopsToGPUOptions mapping;
   mapping.blockSize = options.blockSize;
+  mapping.sharedBytes = optInSharedBytes(options.chip);
   pm.addPass(createParallelLoopsToGPU(mapping));
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());

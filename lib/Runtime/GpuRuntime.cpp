@@ -55,6 +55,39 @@ bool ok(const Device *d, CUresult r, const char *what, std::string &slot) {
 std::mutex functionsMutex;
 std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
 std::map<CUfunction, std::string> functionNames;
+/// Dynamic shared memory each kernel was allowed beyond the default 48 KiB.
+std::map<CUfunction, int32_t> sharedOptIn;
+
+std::string nameOf(CUfunction fn) {
+  std::lock_guard<std::mutex> lock(functionsMutex);
+  auto it = functionNames.find(fn);
+  return it == functionNames.end() ? std::string("?") : it->second;
+}
+
+/// Lets `fn` take `bytes` of dynamic shared memory when that is more than a
+/// block gets without asking (row programs stage rows up to the chip's
+/// opt-in limit).
+bool allowSharedBytes(const Device *d, CUfunction fn, int32_t bytes) {
+  constexpr int32_t kDefaultSharedBytes = 48 * 1024;
+  if (bytes <= kDefaultSharedBytes)
+    return true;
+  {
+    std::lock_guard<std::mutex> lock(functionsMutex);
+    if (sharedOptIn[fn] >= bytes)
+      return true;
+  }
+  CUresult r =
+      d->api().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+  if (r != CUDA_SUCCESS) {
+    std::string what = "kernel " + nameOf(fn) + " needs " + std::to_string(bytes) +
+                       " bytes of shared memory a block, more than this GPU allows (was it "
+                       "compiled for another chip?)";
+    return ok(d, r, what.c_str(), state.error);
+  }
+  std::lock_guard<std::mutex> lock(functionsMutex);
+  sharedOptIn[fn] = bytes;
+  return true;
+}
 } // namespace
 
 LaunchScope::LaunchScope(CUstream stream, bool synchronous)
@@ -148,6 +181,7 @@ static void nerve_mgpuModuleUnload(void *module) {
         continue;
       }
       functionNames.erase(it->second);
+      sharedOptIn.erase(it->second);
       it = functions.erase(it);
     }
   }
@@ -212,17 +246,13 @@ static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t grid
   const Device *d = device(state.error);
   if (!d)
     return;
-  CUresult r = d->api().cuLaunchKernel(static_cast<CUfunction>(function), gridX, gridY, gridZ,
-                                       blockX, blockY, blockZ, smem,
+  auto fn = static_cast<CUfunction>(function);
+  if (!allowSharedBytes(d, fn, smem))
+    return;
+  CUresult r = d->api().cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
                                        static_cast<CUstream>(stream), params, extra);
-  if (r != CUDA_SUCCESS) {
-    std::string name;
-    {
-      std::lock_guard<std::mutex> lock(functionsMutex);
-      name = functionNames[static_cast<CUfunction>(function)];
-    }
-    ok(d, r, ("launching kernel " + name + " failed").c_str(), state.error);
-  }
+  if (r != CUDA_SUCCESS)
+    ok(d, r, ("launching kernel " + nameOf(fn) + " failed").c_str(), state.error);
 }
 
 static void *nerve_mgpuMemAlloc(uint64_t bytes, void *stream, bool) {

@@ -40,6 +40,7 @@ void *current = nullptr;
 bool lost = false; // a kernel faulted; only a reset helps
 
 constexpr int kIllegalAddress = 700;
+constexpr int kInvalidValue = 1;
 
 } // namespace
 
@@ -53,6 +54,7 @@ int cuDriverGetVersion(int *v) {
 int cuGetErrorName(int e, const char **s) {
   switch (e) {
   case 0: *s = "CUDA_SUCCESS"; break;
+  case 1: *s = "CUDA_ERROR_INVALID_VALUE"; break;
   case 2: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
   case 100: *s = "CUDA_ERROR_NO_DEVICE"; break;
   case 218: *s = "CUDA_ERROR_INVALID_PTX"; break;
@@ -66,6 +68,7 @@ int cuGetErrorName(int e, const char **s) {
 int cuGetErrorString(int e, const char **s) {
   switch (e) {
   case 0: *s = "no error"; break;
+  case 1: *s = "invalid argument"; break;
   case 2: *s = "out of memory"; break;
   case 100: *s = "no CUDA-capable device is detected"; break;
   case 218: *s = "a PTX JIT compilation failed"; break;
@@ -143,10 +146,22 @@ int cuModuleGetFunction(void **fn, void *module, const char *name) {
   *fn = handle(2);
   return 0;
 }
-int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                   void *, void **, void **) {
+// Dynamic shared memory beyond 48 KiB must be allowed first, as on a real
+// GPU; in mode "small-shared" the fake GPU allows at most 64 KiB.
+int sharedAllowed = 48 * 1024;
+int cuFuncSetAttribute(void *, int attribute, int value) {
+  if (attribute != 8 /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */ ||
+      (mode("small-shared") && value > 64 * 1024))
+    return kInvalidValue;
+  sharedAllowed = value;
+  return 0;
+}
+int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                   unsigned sharedBytes, void *, void **, void **) {
   if (lost)
     return kIllegalAddress;
+  if (int(sharedBytes) > sharedAllowed)
+    return kInvalidValue;
   if (mode("launch") || mode("fault"))
     lost = true;
   return mode("launch") ? kIllegalAddress : 0;

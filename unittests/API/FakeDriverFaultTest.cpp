@@ -171,4 +171,38 @@ TEST(FakeDriverFault, OutOfMemoryAndRejectedPTXLeaveOtherModulesUsable) {
   EXPECT_TRUE(runOn(**twice, "twice"));
 }
 
+TEST(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
+  std::string why;
+  if (!fakeDriver(&why))
+    GTEST_SKIP() << why;
+  const char *softmax = R"(
+!m = !tdim.tensor<[r: ?, c: ?], f32>
+tdim.kernel @softmax(%x: !m) -> (%y: !m) {
+  tdim.softmax ins(%x : !m) outs(%y : !m) over c
+  tdim.return
+}
+)";
+  auto module = compileUncached(softmax);
+  ASSERT_TRUE(module) << module.message();
+  // 20000 f32 columns: 80000 bytes of staging a block (sm_90 allows 227 KiB),
+  // launched only after the kernel was allowed them (the stand-in driver
+  // refuses the launch otherwise).
+  std::vector<float> x(2 * 20000, 1.0f), y(x.size());
+  auto run = [&] {
+    return (*module)->run("softmax", {Arg::tensor(x.data(), {2, 20000}),
+                                      Arg::tensor(y.data(), {2, 20000})});
+  };
+  Status small;
+  {
+    FakeMode mode("small-shared");
+    small = run();
+  }
+  EXPECT_EQ(small.message(),
+            "kernel softmax_kernel needs 80000 bytes of shared memory a block, more than this "
+            "GPU allows (was it compiled for another chip?): invalid argument "
+            "(CUDA_ERROR_INVALID_VALUE)");
+  Status s = run();
+  EXPECT_TRUE(s) << s.message();
+}
+
 } // namespace

@@ -90,7 +90,10 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">,
     Option<"coarsen", "coarsen", "int64_t", "4",
-           "Iterations of a straight-line loop body per thread">
+           "Iterations of a straight-line loop body per thread">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
+           "Dynamic shared memory a block may use (the chip's opt-in limit; "
+           "49152, the default, needs no opt-in on any CUDA GPU)">
   ];
 }
 

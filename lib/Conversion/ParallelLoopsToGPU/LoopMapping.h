@@ -101,12 +101,13 @@ mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneRedu
                           mlir::Value partial);
 
 /// Maps a row program that starts at `first` (see RowPrograms.cpp) onto one
-/// launch, a block per row; `mapAlone` maps one of its loops by itself, for
-/// rows too wide for the program (given how many columns they have at
-/// least). Returns the op to continue mapping from, or null when `first`
-/// starts none (nothing changed).
+/// launch, a block per row, which may take up to `sharedBytes` of dynamic
+/// shared memory; `mapAlone` maps one of its loops by itself, for rows too
+/// wide for the program (given how many columns they have at least).
+/// Returns the op to continue mapping from, or null when `first` starts
+/// none (nothing changed).
 mlir::Operation *
-mapRowProgram(mlir::scf::ParallelOp first,
+mapRowProgram(mlir::scf::ParallelOp first, int64_t sharedBytes,
               llvm::function_ref<void(mlir::scf::ParallelOp, int64_t)> mapAlone);
 
 /// The trip count of `inner` (0 when empty), computed in host code before

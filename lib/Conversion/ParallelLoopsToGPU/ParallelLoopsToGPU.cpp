@@ -138,8 +138,9 @@ struct ParallelLoopsToGPUPass
           return failure();
         if (loop.getNumResults() != 0)
           next = mapReduction(loop, func); // resume at the loads of its results
-        else if (Operation *resume = mapRowProgram(loop, [&](scf::ParallelOp alone,
-                                                                  int64_t minColumns) {
+        else if (Operation *resume = mapRowProgram(loop, sharedBytes,
+                                                   [&](scf::ParallelOp alone,
+                                                       int64_t minColumns) {
                    if (!mapRowsToWarps(alone))
                      mapParallel(alone, minColumns);
                  }))

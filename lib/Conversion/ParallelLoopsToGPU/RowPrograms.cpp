@@ -13,9 +13,11 @@
 // statistics never go through memory (the row buffers are still written,
 // once per row). An input row that the passes read more than once is kept
 // in shared memory as the first pass reads it: every thread reads back only
-// the elements it stored itself, so no barrier is needed. Rows too wide for
-// the shared memory run as the loops' own launches instead (chosen at run
-// time: both are compiled).
+// the elements it stored itself, so no barrier is needed. The staging takes
+// up to the chip's opt-in limit of shared memory (227 KiB on an H100); in
+// the vector form (below), a row up to twice as wide keeps its first
+// columns there and reads the rest again from global memory. Wider rows run
+// as the loops' own launches instead (chosen at run time: all are compiled).
 //
 // When every access that varies with the column is at (row, column) of a
 // buffer with unit innermost stride, the program also exists in a vector
@@ -39,9 +41,10 @@ using namespace nerve::loop_mapping;
 
 namespace {
 
-/// Shared memory a block may take without opting in (48 KiB on every CUDA
-/// GPU), less a little for the reduction scratch.
-constexpr int64_t kStagingBytes = 47 * 1024;
+/// Shared memory kept for the reductions' scratch (32 values per type).
+constexpr int64_t kScratchBytes = 1024;
+/// Shared memory a block may take without opting in, on every CUDA GPU.
+constexpr int64_t kDefaultSharedBytes = 48 * 1024;
 /// Elements per thread the block size aims for, all loaded at once by the
 /// first pass (more threads, up to 256: at 512, a version of these kernels
 /// that took 72-90 registers a thread ran one block per SM, whose load,
@@ -55,6 +58,11 @@ constexpr int64_t kElementsPerThread = 8;
 /// sized by vectors; f32 softmax 68-79%, now 82-89%).
 constexpr int64_t kVectorsPerThread = 4;
 constexpr int64_t kMaxThreads = 256;
+/// Threads of a block whose staging exceeds kDefaultSharedBytes: it runs
+/// alone or nearly so on its SM (an H100 has 228 KiB), so it needs more
+/// loads in flight of its own. 512 threads may take up to 128 registers
+/// each (these kernels take 48-56), so the launch cannot fail for them.
+constexpr int64_t kMaxThreadsLargeStaging = 512;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
 
@@ -342,8 +350,11 @@ std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
 /// Builds the kernel of one row program.
 class RowProgramBuilder {
 public:
-  RowProgramBuilder(RowGroup &g, function_ref<void(scf::ParallelOp, int64_t)> mapAlone)
-      : g(g), loc(g.stats.front().getLoc()), mapAlone(mapAlone) {}
+  RowProgramBuilder(RowGroup &g, int64_t sharedBytes,
+                    function_ref<void(scf::ParallelOp, int64_t)> mapAlone)
+      : g(g), loc(g.stats.front().getLoc()),
+        stagingBytes(std::max(sharedBytes, kDefaultSharedBytes) - kScratchBytes),
+        mapAlone(mapAlone) {}
 
   Operation *build() {
     scf::ParallelOp first = g.stats.front();
@@ -363,8 +374,12 @@ public:
                                                indexConstant(b, loc, perThread * kWarpSize));
     threads = arith::MulIOp::create(b, loc, threads, indexConstant(b, loc, kWarpSize));
     threads = arith::MaxUIOp::create(b, loc, threads, indexConstant(b, loc, kWarpSize));
-    threads = arith::MinUIOp::create(b, loc, threads, indexConstant(b, loc, kMaxThreads));
-    Value sharedBytes, fitsAll;
+    Value maxThreads = indexConstant(b, loc, kMaxThreads);
+    // Whether the vector form applies: the row width and the buffers allow.
+    Value vectors;
+    if (g.lanes > 1)
+      vectors = vectorAccessesFit(b, loc, g.vectorBuffers, g.lanes, columns, zero);
+    Value sharedBytes, fitsAll, fitsProgram;
     int64_t fit = 0;
     if (!g.staged.empty()) {
       int64_t bytesPerColumn = 0;
@@ -373,7 +388,7 @@ public:
             llvm::divideCeil(llvm::cast<MemRefType>(m.getType()).getElementTypeBitWidth(), 8);
       // A whole number of 16-column groups per array keeps each one aligned
       // for 16-byte vectors.
-      fit = kStagingBytes / bytesPerColumn / 16 * 16;
+      fit = stagingBytes / bytesPerColumn / 16 * 16;
       Value rounded = arith::MulIOp::create(
           b, loc,
           arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 16)),
@@ -381,10 +396,23 @@ public:
       capacity = arith::MinUIOp::create(b, loc, rounded, indexConstant(b, loc, fit));
       fitsAll = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, columns,
                                       indexConstant(b, loc, fit));
-      sharedBytes = arith::IndexCastOp::create(
-          b, loc, b.getI32Type(),
-          arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, bytesPerColumn)));
+      fitsProgram = fitsAll;
+      if (vectors) {
+        // Staging at least half the row, the vector form reads the rest of
+        // it twice more at most, still less than the loops' own launches.
+        Value half = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, columns,
+                                           indexConstant(b, loc, 2 * fit));
+        fitsProgram = arith::OrIOp::create(b, loc, fitsAll,
+                                           arith::AndIOp::create(b, loc, half, vectors));
+      }
+      Value bytes = arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, bytesPerColumn));
+      sharedBytes = arith::IndexCastOp::create(b, loc, b.getI32Type(), bytes);
+      Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, bytes,
+                                          indexConstant(b, loc, kDefaultSharedBytes));
+      maxThreads = arith::SelectOp::create(
+          b, loc, large, indexConstant(b, loc, kMaxThreadsLargeStaging), maxThreads);
     }
+    threads = arith::MinUIOp::create(b, loc, threads, maxThreads);
     Operation *resume =
         g.final ? g.final->getNextNode() : g.stats.back()->getNextNode();
     // Rows wider than the staging holds run as separate launches (a row per
@@ -393,8 +421,8 @@ public:
     // measured slower on an H200 (layer_norm over 65536 columns: 13% of
     // the copy bandwidth against 34%).
     OpBuilder kb = b;
-    if (fitsAll) {
-      auto choice = scf::IfOp::create(b, loc, fitsAll, /*withElseRegion=*/true);
+    if (fitsProgram) {
+      auto choice = scf::IfOp::create(b, loc, fitsProgram, /*withElseRegion=*/true);
       kb.setInsertionPointToStart(&choice.getThenRegion().front());
       OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
       SmallVector<scf::ParallelOp> alone;
@@ -405,8 +433,9 @@ public:
       for (scf::ParallelOp loop : alone)
         mapAlone(loop, fit + 1);
     }
-    auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes) {
+    auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes, bool partialStaging) {
       lanes = kernelLanes;
+      partial = partialStaging;
       stagingOf.clear();
       statistic.clear();
       stagedAlready.clear();
@@ -435,15 +464,25 @@ public:
           },
           sharedBytes);
     };
-    if (g.lanes > 1) {
-      Value vectors = vectorAccessesFit(kb, loc, g.vectorBuffers, g.lanes, columns, zero);
+    // Kernels: by vectors or by elements, and by vectors also for rows
+    // staged in part (a kernel of its own: the checks of which columns
+    // were staged took the f32 softmax from 46 to 86 registers a thread).
+    if (vectors) {
       auto choice = scf::IfOp::create(kb, loc, vectors, /*withElseRegion=*/true);
       OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-      buildKernel(vb, g.lanes);
+      if (fitsAll) {
+        auto whole = scf::IfOp::create(vb, loc, fitsAll, /*withElseRegion=*/true);
+        OpBuilder wb = OpBuilder::atBlockBegin(&whole.getThenRegion().front());
+        buildKernel(wb, g.lanes, false);
+        OpBuilder pb = OpBuilder::atBlockBegin(&whole.getElseRegion().front());
+        buildKernel(pb, g.lanes, true);
+      } else {
+        buildKernel(vb, g.lanes, false);
+      }
       OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
-      buildKernel(sb, 1);
+      buildKernel(sb, 1, false);
     } else {
-      buildKernel(kb, 1);
+      buildKernel(kb, 1, false);
     }
     for (scf::ParallelOp s : g.stats)
       s.erase();
@@ -455,12 +494,15 @@ public:
 private:
   RowGroup &g;
   Location loc;
+  int64_t stagingBytes; ///< shared memory the staged inputs may take
   function_ref<void(scf::ParallelOp, int64_t)> mapAlone;
   gpu::LaunchOp launch;
   int64_t lanes = 1;                     ///< columns per vector in this kernel
+  bool partial = false;                  ///< this kernel stages rows in part
   Value tid, blockThreads, warp, isFirstThread, isLaneZero;
   SmallVector<Value> row;
-  Value capacity;                        ///< staged columns (host value)
+  Value capacity;                        ///< staged columns (host value),
+                                         ///< a multiple of 16
   DenseMap<Value, Value> stagingOf;      ///< staged input -> shared array
   DenseMap<Value, Value> statistic;      ///< row buffer -> value this row
   DenseSet<Value> stagedAlready;         ///< inputs the first pass has stored
@@ -511,17 +553,50 @@ private:
   }
 
   /// The first read of a staged input loads from global memory and keeps
-  /// what fits; later ones read it back from there.
-  Value stagedLoad(OpBuilder &b, memref::LoadOp load, IRMapping &m, Value staging) {
-    // The program runs only when the whole row fits (see build()).
-    Value j = m.lookupOrDefault(load.getIndices().back());
-    if (!stagedAlready.contains(load.getMemref())) {
-      Value v = b.clone(*load, m)->getResult(0);
-      memref::StoreOp::create(b, loc, v, staging, ValueRange{j});
-      pendingStaged.insert(load.getMemref());
+  /// what fits; later ones read it back from there, and the rest of the row
+  /// from global memory again. `fromGlobal` loads a `type` at column `j`
+  /// (the first of a vector), `fromShared` at `j` of the staging, `toShared`
+  /// stores there.
+  Value stagedRead(OpBuilder &b, Value input, Type type, Value j,
+                   function_ref<Value(OpBuilder &)> fromGlobal,
+                   function_ref<Value(OpBuilder &)> fromShared,
+                   function_ref<void(OpBuilder &, Value)> toShared) {
+    if (!partial) { // the whole row is staged
+      if (stagedAlready.contains(input))
+        return fromShared(b);
+      Value v = fromGlobal(b);
+      toShared(b, v);
+      pendingStaged.insert(input);
       return v;
     }
-    return memref::LoadOp::create(b, loc, staging, ValueRange{j});
+    Value kept = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, j, capacity);
+    if (!stagedAlready.contains(input)) {
+      Value v = fromGlobal(b);
+      auto keep = scf::IfOp::create(b, loc, kept, /*withElseRegion=*/false);
+      OpBuilder kb = OpBuilder::atBlockBegin(&keep.getThenRegion().front());
+      toShared(kb, v);
+      pendingStaged.insert(input);
+      return v;
+    }
+    auto read = scf::IfOp::create(b, loc, TypeRange{type}, kept, /*withElseRegion=*/true);
+    OpBuilder tb = OpBuilder::atBlockBegin(&read.getThenRegion().front());
+    scf::YieldOp::create(tb, loc, fromShared(tb));
+    OpBuilder eb = OpBuilder::atBlockBegin(&read.getElseRegion().front());
+    scf::YieldOp::create(eb, loc, fromGlobal(eb));
+    return read.getResult(0);
+  }
+
+  Value stagedLoad(OpBuilder &b, memref::LoadOp load, IRMapping &m, Value staging) {
+    Value j = m.lookupOrDefault(load.getIndices().back());
+    return stagedRead(
+        b, load.getMemref(), load.getType(), j,
+        [&](OpBuilder &at) { return at.clone(*load, m)->getResult(0); },
+        [&](OpBuilder &at) {
+          return memref::LoadOp::create(at, loc, staging, ValueRange{j}).getResult();
+        },
+        [&](OpBuilder &at, Value v) {
+          memref::StoreOp::create(at, loc, v, staging, ValueRange{j});
+        });
   }
   /// Inputs stored by the reduction being built (readable after it).
   DenseSet<Value> pendingStaged;
@@ -542,15 +617,18 @@ private:
       SmallVector<Value> indices = mapped(lane0, load.getIndices());
       auto staging = stagingOf.find(memref);
       bool staged = staging != stagingOf.end() && indexesRow(load.getIndices(), rowIvs, col);
+      auto fromGlobal = [&](OpBuilder &at) {
+        return vectorLoad(at, loc, lane0.lookupOrDefault(memref), indices, lanes);
+      };
       Value vec;
-      if (staged && stagedAlready.contains(memref)) {
-        vec = vectorLoad(b, loc, staging->second, indices.back(), lanes);
+      if (staged) {
+        Value shared = staging->second, j = indices.back();
+        vec = stagedRead(
+            b, memref, VectorType::get({lanes}, load.getType()), j, fromGlobal,
+            [&](OpBuilder &at) { return vectorLoad(at, loc, shared, j, lanes); },
+            [&](OpBuilder &at, Value v) { vectorStore(at, loc, v, shared, j); });
       } else {
-        vec = vectorLoad(b, loc, lane0.lookupOrDefault(memref), indices, lanes);
-        if (staged) {
-          vectorStore(b, loc, vec, staging->second, indices.back());
-          pendingStaged.insert(memref);
-        }
+        vec = fromGlobal(b);
       }
       unpackLanes(b, loc, vec, load.getResult(), maps);
       return;
@@ -726,10 +804,10 @@ private:
 
 } // namespace
 
-Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first,
+Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first, int64_t sharedBytes,
                                              function_ref<void(scf::ParallelOp, int64_t)> mapAlone) {
   std::optional<RowGroup> group = matchRowGroup(first);
   if (!group)
     return nullptr;
-  return RowProgramBuilder(*group, mapAlone).build();
+  return RowProgramBuilder(*group, sharedBytes, mapAlone).build();
 }

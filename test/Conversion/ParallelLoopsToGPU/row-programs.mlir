@@ -1,4 +1,12 @@
 // RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu='shared-bytes=232448' --split-input-file | FileCheck %s --check-prefix=H100
+
+// With an H100's 227 KiB (less 1 KiB of reduction scratch), the staging holds
+// 57856 f32 columns; rows of up to 115712 run the program by vectors.
+// H100-LABEL: func.func @softmax
+// H100:         arith.minui %{{.*}}, %c57856 : index
+// H100:         arith.cmpi ule, %{{.*}}, %c57856{{.*}} : index
+// H100:         arith.cmpi ule, %{{.*}}, %c115712 : index
 
 // softmax as tdim lowers it: a max per row, a sum of exponentials per row
 // that reads the max, and an elementwise pass that reads both. They become
@@ -8,10 +16,14 @@
 // dynamic shared memory as it reads it, the later passes read it back from
 // there; each reduction combines within the warp by shuffles, then the
 // warps' values in order through shared memory, and thread 0 writes the row
-// buffer; the statistics are forwarded in registers. Rows wider than 47 KiB
-// of shared memory holds (12032 f32) run the three loops as launches of
-// their own instead (the elementwise pass by vectors or by tiles of a row:
-// such rows are wider than half a tile).
+// buffer; the statistics are forwarded in registers. The staging holds
+// 47 KiB here (the pass's default shared-memory budget: 12032 f32). In the
+// vector form, a row up to twice as wide runs a kernel of its own that keeps
+// the first 12032 columns there and reads the rest from global memory
+// again; blocks whose staging exceeds 48 KiB take up to 512 threads. Other
+// rows wider than the staging run the three loops as launches of their own
+// instead (the elementwise pass by vectors or by tiles of a row: such rows
+// are wider than half a tile).
 // CHECK-LABEL: func.func @softmax
 // CHECK-DAG:   %[[X:.*]]: memref<?x?xf32>, %[[Y:.*]]: memref<?x?xf32>
 // CHECK:       %[[ROWS:.*]] = memref.dim %[[X]], %c0
@@ -19,27 +31,47 @@
 // CHECK:       %[[SUM:.*]] = gpu.alloc (%[[ROWS]]) : memref<?xf32>
 // CHECK:       %[[COLS:.*]] = memref.dim %[[X]], %c1
 // CHECK:       %[[WARPS:.*]] = arith.ceildivui %{{.*}}, %c512 : index
-// CHECK:       %[[TPB:.*]] = arith.minui %{{.*}}, %c256{{.*}} : index
+//              The vector form, when the row width is a whole number of
+//              16-byte vectors and the buffers are aligned.
+// CHECK:       memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK:       memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK:       %[[VECTORS:.*]] = arith.andi
 // CHECK:       %[[CAP:.*]] = arith.minui %{{.*}}, %c12032 : index
 // CHECK:       %[[FITS_ALL:.*]] = arith.cmpi ule, %{{.*}}, %c12032{{.*}} : index
-// CHECK:       %[[BYTES:.*]] = arith.muli %[[CAP]], %c4 : index
+// CHECK:       %[[HALF:.*]] = arith.cmpi ule, %{{.*}}, %c24064 : index
+// CHECK:       %[[PART:.*]] = arith.andi %[[HALF]], %[[VECTORS]] : i1
+// CHECK:       %[[PROGRAM:.*]] = arith.ori %[[FITS_ALL]], %[[PART]] : i1
+// CHECK:       %[[BYTES:.*]] = arith.muli %[[CAP]], %c4{{.*}} : index
 // CHECK:       %[[SMEM:.*]] = arith.index_cast %[[BYTES]] : index to i32
-// CHECK:       scf.if %[[FITS_ALL]] {
-//              The vector form, when the row width is a whole number of
-//              16-byte vectors and the buffers are aligned: a thread loads
-//              4 columns at a time, stages them with one shared-memory
-//              store, combines the lanes in order, four vectors in flight.
-// CHECK:         memref.extract_aligned_pointer_as_index %[[X]]
-// CHECK:         memref.extract_aligned_pointer_as_index %[[Y]]
-// CHECK:         scf.if %{{.*}} {
-// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %[[SMEM]]
-// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
-// CHECK:             %[[VX:.*]] = vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
-// CHECK-NEXT:        vector.store %[[VX]], %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-// CHECK-COUNT-4:     arith.maximumf
-// CHECK:           vector.load {{.*}} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-// CHECK:           vector.store %{{.*}}, %[[Y]]
-//              Else the same program element by element.
+// CHECK:       %[[LARGE:.*]] = arith.cmpi ugt, %[[BYTES]], %c49152 : index
+// CHECK:       %[[MOST:.*]] = arith.select %[[LARGE]], %c512{{.*}}, %c256 : index
+// CHECK:       %[[TPB:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
+// CHECK:       scf.if %[[PROGRAM]] {
+// CHECK:         scf.if %[[VECTORS]] {
+// CHECK:           scf.if %[[FITS_ALL]] {
+//                    The whole row staged: a thread loads 4 columns at a
+//                    time, stages them with one shared-memory store,
+//                    combines the lanes in order, four vectors in flight.
+// CHECK:             gpu.launch {{.*}} dynamic_shared_memory_size %[[SMEM]]
+// CHECK:               scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK:                 %[[VX:.*]] = vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK-NEXT:            vector.store %[[VX]], %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-4:         arith.maximumf
+// CHECK:               vector.load {{.*}} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK:               vector.store %{{.*}}, %[[Y]]
+// CHECK:           } else {
+//                    Part of the row staged: the first 12032 columns kept
+//                    as the max reads them, read back from there by the
+//                    later passes, the rest from global memory again.
+// CHECK:             gpu.launch {{.*}} dynamic_shared_memory_size %[[SMEM]]
+// CHECK:                 %[[PX:.*]] = vector.load %[[X]]
+// CHECK-NEXT:            scf.if %{{.*}} {
+// CHECK-NEXT:              vector.store %[[PX]], %{{.*}} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK:                 scf.if %{{.*}} -> (vector<4xf32>) {
+// CHECK-NEXT:              vector.load {{.*}} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK:                 } else {
+// CHECK-NEXT:              vector.load %[[X]]
+//              Else the same program element by element (whole rows only).
 // CHECK:       } else {
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[TPB]], {{.*}}) dynamic_shared_memory_size %[[SMEM]] workgroup(%[[SCRATCH:.*]] : memref<32xf32, #gpu.address_space<workgroup>>)
 // CHECK:         %[[RAW:.*]] = gpu.dynamic_shared_memory
