@@ -61,7 +61,7 @@ constexpr int64_t kMaxThreads = 256;
 /// Threads of a block whose staging exceeds kDefaultSharedBytes: it runs
 /// alone or nearly so on its SM (an H100 has 228 KiB), so it needs more
 /// loads in flight of its own. 512 threads may take up to 128 registers
-/// each (these kernels take 48-56), so the launch cannot fail for them.
+/// each (these kernels take 40-86), so the launch cannot fail for them.
 constexpr int64_t kMaxThreadsLargeStaging = 512;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
