@@ -47,11 +47,11 @@ llvm::DenseMap<SymbolRefAttr, llvm::SmallVector<bool>> findScratchArguments(Modu
   llvm::DenseMap<SymbolRefAttr, llvm::SmallVector<bool>> scratch;
   module.walk([&](gpu::LaunchFuncOp launch) {
     auto operands = launch.getKernelOperands();
-    auto [it, first] = scratch.try_emplace(launch.getKernel(), operands.size(), true);
-    if (it->second.size() != operands.size())
-      it->second.assign(operands.size(), false); // mismatched launches: trust none
+    auto &flags = scratch.try_emplace(launch.getKernel(), operands.size(), true).first->second;
+    if (flags.size() != operands.size())
+      flags.assign(operands.size(), false); // mismatched launches: trust none
     for (auto [index, operand] : llvm::enumerate(operands))
-      it->second[index] = it->second[index] && isLaunchScratch(operand);
+      flags[index] = flags[index] && isLaunchScratch(operand);
   });
   return scratch;
 }
@@ -95,10 +95,7 @@ struct HalfStorageMath : nerve::impl::HalfStorageMathBase<HalfStorageMath> {
         auto symbol = SymbolRefAttr::get(gpuModule.getNameAttr(),
                                          {FlatSymbolRefAttr::get(kernel.getNameAttr())});
         auto found = scratch.find(symbol);
-        ArrayRef<bool> scratchArgs;
-        if (found != scratch.end())
-          scratchArgs = found->second;
-        if (onlyHalfStorage(kernel, scratchArgs))
+        if (onlyHalfStorage(kernel, found == scratch.end() ? ArrayRef<bool>() : found->second))
           approximate(kernel);
       }
   }

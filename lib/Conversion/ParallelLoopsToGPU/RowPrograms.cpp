@@ -415,8 +415,8 @@ public:
     threads = arith::MinUIOp::create(b, loc, threads, maxThreads);
     Operation *resume =
         g.final ? g.final->getNextNode() : g.stats.back()->getNextNode();
-    // Rows wider than the staging holds run as separate launches (a row per
-    // warp for the reductions): a block per row then reads most of the row
+    // Other rows run as separate launches (a row per warp for the
+    // reductions): a block per row that staged none of the row read it
     // three times from global memory with too few loads in flight, which
     // measured slower on an H200 (layer_norm over 65536 columns: 13% of
     // the copy bandwidth against 34%).
