@@ -8,8 +8,9 @@ measured it on an H200.
 Settings (issue 7): tau 2, decay_input, v_threshold 1, hard reset to 0,
 sigmoid(4) surrogate; plus LIF with soft reset and LIF with detach_reset;
 sizes T x N in 32x4096, 64x65536, 256x65536, 1024x65536; f32, f16 and bf16
-storage (arithmetic in f32); a time-minor [n, t] and a channels-last
-[t, b, h, w, c] layout, run as they are (no copy).
+storage (arithmetic in f32); LIF over a time-minor [n, t] and a
+channels-last [t, b, h, w, c] layout in each storage type at 1024 x 65536,
+run as they are (no copy).
 
 Bytes counted (the fewest the operation must move):
   inference: read x, write spikes and v_seq                    = 3 passes
@@ -29,13 +30,15 @@ usage: bench/neuron.py [--nerve-run PATH] [--runs 20] [--quick]
                        [--neurons if,lif,plif] [--dtypes f32,f16,bf16]
                        [--modes infer,train] [--sizes 256x65536,...]
                        [--time-blocks 0,8,16] [--no-extra]
+                       [--layouts time-major,time-minor,channels-last]
 
 --check-only runs only the correctness checks (every benchmark kernel at the
 small size), each nerve-run under --wrap's command when given: the way
 scripts/gpu-suite.sh runs the benchmark kernels under compute-sanitizer.
 
---neurons, --dtypes, --modes and --sizes narrow the run; --no-extra leaves
-out the soft-reset, detach_reset and layout rows; --time-blocks times each
+--neurons, --dtypes, --modes, --sizes and --layouts narrow the run;
+--no-extra leaves out the soft-reset, detach_reset and (unless --layouts
+names them) the other layouts' rows; --time-blocks times each
 configuration with each of nerve-run's --time-block values (0: the
 compiler's choice), the way the automatic choice was tuned.
 """
@@ -323,6 +326,10 @@ def main():
     p.add_argument("--time-blocks", default="0", help="comma-separated --time-block values")
     p.add_argument("--no-extra", action="store_true",
                    help="leave out the soft/detach variants and the other layouts")
+    p.add_argument("--layouts", default=None,
+                   help="comma-separated layouts: time-major (every neuron, dtype and size), "
+                        "time-minor, channels-last (LIF, each dtype, 1024 x 65536); default: "
+                        "all three, time-major alone with --no-extra")
     args = p.parse_args()
     sizes_wanted = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
     time_blocks = [int(v) for v in args.time_blocks.split(",")]
@@ -330,14 +337,20 @@ def main():
     work = tempfile.mkdtemp(prefix="nerve-bench-")
     os.makedirs(args.out, exist_ok=True)
 
+    if args.layouts is None:
+        args.layouts = "time-major" if args.no_extra else "time-major,time-minor,channels-last"
+    wanted_layouts = args.layouts.split(",")
+    dtypes = ["f32"] if args.quick else args.dtypes.split(",")
     configs = []  # (neuron, variant, dtype, layout)
-    for neuron in (["lif"] if args.quick else args.neurons.split(",")):
-        for dtype in (["f32"] if args.quick else args.dtypes.split(",")):
-            configs.append((neuron, "hard", dtype, "time-major"))
-    layouts = []
-    if not args.no_extra:
-        configs += [("lif", "soft", "f32", "time-major"), ("lif", "detach", "f32", "time-major")]
-        layouts = [("lif", "hard", "f32", "time-minor"), ("lif", "hard", "f32", "channels-last")]
+    if "time-major" in wanted_layouts:
+        for neuron in (["lif"] if args.quick else args.neurons.split(",")):
+            for dtype in dtypes:
+                configs.append((neuron, "hard", dtype, "time-major"))
+        if not args.no_extra:
+            configs += [("lif", "soft", "f32", "time-major"),
+                        ("lif", "detach", "f32", "time-major")]
+    layouts = [("lif", "hard", dtype, layout) for layout in ("time-minor", "channels-last")
+               if layout in wanted_layouts for dtype in dtypes]
 
     rows = []
     copy = None

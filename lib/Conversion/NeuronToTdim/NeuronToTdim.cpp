@@ -327,30 +327,74 @@ SmallVector<Value> buildTimeLoop(OpBuilder &b, Location loc, DimAttr time, Value
 /// slower).
 constexpr int64_t kPipelinedValues = 32;
 
+/// Bytes of an element of the tensor `seq`.
+int64_t elementBytes(Value seq) {
+  Type element = llvm::cast<TdimTensorType>(seq.getType()).getElementType();
+  return std::max<int64_t>(llvm::divideCeil(element.getIntOrFloatBitWidth(), 8), 1);
+}
+
+/// Whether time is the contiguous dimension of `seq` (time-minor layouts).
+/// Each thread then walks its own contiguous row, and the GPU mapping stages
+/// the blocks of that walk through shared memory so that a block's threads
+/// load and store them together, along rows (TransposedStaging.cpp); it
+/// needs every block to load its own steps, so such loops are not
+/// pipelined.
+bool timeIsContiguous(Value seq, DimAttr time) {
+  auto type = llvm::cast<TdimTensorType>(seq.getType());
+  std::optional<unsigned> position = type.getPosition(time);
+  return position && type.getEffectiveStrides()[*position] == 1;
+}
+
+/// Blocks of a time-contiguous walk span 128 bytes of each row (32 f32
+/// steps, 64 f16): the staged rows are then whole 128-byte lines. Measured
+/// on an H200 (LIF, [n, t], 1024 x 65536): f32 inference 73% of the copy
+/// bandwidth with 128-byte rows against 50% with 64-byte ones, training
+/// 72% against 52%.
+constexpr int64_t kContiguousBlockBytes = 128;
+
+int64_t contiguousBlock(Value seq) {
+  return std::clamp<int64_t>(kContiguousBlockBytes / elementBytes(seq), 1, 64);
+}
+
 /// The forward time block for `requested` (0: automatic). Automatic aims at
 /// 64 bytes of loads of `x` in flight per thread, which measured best on an
 /// H200 for f32 and f16 forward (one stream), pipelined.
-int64_t chooseForwardBlock(int64_t requested, Value x) {
+int64_t chooseForwardBlock(int64_t requested, Value x, DimAttr time) {
   if (requested > 0)
     return requested;
-  int64_t stepBytes = llvm::divideCeil(
-      llvm::cast<TdimTensorType>(x.getType()).getElementType().getIntOrFloatBitWidth(), 8);
-  int64_t block = llvm::PowerOf2Ceil(llvm::divideCeil(64, std::max<int64_t>(stepBytes, 1)));
+  if (timeIsContiguous(x, time))
+    return contiguousBlock(x);
+  int64_t block = llvm::PowerOf2Ceil(llvm::divideCeil(64, elementBytes(x)));
   return std::clamp<int64_t>(block, 1, 32);
 }
 
-/// Backward loads three or four values a step (h, the two upstream
-/// gradients, x or a constant). Automatic: blocks of 16 steps, each loading
-/// its own steps first: 48-64 loads in flight per thread whatever the
-/// element type, which stays at 110-116 registers (sm_90), so 65536 neurons
-/// fit the H200 in one wave. Measured there against blocks of 8 loaded one
-/// block ahead (the earlier choice): IF f32 training 82% of the copy
-/// bandwidth against 77%; PLIF f16 69% against 50% (its look-ahead took 212
-/// registers, two waves); pipelining 16-step blocks needs 206-255
-/// registers. Small blocks (at most 16 values) are pipelined.
-constexpr int64_t kBackwardBlock = 16;
+/// Backward loads up to four values a step (h, the two upstream gradients,
+/// x when the derivatives need it). Automatic: blocks that load 64 bytes of
+/// each of them, each block loading its own steps first, at most 96 loads
+/// in flight per thread: f32 blocks of 16 steps (48-64 loads, 110-116
+/// registers on sm_90, so 65536 neurons fit the H200 in one wave), 16-bit
+/// ones of 32 steps when three streams are loaded (IF, LIF), of 16 with
+/// four (PLIF). Measured on an H200 at 1024 x 65536: 16-step blocks against
+/// 8 loaded one block ahead (the earlier choice): IF f32 training 82% of
+/// the copy bandwidth against 77%; PLIF f16 69% against 50% (its
+/// look-ahead took 212 registers, two waves); 32-step blocks for LIF f16:
+/// 77.6% against 74.0% with 16, but f32 80% against 86%. Pipelining
+/// 16-step blocks needs 206-255 registers; small blocks (at most 16 values)
+/// are pipelined.
+constexpr int64_t kBackwardStreamBytes = 64;
+constexpr int64_t kBackwardLoads = 96;
 constexpr int64_t kBackwardPipelinedValues = 16;
 constexpr int64_t kBackwardValuesPerStep = 4;
+
+int64_t chooseBackwardBlock(int64_t requested, Value hSeq, DimAttr time, int64_t streams) {
+  if (requested > 0)
+    return requested;
+  if (timeIsContiguous(hSeq, time))
+    return contiguousBlock(hSeq);
+  uint64_t perStream = llvm::bit_floor(uint64_t(kBackwardStreamBytes / elementBytes(hSeq)));
+  uint64_t byLoads = llvm::bit_floor(uint64_t(kBackwardLoads / streams));
+  return std::clamp<int64_t>(std::min(perStream, byLoads), 1, 64);
+}
 
 LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
   IRRewriter rewriter(op);
@@ -388,10 +432,11 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
         nb.store(h, op.getHSeq(), at);
       return {next};
     };
-    int64_t block = chooseForwardBlock(timeBlock, op.getX());
+    int64_t block = chooseForwardBlock(timeBlock, op.getX(), time);
     SmallVector<Value> last = buildTimeLoop(b, loc, time, steps, {v0}, block,
                                             /*reverse=*/false, load, compute,
-                                            /*pipeline=*/block <= kPipelinedValues);
+                                            /*pipeline=*/block <= kPipelinedValues &&
+                                                !timeIsContiguous(op.getX(), time));
     if (op.getVLast())
       nb.store(last[0], op.getVLast(), neuron);
   });
@@ -507,10 +552,12 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
         next.push_back(nb.add(carried[1 + k], nb.mul(g, derivative(2 + k))));
       return next;
     };
-    int64_t block = timeBlock > 0 ? timeBlock : kBackwardBlock;
+    int64_t streams = 1 + (op.getGradSpike() ? 1 : 0) + (op.getGradVSeq() ? 1 : 0) + (needX ? 1 : 0);
+    int64_t block = chooseBackwardBlock(timeBlock, op.getHSeq(), time, streams);
     SmallVector<Value> results = buildTimeLoop(
         b, loc, time, steps, inits, block, /*reverse=*/true, load, compute,
-        /*pipeline=*/kBackwardValuesPerStep * block <= kBackwardPipelinedValues);
+        /*pipeline=*/kBackwardValuesPerStep * block <= kBackwardPipelinedValues &&
+            !timeIsContiguous(op.getHSeq(), time));
     if (op.getGradVInit())
       nb.store(results[0], op.getGradVInit(), neuron);
     for (unsigned k = 0; k < numGrads; ++k) {

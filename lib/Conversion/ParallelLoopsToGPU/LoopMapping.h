@@ -126,6 +126,13 @@ inline mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner,
 /// split the fold into chunks. Returns false, changing nothing, otherwise.
 bool mapSplitReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
 
+/// Maps a parallel loop whose iterations each walk their own contiguous
+/// row in blocks (a time-minor neuron) onto blocks of up to `blockSize`
+/// threads that stage each block of the walk through shared memory,
+/// transposed, so that rows are loaded and stored by the threads together
+/// (see TransposedStaging.cpp). Returns false, changing nothing, otherwise.
+bool mapTransposedStaging(mlir::scf::ParallelOp loop, int64_t blockSize);
+
 /// Most elements per vector access (16 bytes of the narrowest type).
 constexpr int64_t kMaxVectorLanes = 8;
 

@@ -145,8 +145,11 @@ struct ParallelLoopsToGPUPass
                      mapParallel(alone, minColumns);
                  }))
           next = resume; // after the loops the program took in
-        else if (!mapRowsToWarps(loop) && !mapSplitReduction(loop, blockSize))
-          mapParallel(loop);
+        else if (!mapRowsToWarps(loop) && !mapSplitReduction(loop, blockSize)) {
+          loop = collapseNested(loop);
+          if (!mapTransposedStaging(loop, blockSize))
+            mapParallel(loop);
+        }
       } else if (staysOnHost(&op) && !usesDeviceValue) {
         if (failed(flush()))
           return failure();

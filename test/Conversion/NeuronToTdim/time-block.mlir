@@ -4,9 +4,9 @@
 // RANGE: time-block must be between 0 (automatic) and 64, not 65
 
 // Automatic forward blocks hold 64 bytes of loads per thread (16 steps of
-// one f32 stream), loaded a block ahead; backward blocks are 16 steps
-// whatever the streams, each loading its own steps first (no scf.if of a
-// look-ahead).
+// one f32 stream), loaded a block ahead; f32 backward blocks are 16 steps
+// (64 bytes of each stream), each loading its own steps first (no scf.if
+// of a look-ahead).
 // AUTO-LABEL: tdim.kernel @forward
 // AUTO: step 16
 // AUTO-LABEL: tdim.kernel @backward
@@ -115,6 +115,56 @@ tdim.kernel @quadratic(%h: !seq, %x: !seq) -> (%gx: !seq) {
 // PLAIN:       tdim.yield
 tdim.kernel @plain(%h: !seq, %gs: !seq) -> (%gx: !seq) {
   neuron.if_grad ins(%h : !seq) grad_spike(%gs : !seq) outs(%gx : !seq)
+      time t {v_threshold = 1.0, v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}
+
+// -----
+
+// Backward blocks load 64 bytes of each stream, at most 96 loads a thread:
+// 32 steps for f16 with three streams (h and both upstream gradients), 16
+// with four (PLIF's derivatives read x as well).
+// AUTO-LABEL: tdim.kernel @backward_f16
+// AUTO-NOT:   scf.if
+// AUTO:       step 32 reverse
+// AUTO-LABEL: tdim.kernel @plif_backward_f16
+// AUTO:       step 16 reverse
+!seq = !tdim.tensor<[t: ?, n: ?], f16>
+!scalar = !tdim.tensor<[], f32>
+tdim.kernel @backward_f16(%h: !seq, %gs: !seq, %gv: !seq) -> (%gx: !seq) {
+  neuron.lif_grad ins(%h : !seq) grad_spike(%gs : !seq) grad_v_seq(%gv : !seq) outs(%gx : !seq)
+      time t {tau = 2.0, v_threshold = 1.0, v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}
+tdim.kernel @plif_backward_f16(%h: !seq, %x: !seq, %w: !scalar, %gs: !seq, %gv: !seq)
+    -> (%gx: !seq, %gw: !scalar) {
+  neuron.plif_grad ins(%h : !seq) x(%x : !seq) w(%w : !scalar) grad_spike(%gs : !seq)
+      grad_v_seq(%gv : !seq) outs(%gx : !seq) grad_w(%gw : !scalar)
+      time t {v_threshold = 1.0, v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}
+
+// -----
+
+// Time-minor ([n, t]: time is the contiguous dimension): blocks span 128
+// bytes of each row (32 f32 steps, 64 f16 ones) and each loads its own
+// steps (no look-ahead), so that the GPU mapping can stage them through
+// shared memory.
+// AUTO-LABEL: tdim.kernel @time_minor_forward
+// AUTO-NOT:   scf.if
+// AUTO:       step 32 iter_args
+// AUTO-COUNT-32: tdim.load %x
+// AUTO-LABEL: tdim.kernel @time_minor_backward_f16
+// AUTO-NOT:   scf.if
+// AUTO:       step 64 reverse
+!seq = !tdim.tensor<[n: ?, t: ?], f32>
+!half = !tdim.tensor<[n: ?, t: ?], f16>
+tdim.kernel @time_minor_forward(%x: !seq) -> (%s: !seq) {
+  neuron.lif ins(%x : !seq) outs(%s : !seq) time t {tau = 2.0, v_threshold = 1.0, v_reset = 0.0}
+  tdim.return
+}
+tdim.kernel @time_minor_backward_f16(%h: !half, %gs: !half) -> (%gx: !half) {
+  neuron.if_grad ins(%h : !half) grad_spike(%gs : !half) outs(%gx : !half)
       time t {v_threshold = 1.0, v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
   tdim.return
 }

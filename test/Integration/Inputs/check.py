@@ -22,6 +22,8 @@ not an output binds a helper for the ones after it; for neurons:
     grads = bptt(sim, gS=grad_spike, gV=None, surrogate=('sigmoid', 4.0))
     grad_x = grads.grad_x
 
+With `params=(w,)` the charge function takes them after x, and
+`grads.grad_params` holds each one's gradient (summed over every neuron).
 `bptt` differentiates the charge function numerically (central differences
 in float64), independently of nerve's own differentiation. The tolerance
 follows the output's element type unless given. Exits 1 with a line per
@@ -176,6 +178,7 @@ def simulate(x, time, charge, v_th=1.0, v_reset=None, v0=None, params=()):
     """Forward of a neuron over the time dimension of x (float64)."""
     dims = (time,) + tuple(d for d in x.dims if d != time)
     xs = x.aligned(dims)
+    params = tuple(float(p.data) if isinstance(p, Named) else p for p in params)
     v = np.full(xs.shape[1:], 0.0 if v_reset is None else v_reset) if v0 is None \
         else v0.aligned(dims[1:]).astype(np.float64).copy()
     r = _Record()
@@ -207,6 +210,17 @@ def bptt(sim, gS=None, gV=None, surrogate=("sigmoid", 4.0), detach=False, eps=1e
              for vp, x in zip(v_prev, sim.x)]
     beta = [(f(vp, x + eps, *sim.params) - f(vp, x - eps, *sim.params)) / (2 * eps)
             for vp, x in zip(v_prev, sim.x)]
+    # dh/dp for each parameter p (scalars): a parameter's gradient sums
+    # g * dh/dp over every step and neuron.
+    dparams = []
+    for k, p in enumerate(sim.params):
+        def at(delta, vp, x):
+            shifted = list(sim.params)
+            shifted[k] = p + delta
+            return f(vp, x, *shifted)
+        dparams.append([(at(eps, vp, x) - at(-eps, vp, x)) / (2 * eps)
+                        for vp, x in zip(v_prev, sim.x)])
+    grad_params = [0.0] * len(sim.params)
     grad_x = np.zeros_like(h)
     carry = np.zeros_like(h[0])
     for t in reversed(range(steps)):
@@ -220,8 +234,11 @@ def bptt(sim, gS=None, gV=None, surrogate=("sigmoid", 4.0), detach=False, eps=1e
         g = (gv[t] + carry) * a + gs[t] * psi
         grad_x[t] = beta[t] * g
         carry = kappa[t] * g
+        for k in range(len(grad_params)):
+            grad_params[k] += float(np.sum(g * dparams[k][t]))
     r = _Record()
     r.grad_x = Named(grad_x, sim.dims)
+    r.grad_params = grad_params
     r.grad_v_init = Named(carry, sim.dims[1:])
     return r
 

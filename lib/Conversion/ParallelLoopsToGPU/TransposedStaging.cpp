@@ -1,0 +1,531 @@
+//===- TransposedStaging.cpp - blocks of per-thread rows through shared ---===//
+//
+// A parallel loop whose iterations each walk their own contiguous row in
+// blocks (a time-minor neuron, [n, t]: every neuron's steps are one row)
+// maps naturally to a thread per iteration, but then neighbouring threads
+// read addresses a row apart: no access is coalesced (7% of the copy
+// bandwidth on an H200 for LIF over [n, t]). Here the block of a walk that
+// every thread reads or writes at once is staged through shared memory,
+// transposed: the threads of a GPU block load the block's rows for all of
+// the block's iterations together, along rows, into a shared tile; each
+// thread then computes from its own row of the tile and writes its results
+// into tiles that the threads store together, along rows, again.
+//
+//   for g in groups of B iterations (per GPU block):
+//     for tb in blocks (uniform: the same for every iteration):
+//       load the tile rows [g*B, g*B + B) x [tb, tb + K) of each input
+//       barrier
+//       compute, reading and writing tiles (row = this thread)
+//       barrier
+//       store the tile rows of each output
+//
+// Rows are padded by one element so that the threads reading their own
+// rows hit different shared memory banks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopMapping.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+
+namespace nerve::loop_mapping {
+namespace {
+
+/// Shared memory a block may use without opting in on any CUDA GPU: the
+/// tiles stay within it, so that several blocks share an SM.
+constexpr int64_t kSharedBytesWithoutOptIn = 48 * 1024;
+/// The widest block of a walk that is staged (columns of a tile).
+constexpr int64_t kMaxTileWidth = 64;
+
+/// Which values are the same for every iteration of a parallel loop (so
+/// that loops bounded by them run in step on every thread of a block).
+class Uniformity {
+public:
+  explicit Uniformity(scf::ParallelOp loop) : loop(loop) {}
+
+  /// `extra` (an induction variable of a loop with uniform bounds) counts
+  /// as uniform too.
+  bool isUniform(Value v, Value extra = {}) {
+    if (v == extra)
+      return true;
+    if (auto it = known.find(v); it != known.end())
+      return it->second;
+    bool uniform = compute(v, extra);
+    known[v] = uniform;
+    return uniform;
+  }
+
+private:
+  bool compute(Value v, Value extra) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return !loop->isAncestor(llvm::cast<BlockArgument>(v).getOwner()->getParentOp());
+    if (!loop->isAncestor(def))
+      return true;
+    if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+      return false;
+    return llvm::all_of(def->getOperands(), [&](Value o) { return isUniform(o, extra); });
+  }
+
+  scf::ParallelOp loop;
+  llvm::DenseMap<Value, bool> known;
+};
+
+/// `v` as `base + offset` with a constant offset.
+std::pair<Value, int64_t> splitOffset(Value v) {
+  if (auto add = v.getDefiningOp<arith::AddIOp>()) {
+    if (auto c = getConstantIntValue(add.getRhs()))
+      return {add.getLhs(), *c};
+    if (auto c = getConstantIntValue(add.getLhs()))
+      return {add.getRhs(), *c};
+  }
+  if (auto sub = v.getDefiningOp<arith::SubIOp>())
+    if (auto c = getConstantIntValue(sub.getRhs()))
+      return {sub.getLhs(), -*c};
+  return {v, 0};
+}
+
+/// One buffer's tile: the columns [base, base + width) of the rows of a
+/// group of iterations.
+struct Tile {
+  int64_t width = 0;
+  bool loaded = false, stored = false;
+  llvm::SmallBitVector offsets; // the columns the loop accesses
+};
+
+/// A sequential loop of the parallel body staged through tiles.
+struct StagedLoop {
+  scf::ForOp loop;
+  Value base; ///< the first column of the block an iteration accesses
+  llvm::MapVector<Value, Tile> tiles; ///< by buffer, in first-access order
+  llvm::DenseMap<Operation *, int64_t> offsets; ///< staged accesses: column - base
+};
+
+Value memrefOf(Operation *op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return load.getMemRef();
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return store.getMemRef();
+  return {};
+}
+
+ValueRange indicesOf(Operation *op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return load.getIndices();
+  return llvm::cast<memref::StoreOp>(op).getIndices();
+}
+
+/// `f` (in `loop`'s body) as a walk in blocks: each iteration accesses, as
+/// direct children of its body, buffers at [the parallel indices..., base +
+/// c] with a uniform base and constant c in [0, kMaxTileWidth), along their
+/// contiguous dimension. Each buffer it stores so is written at every
+/// column of its tile exactly once and accessed no other way in `f`; a
+/// buffer it loads so is not written in `f`. Other accesses stay as they
+/// are (a step's load from the block before, a per-iteration store).
+std::optional<StagedLoop> matchStagedLoop(scf::ForOp f, scf::ParallelOp loop,
+                                          Uniformity &uniform) {
+  if (!uniform.isUniform(f.getLowerBound()) || !uniform.isUniform(f.getUpperBound()) ||
+      !uniform.isUniform(f.getStep()))
+    return std::nullopt;
+  StagedLoop staged;
+  staged.loop = f;
+  Value iv = f.getInductionVar();
+  for (Operation &op : f.getBody()->without_terminator()) {
+    Value memref = memrefOf(&op);
+    if (!memref)
+      continue;
+    auto type = llvm::cast<MemRefType>(memref.getType());
+    ValueRange indices = indicesOf(&op);
+    if (type.getRank() < 2 || !vectorLanesOf(type) ||
+        !llvm::equal(indices.drop_back(), loop.getInductionVars()))
+      continue;
+    auto [base, offset] = splitOffset(indices.back());
+    if (offset < 0 || offset >= kMaxTileWidth || !uniform.isUniform(base, iv))
+      continue;
+    if (staged.base && base != staged.base)
+      return std::nullopt; // blocks at two places at once (a look-ahead)
+    staged.base = base;
+    staged.offsets[&op] = offset;
+    Tile &tile = staged.tiles[memref];
+    tile.stored |= isa<memref::StoreOp>(op);
+    tile.loaded |= isa<memref::LoadOp>(op);
+    tile.width = std::max(tile.width, offset + 1);
+    if (tile.offsets.size() < static_cast<unsigned>(tile.width))
+      tile.offsets.resize(tile.width);
+    if (isa<memref::StoreOp>(op) && tile.offsets.test(offset))
+      return std::nullopt; // the same column written twice
+    tile.offsets.set(offset);
+  }
+  // A block of one column would stage nothing (a step at a time).
+  if (llvm::none_of(staged.tiles, [](auto &entry) { return entry.second.width > 1; }))
+    return std::nullopt;
+
+  // Nothing else in the loop may write memory but plain stores, nor touch
+  // a staged buffer behind the tiles' back: an input's other accesses may
+  // only load it, an output has none.
+  bool ok = true;
+  f.getBody()->walk([&](Operation *op) {
+    Value memref = memrefOf(op);
+    auto it = memref ? staged.tiles.find(memref) : staged.tiles.end();
+    if (it != staged.tiles.end() && !staged.offsets.count(op))
+      ok &= isa<memref::LoadOp>(op) && !it->second.stored;
+    if (!memref && op->getNumRegions() == 0 && !isMemoryEffectFree(op))
+      ok = false;
+  });
+  for (auto &[memref, tile] : staged.tiles)
+    if (tile.stored && (tile.loaded || !tile.offsets.all()))
+      ok = false; // an output tile is written whole, never read back
+  if (!ok)
+    return std::nullopt;
+  return staged;
+}
+
+/// Moves each memref.store in `root` (itself included) under `valid`.
+void guardStores(OpBuilder &b, Operation *root, Value valid) {
+  SmallVector<memref::StoreOp> stores;
+  root->walk([&](memref::StoreOp store) { stores.push_back(store); });
+  for (memref::StoreOp store : stores) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(store);
+    auto inRange = scf::IfOp::create(b, store.getLoc(), valid, /*withElseRegion=*/false);
+    store->moveBefore(inRange.getThenRegion().front().getTerminator());
+  }
+}
+
+/// Whether `v` is a multiple of `lanes` on every iteration (a constant, a
+/// product by or a sum of such, or the index of a loop that starts at and
+/// steps by such).
+bool isMultipleOf(Value v, int64_t lanes) {
+  if (auto c = getConstantIntValue(v))
+    return *c % lanes == 0;
+  if (auto mul = v.getDefiningOp<arith::MulIOp>())
+    return isMultipleOf(mul.getLhs(), lanes) || isMultipleOf(mul.getRhs(), lanes);
+  if (auto add = v.getDefiningOp<arith::AddIOp>())
+    return isMultipleOf(add.getLhs(), lanes) && isMultipleOf(add.getRhs(), lanes);
+  if (auto f = scf::getForInductionVarOwner(v))
+    return isMultipleOf(f.getLowerBound(), lanes) && isMultipleOf(f.getStep(), lanes);
+  return false;
+}
+
+struct Builder {
+  OpBuilder &b;
+  Location loc;
+  scf::ParallelOp loop;
+  ArrayRef<Value> counts;
+  Value total;
+  int64_t threads;
+  int64_t lanes;        ///< elements per access (1: scalars)
+  Value tid;
+  Value firstIteration; ///< the group's first flat iteration
+  Value valid;          ///< whether this thread's iteration exists
+
+  Value c(int64_t v) { return indexConstant(b, loc, v); }
+
+  /// Position of (row, column) in a tile `width` wide. Rows are padded by
+  /// one element for scalars (a thread reading its own row then hits
+  /// another bank than its neighbours), by one vector for vectors (rows
+  /// stay aligned; 16-byte accesses of eight neighbouring rows still fall
+  /// in distinct bank groups).
+  Value tileIndex(Value row, Value column, int64_t width) {
+    return arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, row, c(width + lanes)),
+                                 column);
+  }
+
+  /// Calls `fn(row, column)` for each access of a tile `width` wide (a
+  /// vector of `lanes` elements each), thread-consecutive along rows: the
+  /// threads' accesses are coalesced.
+  void forEachAccess(int64_t width, function_ref<void(Value, Value)> fn) {
+    int64_t perRow = width / lanes;
+    for (int64_t r = 0; r < perRow; ++r) {
+      Value e = arith::AddIOp::create(b, loc, tid, c(r * threads));
+      Value column = arith::RemUIOp::create(b, loc, e, c(perRow));
+      if (lanes > 1)
+        column = arith::MulIOp::create(b, loc, column, c(lanes));
+      fn(arith::DivUIOp::create(b, loc, e, c(perRow)), column);
+    }
+  }
+
+  /// The parallel indices of row `row` of the group, clamped to the last
+  /// iteration, and whether it exists.
+  std::pair<SmallVector<Value>, Value> rowIndices(Value row) {
+    Value flat = arith::AddIOp::create(b, loc, firstIteration, row);
+    Value exists = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, total);
+    Value last = arith::SubIOp::create(b, loc, total, c(1));
+    flat = arith::SelectOp::create(b, loc, exists, flat, last);
+    return {delinearize(b, loc, loop, counts, flat), exists};
+  }
+
+  SmallVector<Value> withColumn(SmallVector<Value> indices, Value base, Value column) {
+    indices.push_back(arith::AddIOp::create(b, loc, base, column));
+    return indices;
+  }
+
+  Value load(Value memref, ValueRange indices) {
+    if (lanes == 1)
+      return memref::LoadOp::create(b, loc, memref, indices);
+    return vectorLoad(b, loc, memref, indices, lanes);
+  }
+
+  void store(OpBuilder &at, Value v, Value memref, ValueRange indices) {
+    if (lanes == 1)
+      memref::StoreOp::create(at, loc, v, memref, indices);
+    else
+      vectorStore(at, loc, v, memref, indices);
+  }
+
+  /// Every thread loads its share of `memref`'s tile rows into `shared`:
+  /// all global loads first, so that they are in flight together.
+  void loadTile(Value memref, Value shared, Value base, int64_t width) {
+    SmallVector<std::pair<Value, Value>> loaded; // (value, tile index)
+    forEachAccess(width, [&](Value row, Value column) {
+      SmallVector<Value> indices = rowIndices(row).first;
+      loaded.push_back({load(memref, withColumn(indices, base, column)),
+                        tileIndex(row, column, width)});
+    });
+    for (auto [v, at] : loaded)
+      store(b, v, shared, ValueRange{at});
+  }
+
+  /// Every thread stores its share of the tile rows in `shared` that exist.
+  void storeTile(Value memref, Value shared, Value base, int64_t width) {
+    forEachAccess(width, [&](Value row, Value column) {
+      auto [indices, exists] = rowIndices(row);
+      Value v = load(shared, ValueRange{tileIndex(row, column, width)});
+      SmallVector<Value> at = withColumn(indices, base, column);
+      auto inRange = scf::IfOp::create(b, loc, exists, /*withElseRegion=*/false);
+      OpBuilder tb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+      store(tb, v, memref, at);
+    });
+  }
+
+  /// The staged copy of `s`, its tiles in `shared` (by buffer), `m` mapping
+  /// the parallel body's values. With vectors, a thread reads its own rows
+  /// of the input tiles by vectors right after the barrier and writes its
+  /// rows of the output tiles by vectors before the next.
+  void emitStaged(const StagedLoop &s, const llvm::DenseMap<Value, Value> &shared,
+                  IRMapping &m) {
+    scf::ForOp f = s.loop;
+    auto staged = scf::ForOp::create(b, loc, m.lookupOrDefault(f.getLowerBound()),
+                                     m.lookupOrDefault(f.getUpperBound()),
+                                     m.lookupOrDefault(f.getStep()),
+                                     mapped(m, f.getInitArgs()));
+    // Built without a body builder, the loop has a terminator only when it
+    // carries no values; the body is built whole here.
+    Block *stagedBody = staged.getBody();
+    if (!stagedBody->empty())
+      stagedBody->back().erase();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(stagedBody);
+    m.map(f.getInductionVar(), staged.getInductionVar());
+    m.map(f.getRegionIterArgs(), staged.getRegionIterArgs());
+
+    Value row = tid;
+    llvm::DenseMap<Value, SmallVector<Value>> ownRow; // input tile -> its vectors
+    llvm::DenseMap<Value, SmallVector<Value>> results; // output tile -> its values
+    Operation *baseDef = s.base.getDefiningOp();
+    bool inBody = baseDef && baseDef->getBlock() == f.getBody();
+    auto loadTiles = [&] {
+      Value base = m.lookupOrDefault(s.base);
+      for (auto &[memref, tile] : s.tiles)
+        if (!tile.stored)
+          loadTile(memref, shared.lookup(memref), base, tile.width);
+      gpu::BarrierOp::create(b, loc);
+      if (lanes == 1)
+        return;
+      for (auto &[memref, tile] : s.tiles)
+        for (int64_t k = 0; k < tile.width && !tile.stored; k += lanes)
+          ownRow[memref].push_back(
+              load(shared.lookup(memref), ValueRange{tileIndex(row, c(k), tile.width)}));
+    };
+    if (!inBody)
+      loadTiles();
+    for (Operation &op : f.getBody()->without_terminator()) {
+      if (auto it = s.offsets.find(&op); it != s.offsets.end()) {
+        Value memref = memrefOf(&op);
+        int64_t offset = it->second, width = s.tiles.lookup(memref).width;
+        Value tile = shared.lookup(memref);
+        if (auto load = dyn_cast<memref::LoadOp>(op)) {
+          m.map(load.getResult(),
+                lanes == 1 ? memref::LoadOp::create(b, loc, tile,
+                                                    ValueRange{tileIndex(row, c(offset), width)})
+                                 .getResult()
+                           : vector::ExtractOp::create(b, loc, ownRow[memref][offset / lanes],
+                                                       offset % lanes)
+                                 .getResult());
+          continue;
+        }
+        Value v = m.lookupOrDefault(llvm::cast<memref::StoreOp>(op).getValue());
+        if (lanes == 1) {
+          memref::StoreOp::create(b, loc, v, tile, ValueRange{tileIndex(row, c(offset), width)});
+        } else {
+          SmallVector<Value> &values = results[memref];
+          values.resize(width);
+          values[offset] = v;
+        }
+      } else {
+        guardStores(b, b.clone(op, m), valid);
+      }
+      if (&op == baseDef)
+        loadTiles();
+    }
+    for (auto &[memref, tile] : s.tiles) {
+      if (!tile.stored || lanes == 1)
+        continue;
+      ArrayRef<Value> values = results[memref];
+      auto type = VectorType::get({lanes}, values.front().getType());
+      for (int64_t k = 0; k < tile.width; k += lanes)
+        vectorStore(b, loc, vector::FromElementsOp::create(b, loc, type, values.slice(k, lanes)),
+                    shared.lookup(memref), ValueRange{tileIndex(row, c(k), tile.width)});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value base = m.lookupOrDefault(s.base);
+    for (auto &[memref, tile] : s.tiles)
+      if (tile.stored)
+        storeTile(memref, shared.lookup(memref), base, tile.width);
+    scf::YieldOp::create(b, loc, mapped(m, f.getBody()->getTerminator()->getOperands()));
+    for (auto [from, to] : llvm::zip(f.getResults(), staged.getResults()))
+      m.map(from, to);
+  }
+};
+
+/// Bytes of one element of `memref`.
+int64_t elementBytes(Value memref) {
+  return llvm::divideCeil(llvm::cast<MemRefType>(memref.getType()).getElementTypeBitWidth(), 8);
+}
+
+/// The tiles' bytes for blocks of `threads` with accesses of `lanes`, each
+/// tile starting at a multiple of 16 bytes.
+int64_t tileBytes(ArrayRef<StagedLoop> loops, int64_t threads, int64_t lanes) {
+  int64_t bytes = 0;
+  for (const StagedLoop &s : loops)
+    for (auto &[memref, tile] : s.tiles)
+      bytes += llvm::alignTo(threads * (tile.width + lanes) * elementBytes(memref), 16);
+  return bytes;
+}
+
+/// Elements per 16-byte vector that every tile allows (whole vectors per
+/// tile, bases at vector multiples), or 1.
+int64_t commonLanes(ArrayRef<StagedLoop> loops) {
+  int64_t lanes = kMaxVectorLanes;
+  for (const StagedLoop &s : loops)
+    for (auto &[memref, tile] : s.tiles)
+      lanes = std::min(lanes, vectorLanesOf(llvm::cast<MemRefType>(memref.getType())));
+  for (const StagedLoop &s : loops) {
+    if (!isMultipleOf(s.base, lanes))
+      return 1;
+    for (auto &[memref, tile] : s.tiles)
+      if (tile.width % lanes != 0)
+        return 1;
+  }
+  return lanes;
+}
+
+} // namespace
+
+bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
+  if (loop.getNumResults() != 0)
+    return false;
+  Block *body = loop.getBody();
+  Uniformity uniform(loop);
+  SmallVector<StagedLoop> stagedLoops;
+  for (auto f : body->getOps<scf::ForOp>())
+    if (std::optional<StagedLoop> s = matchStagedLoop(f, loop, uniform))
+      stagedLoops.push_back(std::move(*s));
+  if (stagedLoops.empty())
+    return false;
+
+  // The most threads (a power of two, at least a warp) whose tiles fit the
+  // shared memory every GPU gives a block without opting in.
+  int64_t vectorLanes = commonLanes(stagedLoops);
+  int64_t threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, kWarpSize));
+  while (threads > kWarpSize &&
+         tileBytes(stagedLoops, threads, std::max<int64_t>(vectorLanes, 1)) > kSharedBytesWithoutOptIn)
+    threads /= 2;
+  if (tileBytes(stagedLoops, threads, std::max<int64_t>(vectorLanes, 1)) > kSharedBytesWithoutOptIn)
+    return false;
+
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  SmallVector<Value> counts;
+  Value total;
+  std::tie(counts, total) = tripCounts(b, loop);
+  Value block = indexConstant(b, loc, threads);
+  Value groups = arith::CeilDivUIOp::create(b, loc, total, block);
+  MLIRContext *ctx = b.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+
+  auto build = [&](OpBuilder &hb, int64_t lanes) {
+    int64_t bytes = tileBytes(stagedLoops, threads, lanes);
+    Value sharedBytes = arith::ConstantIntOp::create(hb, loc, hb.getI32Type(), bytes);
+    buildLaunchOver(hb, loc, total, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+      // The tiles, one after another in the block's dynamic shared memory.
+      auto bytesType = MemRefType::get({ShapedType::kDynamic}, ib.getI8Type(),
+                                       MemRefLayoutAttrInterface(), workgroup);
+      Value raw = gpu::DynamicSharedMemoryOp::create(ib, loc, bytesType);
+      SmallVector<llvm::DenseMap<Value, Value>> shared(stagedLoops.size());
+      int64_t offset = 0;
+      for (auto [s, tiles] : llvm::zip(stagedLoops, shared))
+        for (auto &[memref, tile] : s.tiles) {
+          int64_t elements = threads * (tile.width + lanes);
+          auto type = MemRefType::get({elements},
+                                      llvm::cast<MemRefType>(memref.getType()).getElementType(),
+                                      MemRefLayoutAttrInterface(), workgroup);
+          tiles[memref] = memref::ViewOp::create(ib, loc, type, raw,
+                                                 indexConstant(ib, loc, offset), ValueRange{});
+          offset += llvm::alignTo(elements * elementBytes(memref), 16);
+        }
+      // Groups of `threads` iterations, a block each; a block's threads
+      // take the same groups, so they meet at the same barriers.
+      auto groupLoop = scf::ForOp::create(ib, loc, launch.getBlockIds().x, groups,
+                                          launch.getGridSize().x);
+      OpBuilder gb = OpBuilder::atBlockBegin(groupLoop.getBody());
+      Value tid = launch.getThreadIds().x;
+      Value first = arith::MulIOp::create(gb, loc, groupLoop.getInductionVar(), block);
+      Builder builder{gb, loc, loop, counts, total, threads, lanes, tid, first, Value()};
+      auto [indices, exists] = builder.rowIndices(tid);
+      builder.valid = exists;
+      IRMapping m;
+      m.map(loop.getInductionVars(), indices);
+      unsigned next = 0;
+      for (Operation &op : body->without_terminator()) {
+        if (next < stagedLoops.size() && stagedLoops[next].loop == &op) {
+          builder.emitStaged(stagedLoops[next], shared[next], m);
+          ++next;
+          continue;
+        }
+        guardStores(gb, gb.clone(op, m), exists);
+      }
+    }, sharedBytes);
+  };
+
+  // Vectors when the buffers allow them at run time (unit innermost
+  // stride, rows and bases aligned to the vector), else scalars.
+  if (vectorLanes > 1) {
+    SmallVector<Value> buffers;
+    for (const StagedLoop &s : stagedLoops)
+      for (auto &[memref, tile] : s.tiles)
+        buffers.push_back(memref);
+    Value fits = vectorAccessesFit(b, loc, buffers, vectorLanes,
+                                   indexConstant(b, loc, vectorLanes), indexConstant(b, loc, 0));
+    auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+    OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+    build(vb, vectorLanes);
+    OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+    build(sb, 1);
+  } else {
+    build(b, 1);
+  }
+  loop.erase();
+  return true;
+}
+
+} // namespace nerve::loop_mapping
