@@ -47,14 +47,18 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
     issued together (the recurrence is sequential, its inputs are not);
     forward blocks, and backward blocks of at most 4 steps, are loaded one
     block ahead, so that the next block's loads are in flight while this
-    block's arithmetic runs; then the remaining steps one at a time.
+    block's arithmetic runs; then the remaining steps one at a time. When
+    time is the contiguous dimension (time-minor), blocks span 128 bytes of
+    each row and each loads its own steps: the GPU mapping stages them
+    through shared memory.
   }];
   let dependentDialects = ["::nerve::tdim::TdimDialect", "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect", "::mlir::scf::SCFDialect"];
   let options = [
     Option<"timeBlock", "time-block", "int64_t", "0",
            "Time steps whose loads are issued together (1: one step at a time; "
-           "0: automatic, 64 bytes of loads per thread forward, 16 steps backward)">
+           "0: automatic, 64 bytes of each stream, at most 96 backward loads per "
+           "thread; 128 bytes of each row when time is contiguous)">
   ];
 }
 
@@ -83,6 +87,14 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     (the narrowest element type decides how many), nested loops jammed; a
     host check at run time (unit innermost stride, rows and base addresses
     aligned to the vector) chooses it over the scalar mapping.
+
+    When each iteration walks its own contiguous row in blocks (a sequential
+    loop accessing `[the parallel indices..., base + c]`, the base the same
+    for every iteration, c constant: a time-minor neuron), each block of the
+    walk is staged through shared memory, transposed: the threads of a GPU
+    block load the rows of its iterations together, barrier, each computes
+    from and into its own tile row, barrier, and they store the output rows
+    together (by 16-byte vectors under the same kind of host check).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
