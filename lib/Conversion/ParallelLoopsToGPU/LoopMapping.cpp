@@ -46,6 +46,19 @@ void buildLaunchOver(OpBuilder &b, Location loc, Value work, Value perBlock, Val
   buildLaunch(b, loc, grid, block, fn, sharedBytes);
 }
 
+void buildVectorsIfFit(OpBuilder &b, Location loc, Value fits, int64_t lanes,
+                       function_ref<void(OpBuilder &, int64_t)> build) {
+  if (lanes <= 1) {
+    build(b, 1);
+    return;
+  }
+  auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
+  OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+  build(vb, lanes);
+  OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+  build(sb, 1);
+}
+
 /// Whether iterations of `body` can be interleaved op by op: straight-line
 
 

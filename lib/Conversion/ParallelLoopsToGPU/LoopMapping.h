@@ -133,6 +133,12 @@ bool mapSplitReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
 /// (see TransposedStaging.cpp). Returns false, changing nothing, otherwise.
 bool mapTransposedStaging(mlir::scf::ParallelOp loop, int64_t blockSize);
 
+/// `build(b, lanes)` under the host condition `fits`, `build(b, 1)` (the
+/// scalar form) otherwise: the launch by vectors or by scalars chosen at
+/// run time. With `lanes` <= 1 only the scalar form is built.
+void buildVectorsIfFit(mlir::OpBuilder &b, mlir::Location loc, mlir::Value fits, int64_t lanes,
+                       llvm::function_ref<void(mlir::OpBuilder &, int64_t)> build);
+
 /// Most elements per vector access (16 bytes of the narrowest type).
 constexpr int64_t kMaxVectorLanes = 8;
 

@@ -529,15 +529,7 @@ struct ParallelLoopsToGPUPass
                                    indexConstant(b, loc, 0));
       fits = fits ? b.createOrFold<arith::AndIOp>(loc, fits, ok) : ok;
     }
-    if (vectorLanes > 1) {
-      auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
-      OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-      build(vb, vectorLanes);
-      OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
-      build(sb, 1);
-    } else {
-      build(b, 1);
-    }
+    buildVectorsIfFit(b, loc, fits, vectorLanes, build);
     loop.erase();
     return true;
   }

@@ -19,8 +19,13 @@
 //       barrier
 //       store the tile rows of each output
 //
-// Rows are padded by one element so that the threads reading their own
-// rows hit different shared memory banks.
+// The tiles live in dynamic shared memory, within the 48 KiB every GPU
+// gives a block (as many threads a block as fit, up to the block size).
+// When a host check finds the buffers aligned, every access is a 16-byte
+// vector (global loads and stores along rows, a thread's reads and writes
+// of its own row), else a scalar; both launches are built. Rows are padded
+// by one vector (or element) so that the threads reading their own rows
+// hit different shared memory banks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -509,21 +514,16 @@ bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
 
   // Vectors when the buffers allow them at run time (unit innermost
   // stride, rows and bases aligned to the vector), else scalars.
+  Value fits;
   if (vectorLanes > 1) {
     SmallVector<Value> buffers;
     for (const StagedLoop &s : stagedLoops)
       for (auto &[memref, tile] : s.tiles)
         buffers.push_back(memref);
-    Value fits = vectorAccessesFit(b, loc, buffers, vectorLanes,
-                                   indexConstant(b, loc, vectorLanes), indexConstant(b, loc, 0));
-    auto choice = scf::IfOp::create(b, loc, fits, /*withElseRegion=*/true);
-    OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-    build(vb, vectorLanes);
-    OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
-    build(sb, 1);
-  } else {
-    build(b, 1);
+    fits = vectorAccessesFit(b, loc, buffers, vectorLanes, indexConstant(b, loc, vectorLanes),
+                             indexConstant(b, loc, 0));
   }
+  buildVectorsIfFit(b, loc, fits, vectorLanes, build);
   loop.erase();
   return true;
 }
