@@ -359,10 +359,10 @@ int64_t contiguousBlock(Value seq) {
 /// The forward time block for `requested` (0: automatic). Automatic aims at
 /// 64 bytes of loads of `x` in flight per thread, which measured best on an
 /// H200 for f32 and f16 forward (one stream), pipelined.
-int64_t chooseForwardBlock(int64_t requested, Value x, DimAttr time) {
+int64_t chooseForwardBlock(int64_t requested, Value x, bool contiguous) {
   if (requested > 0)
     return requested;
-  if (timeIsContiguous(x, time))
+  if (contiguous)
     return contiguousBlock(x);
   int64_t block = llvm::PowerOf2Ceil(llvm::divideCeil(64, elementBytes(x)));
   return std::clamp<int64_t>(block, 1, 32);
@@ -386,10 +386,10 @@ constexpr int64_t kBackwardLoads = 96;
 constexpr int64_t kBackwardPipelinedValues = 16;
 constexpr int64_t kBackwardValuesPerStep = 4;
 
-int64_t chooseBackwardBlock(int64_t requested, Value hSeq, DimAttr time, int64_t streams) {
+int64_t chooseBackwardBlock(int64_t requested, Value hSeq, bool contiguous, int64_t streams) {
   if (requested > 0)
     return requested;
-  if (timeIsContiguous(hSeq, time))
+  if (contiguous)
     return contiguousBlock(hSeq);
   uint64_t perStream = llvm::bit_floor(uint64_t(kBackwardStreamBytes / elementBytes(hSeq)));
   uint64_t byLoads = llvm::bit_floor(uint64_t(kBackwardLoads / streams));
@@ -432,11 +432,11 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
         nb.store(h, op.getHSeq(), at);
       return {next};
     };
-    int64_t block = chooseForwardBlock(timeBlock, op.getX(), time);
+    bool contiguous = timeIsContiguous(op.getX(), time);
+    int64_t block = chooseForwardBlock(timeBlock, op.getX(), contiguous);
     SmallVector<Value> last = buildTimeLoop(b, loc, time, steps, {v0}, block,
                                             /*reverse=*/false, load, compute,
-                                            /*pipeline=*/block <= kPipelinedValues &&
-                                                !timeIsContiguous(op.getX(), time));
+                                            /*pipeline=*/block <= kPipelinedValues && !contiguous);
     if (op.getVLast())
       nb.store(last[0], op.getVLast(), neuron);
   });
@@ -552,12 +552,14 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
         next.push_back(nb.add(carried[1 + k], nb.mul(g, derivative(2 + k))));
       return next;
     };
-    int64_t streams = 1 + (op.getGradSpike() ? 1 : 0) + (op.getGradVSeq() ? 1 : 0) + (needX ? 1 : 0);
-    int64_t block = chooseBackwardBlock(timeBlock, op.getHSeq(), time, streams);
+    // The streams `load` reads: h, and the gradients and x when present.
+    int64_t streams = 1 + (op.getGradSpike() ? 1 : 0) + (op.getGradVSeq() ? 1 : 0) +
+                      (needX ? 1 : 0);
+    bool contiguous = timeIsContiguous(op.getHSeq(), time);
+    int64_t block = chooseBackwardBlock(timeBlock, op.getHSeq(), contiguous, streams);
     SmallVector<Value> results = buildTimeLoop(
         b, loc, time, steps, inits, block, /*reverse=*/true, load, compute,
-        /*pipeline=*/kBackwardValuesPerStep * block <= kBackwardPipelinedValues &&
-            !timeIsContiguous(op.getHSeq(), time));
+        /*pipeline=*/kBackwardValuesPerStep * block <= kBackwardPipelinedValues && !contiguous);
     if (op.getGradVInit())
       nb.store(results[0], op.getGradVInit(), neuron);
     for (unsigned k = 0; k < numGrads; ++k) {

@@ -52,33 +52,40 @@ constexpr int64_t kSharedBytesWithoutOptIn = 48 * 1024;
 constexpr int64_t kMaxTileWidth = 64;
 
 /// Which values are the same for every iteration of a parallel loop (so
-/// that loops bounded by them run in step on every thread of a block).
+/// that loops bounded by them run in step on every thread of a block):
+/// values from outside it, the indices of sequential loops with uniform
+/// bounds, and pure ops of those.
 class Uniformity {
 public:
   explicit Uniformity(scf::ParallelOp loop) : loop(loop) {}
 
-  /// `extra` (an induction variable of a loop with uniform bounds) counts
-  /// as uniform too.
-  bool isUniform(Value v, Value extra = {}) {
-    if (v == extra)
-      return true;
+  bool isUniform(Value v) {
     if (auto it = known.find(v); it != known.end())
       return it->second;
-    bool uniform = compute(v, extra);
+    bool uniform = compute(v);
     known[v] = uniform;
     return uniform;
   }
 
+  bool hasUniformBounds(scf::ForOp f) {
+    return isUniform(f.getLowerBound()) && isUniform(f.getUpperBound()) &&
+           isUniform(f.getStep());
+  }
+
 private:
-  bool compute(Value v, Value extra) {
+  bool compute(Value v) {
     Operation *def = v.getDefiningOp();
-    if (!def)
-      return !loop->isAncestor(llvm::cast<BlockArgument>(v).getOwner()->getParentOp());
+    if (!def) {
+      if (!loop->isAncestor(llvm::cast<BlockArgument>(v).getOwner()->getParentOp()))
+        return true;
+      scf::ForOp f = scf::getForInductionVarOwner(v);
+      return f && hasUniformBounds(f);
+    }
     if (!loop->isAncestor(def))
       return true;
     if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
       return false;
-    return llvm::all_of(def->getOperands(), [&](Value o) { return isUniform(o, extra); });
+    return llvm::all_of(def->getOperands(), [&](Value o) { return isUniform(o); });
   }
 
   scf::ParallelOp loop;
@@ -102,9 +109,9 @@ std::pair<Value, int64_t> splitOffset(Value v) {
 /// One buffer's tile: the columns [base, base + width) of the rows of a
 /// group of iterations.
 struct Tile {
-  int64_t width = 0;
   bool loaded = false, stored = false;
-  llvm::SmallBitVector offsets; // the columns the loop accesses
+  llvm::SmallBitVector offsets; ///< the columns the loop accesses
+  int64_t width() const { return offsets.size(); }
 };
 
 /// A sequential loop of the parallel body staged through tiles.
@@ -138,12 +145,10 @@ ValueRange indicesOf(Operation *op) {
 /// are (a step's load from the block before, a per-iteration store).
 std::optional<StagedLoop> matchStagedLoop(scf::ForOp f, scf::ParallelOp loop,
                                           Uniformity &uniform) {
-  if (!uniform.isUniform(f.getLowerBound()) || !uniform.isUniform(f.getUpperBound()) ||
-      !uniform.isUniform(f.getStep()))
+  if (!uniform.hasUniformBounds(f))
     return std::nullopt;
   StagedLoop staged;
   staged.loop = f;
-  Value iv = f.getInductionVar();
   for (Operation &op : f.getBody()->without_terminator()) {
     Value memref = memrefOf(&op);
     if (!memref)
@@ -154,7 +159,7 @@ std::optional<StagedLoop> matchStagedLoop(scf::ForOp f, scf::ParallelOp loop,
         !llvm::equal(indices.drop_back(), loop.getInductionVars()))
       continue;
     auto [base, offset] = splitOffset(indices.back());
-    if (offset < 0 || offset >= kMaxTileWidth || !uniform.isUniform(base, iv))
+    if (offset < 0 || offset >= kMaxTileWidth || !uniform.isUniform(base))
       continue;
     if (staged.base && base != staged.base)
       return std::nullopt; // blocks at two places at once (a look-ahead)
@@ -163,15 +168,14 @@ std::optional<StagedLoop> matchStagedLoop(scf::ForOp f, scf::ParallelOp loop,
     Tile &tile = staged.tiles[memref];
     tile.stored |= isa<memref::StoreOp>(op);
     tile.loaded |= isa<memref::LoadOp>(op);
-    tile.width = std::max(tile.width, offset + 1);
-    if (tile.offsets.size() < static_cast<unsigned>(tile.width))
-      tile.offsets.resize(tile.width);
+    if (tile.width() <= offset)
+      tile.offsets.resize(offset + 1);
     if (isa<memref::StoreOp>(op) && tile.offsets.test(offset))
       return std::nullopt; // the same column written twice
     tile.offsets.set(offset);
   }
   // A block of one column would stage nothing (a step at a time).
-  if (llvm::none_of(staged.tiles, [](auto &entry) { return entry.second.width > 1; }))
+  if (llvm::none_of(staged.tiles, [](auto &entry) { return entry.second.width() > 1; }))
     return std::nullopt;
 
   // Nothing else in the loop may write memory but plain stores, nor touch
@@ -342,21 +346,24 @@ struct Builder {
       Value base = m.lookupOrDefault(s.base);
       for (auto &[memref, tile] : s.tiles)
         if (!tile.stored)
-          loadTile(memref, shared.lookup(memref), base, tile.width);
+          loadTile(memref, shared.lookup(memref), base, tile.width());
       gpu::BarrierOp::create(b, loc);
       if (lanes == 1)
         return;
-      for (auto &[memref, tile] : s.tiles)
-        for (int64_t k = 0; k < tile.width && !tile.stored; k += lanes)
+      for (auto &[memref, tile] : s.tiles) {
+        if (tile.stored)
+          continue;
+        for (int64_t k = 0; k < tile.width(); k += lanes)
           ownRow[memref].push_back(
-              load(shared.lookup(memref), ValueRange{tileIndex(row, c(k), tile.width)}));
+              load(shared.lookup(memref), ValueRange{tileIndex(row, c(k), tile.width())}));
+      }
     };
     if (!inBody)
       loadTiles();
     for (Operation &op : f.getBody()->without_terminator()) {
       if (auto it = s.offsets.find(&op); it != s.offsets.end()) {
         Value memref = memrefOf(&op);
-        int64_t offset = it->second, width = s.tiles.lookup(memref).width;
+        int64_t offset = it->second, width = s.tiles.lookup(memref).width();
         Value tile = shared.lookup(memref);
         if (auto load = dyn_cast<memref::LoadOp>(op)) {
           m.map(load.getResult(),
@@ -387,15 +394,15 @@ struct Builder {
         continue;
       ArrayRef<Value> values = results[memref];
       auto type = VectorType::get({lanes}, values.front().getType());
-      for (int64_t k = 0; k < tile.width; k += lanes)
+      for (int64_t k = 0; k < tile.width(); k += lanes)
         vectorStore(b, loc, vector::FromElementsOp::create(b, loc, type, values.slice(k, lanes)),
-                    shared.lookup(memref), ValueRange{tileIndex(row, c(k), tile.width)});
+                    shared.lookup(memref), ValueRange{tileIndex(row, c(k), tile.width())});
     }
     gpu::BarrierOp::create(b, loc);
     Value base = m.lookupOrDefault(s.base);
     for (auto &[memref, tile] : s.tiles)
       if (tile.stored)
-        storeTile(memref, shared.lookup(memref), base, tile.width);
+        storeTile(memref, shared.lookup(memref), base, tile.width());
     scf::YieldOp::create(b, loc, mapped(m, f.getBody()->getTerminator()->getOperands()));
     for (auto [from, to] : llvm::zip(f.getResults(), staged.getResults()))
       m.map(from, to);
@@ -413,7 +420,7 @@ int64_t tileBytes(ArrayRef<StagedLoop> loops, int64_t threads, int64_t lanes) {
   int64_t bytes = 0;
   for (const StagedLoop &s : loops)
     for (auto &[memref, tile] : s.tiles)
-      bytes += llvm::alignTo(threads * (tile.width + lanes) * elementBytes(memref), 16);
+      bytes += llvm::alignTo(threads * (tile.width() + lanes) * elementBytes(memref), 16);
   return bytes;
 }
 
@@ -428,7 +435,7 @@ int64_t commonLanes(ArrayRef<StagedLoop> loops) {
     if (!isMultipleOf(s.base, lanes))
       return 1;
     for (auto &[memref, tile] : s.tiles)
-      if (tile.width % lanes != 0)
+      if (tile.width() % lanes != 0)
         return 1;
   }
   return lanes;
@@ -452,10 +459,12 @@ bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
   // shared memory every GPU gives a block without opting in.
   int64_t vectorLanes = commonLanes(stagedLoops);
   int64_t threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, kWarpSize));
-  while (threads > kWarpSize &&
-         tileBytes(stagedLoops, threads, std::max<int64_t>(vectorLanes, 1)) > kSharedBytesWithoutOptIn)
+  auto tilesFit = [&](int64_t threads) {
+    return tileBytes(stagedLoops, threads, vectorLanes) <= kSharedBytesWithoutOptIn;
+  };
+  while (threads > kWarpSize && !tilesFit(threads))
     threads /= 2;
-  if (tileBytes(stagedLoops, threads, std::max<int64_t>(vectorLanes, 1)) > kSharedBytesWithoutOptIn)
+  if (!tilesFit(threads))
     return false;
 
   Location loc = loop.getLoc();
@@ -480,7 +489,7 @@ bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
       int64_t offset = 0;
       for (auto [s, tiles] : llvm::zip(stagedLoops, shared))
         for (auto &[memref, tile] : s.tiles) {
-          int64_t elements = threads * (tile.width + lanes);
+          int64_t elements = threads * (tile.width() + lanes);
           auto type = MemRefType::get({elements},
                                       llvm::cast<MemRefType>(memref.getType()).getElementType(),
                                       MemRefLayoutAttrInterface(), workgroup);
