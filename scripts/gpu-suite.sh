@@ -107,8 +107,8 @@ if [[ $parts == *" bench-tdim "* ]]; then
 fi
 
 # compute-sanitizer's memcheck (with leak check), racecheck and initcheck
-# over every example and golden case, the row programs' edge cases and the
-# time-minor neurons' (the
+# over every example and golden case, the edge cases of the row programs,
+# the time-minor neurons, the split reductions and the tiled transposes (the
 # lit GPU tests, tools wrapped) and every benchmark kernel at its check size.
 if [[ $parts == *" sanitize "* ]]; then
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
@@ -124,7 +124,8 @@ if [[ $parts == *" sanitize "* ]]; then
       NERVE_COMPUTE_SANITIZER="$wrap" timeout 200 python3 "$bundle/share/lit/lit.py" -a \
         "$site/test/Integration/CUDA/examples.test" "$site/test/Integration/CUDA/golden.test" \
         "$site/test/Integration/CUDA/row-programs.test" "$site/test/Integration/CUDA/time-minor.test" \
-        >"$log-lit.log" 2>&1
+        "$site/test/Integration/CUDA/split-reductions.test" \
+        "$site/test/Integration/CUDA/tiled-transpose.test" >"$log-lit.log" 2>&1
       timeout 200 python3 "$root/bench/neuron.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-neuron.log" 2>&1
       timeout 300 python3 "$root/bench/tdim.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-tdim.log" 2>&1
       # Every sanitized process ends with a summary line; count them and the

@@ -95,6 +95,22 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     block load the rows of its iterations together, barrier, each computes
     from and into its own tile row, barrier, and they store the output rows
     together (by 16-byte vectors under the same kind of host check).
+
+    When a straight-line loop stores along one of its dimensions and loads
+    some buffer along another (an elementwise op over a column-major view
+    written row-major), it runs in square tiles of 128 bytes a side, a
+    block each: the block loads those inputs with threads consecutive along
+    their contiguous dimension into shared memory, barrier, and computes
+    with threads consecutive along the stores' dimension, reading them
+    transposed. Fewer than half a tile of iterations along the loads'
+    dimension keeps the usual mapping (chosen at run time).
+
+    A loop whose body folds a sequential loop along an outer dimension (a
+    column sum) splits the fold into chunks: one launch folds each chunk
+    (a 16-byte vector of neighbouring columns a thread when the buffers
+    allow, through a transposed view for a column-major buffer; else a
+    column a thread, in the same order), a second combines each column's
+    chunks over 32 slices and then in order.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",

@@ -18,6 +18,17 @@ Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
 
+std::optional<unsigned> contiguousDim(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (type.getRank() == 0 || failed(type.getStridesAndOffset(strides, offset)))
+    return std::nullopt;
+  for (int d = static_cast<int>(strides.size()) - 1; d >= 0; --d)
+    if (strides[d] == 1)
+      return d;
+  return std::nullopt;
+}
+
 /// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
 void buildLaunch(OpBuilder &b, Location loc, Value grid, Value block,
                  function_ref<void(OpBuilder &, gpu::LaunchOp)> fn, Value sharedBytes) {
@@ -213,9 +224,10 @@ Value combineAs(OpBuilder &b, const LaneReduction &r, Value acc, Value value) {
   return b.clone(*r.combine, m)->getResult(0);
 }
 
-Value stridedPartial(OpBuilder &b, Location loc, const LaneReduction &r, Value lb, Value ub,
-                     Value step, Value lane, Value lanes,
-                     function_ref<Value(OpBuilder &, Value)> valueAt, int64_t kUnroll) {
+SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReduction &r, Value lb,
+                                   Value ub, Value step, Value lane, Value lanes, int64_t width,
+                                   function_ref<SmallVector<Value>(OpBuilder &, Value)> valuesAt,
+                                   int64_t kUnroll) {
   Value identity = reductionIdentity(b, loc, r.combine);
   Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
   Value span = arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
@@ -224,8 +236,9 @@ Value stridedPartial(OpBuilder &b, Location loc, const LaneReduction &r, Value l
   Value full = arith::DivUIOp::create(b, loc, span, chunk);
   Value laneOffset = arith::MulIOp::create(b, loc, lane, step);
 
-  // Whole chunks: kUnroll independent partials, no bounds checks.
-  SmallVector<Value> inits(kUnroll, identity);
+  // Whole chunks: kUnroll independent partials per fold (fold j's partial u
+  // at u * width + j), no bounds checks.
+  SmallVector<Value> inits(kUnroll * width, identity);
   auto main = scf::ForOp::create(b, loc, zero, full, one, inits);
   {
     OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
@@ -240,7 +253,9 @@ Value stridedPartial(OpBuilder &b, Location loc, const LaneReduction &r, Value l
                               mb, loc, base,
                               arith::MulIOp::create(mb, loc, laneStep, indexConstant(mb, loc, u)))
                               .getResult();
-      next.push_back(combineAs(mb, r, main.getRegionIterArgs()[u], valueAt(mb, iv)));
+      SmallVector<Value> values = valuesAt(mb, iv);
+      for (int64_t j = 0; j < width; ++j)
+        next.push_back(combineAs(mb, r, main.getRegionIterArgs()[u * width + j], values[j]));
     }
     scf::YieldOp::create(mb, loc, next);
   }
@@ -248,16 +263,29 @@ Value stridedPartial(OpBuilder &b, Location loc, const LaneReduction &r, Value l
   Value tailStart = arith::AddIOp::create(
       b, loc, lb,
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, full, chunk), laneOffset));
-  auto tail = scf::ForOp::create(b, loc, tailStart, ub, laneStep, ValueRange{main.getResult(0)});
+  auto tail = scf::ForOp::create(b, loc, tailStart, ub, laneStep,
+                                 main.getResults().take_front(width));
   {
     OpBuilder tb = OpBuilder::atBlockBegin(tail.getBody());
-    Value v = valueAt(tb, tail.getInductionVar());
-    scf::YieldOp::create(tb, loc, combineAs(tb, r, tail.getRegionIterArgs()[0], v));
+    SmallVector<Value> values = valuesAt(tb, tail.getInductionVar());
+    SmallVector<Value> next;
+    for (int64_t j = 0; j < width; ++j)
+      next.push_back(combineAs(tb, r, tail.getRegionIterArgs()[j], values[j]));
+    scf::YieldOp::create(tb, loc, next);
   }
-  Value partial = tail.getResult(0);
+  SmallVector<Value> partials(tail.getResults());
   for (int64_t u = 1; u < kUnroll; ++u)
-    partial = combineAs(b, r, partial, main.getResult(u));
-  return partial;
+    for (int64_t j = 0; j < width; ++j)
+      partials[j] = combineAs(b, r, partials[j], main.getResult(u * width + j));
+  return partials;
+}
+
+Value stridedPartial(OpBuilder &b, Location loc, const LaneReduction &r, Value lb, Value ub,
+                     Value step, Value lane, Value lanes,
+                     function_ref<Value(OpBuilder &, Value)> valueAt, int64_t kUnroll) {
+  return stridedPartials(
+      b, loc, r, lb, ub, step, lane, lanes, 1,
+      [&](OpBuilder &vb, Value iv) { return SmallVector<Value>{valueAt(vb, iv)}; }, kUnroll)[0];
 }
 
 Value warpButterfly(OpBuilder &b, Location loc, const LaneReduction &r, Value partial) {

@@ -26,6 +26,9 @@ constexpr int64_t kMinStaticTrip = 64;
 
 mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 
+/// The innermost dimension of `type` with a static unit stride, if any.
+std::optional<unsigned> contiguousDim(mlir::MemRefType type);
+
 /// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
 /// `sharedBytes`, when given, is the dynamic shared memory of each block.
 void buildLaunch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value grid, mlir::Value block,
@@ -95,6 +98,16 @@ mlir::Value stridedPartial(mlir::OpBuilder &b, mlir::Location loc, const LaneRed
                            llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Value)> valueAt,
                            int64_t unroll = 4);
 
+/// stridedPartial of `width` folds at once (a thread's columns of a vector,
+/// say): `valuesAt` builds the value each of them folds in at iteration
+/// `iv`. Each fold takes its iterations in stridedPartial's order, so its
+/// partial has the bits stridedPartial would give it.
+llvm::SmallVector<mlir::Value> stridedPartials(
+    mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r, mlir::Value lb,
+    mlir::Value ub, mlir::Value step, mlir::Value lane, mlir::Value lanes, int64_t width,
+    llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Value)> valuesAt,
+    int64_t unroll = 4);
+
 /// Combines `partial` over the 32 lanes of the warp by XOR shuffles: every
 /// lane ends with the same total, combined in the same order.
 mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r,
@@ -132,6 +145,15 @@ bool mapSplitReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
 /// transposed, so that rows are loaded and stored by the threads together
 /// (see TransposedStaging.cpp). Returns false, changing nothing, otherwise.
 bool mapTransposedStaging(mlir::scf::ParallelOp loop, int64_t blockSize);
+
+/// Maps a straight-line parallel loop whose stores are contiguous along one
+/// of its dimensions and some of whose loads along another (an elementwise
+/// op of a transposed view) onto square tiles, a block each, that stage
+/// those loads through shared memory so that both sides are coalesced (see
+/// TiledTranspose.cpp). Fails, changing nothing, otherwise. On success,
+/// returns the copy of `loop` left for the shapes that tiles do not suit,
+/// to be mapped otherwise (null when the shapes are known to suit them).
+mlir::FailureOr<mlir::scf::ParallelOp> mapTiledTranspose(mlir::scf::ParallelOp loop);
 
 /// `build(b, lanes)` under the host condition `fits`, `build(b, 1)` (the
 /// scalar form) otherwise: the launch by vectors or by scalars chosen at

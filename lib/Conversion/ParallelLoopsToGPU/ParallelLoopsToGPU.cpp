@@ -147,8 +147,13 @@ struct ParallelLoopsToGPUPass
           next = resume; // after the loops the program took in
         else if (!mapRowsToWarps(loop) && !mapSplitReduction(loop, blockSize)) {
           loop = collapseNested(loop);
-          if (!mapTransposedStaging(loop, blockSize))
-            mapParallel(loop);
+          if (!mapTransposedStaging(loop, blockSize)) {
+            FailureOr<scf::ParallelOp> tiled = mapTiledTranspose(loop);
+            if (failed(tiled))
+              mapParallel(loop);
+            else if (*tiled)
+              mapParallel(*tiled); // the shapes the tiles do not suit
+          }
         }
       } else if (staysOnHost(&op) && !usesDeviceValue) {
         if (failed(flush()))

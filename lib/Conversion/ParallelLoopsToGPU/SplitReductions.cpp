@@ -4,11 +4,17 @@
 // sequential loop over rows. A thread per column is coalesced (neighbours
 // read neighbours) but a matrix of 65536 x 1024 then has 1024 threads for
 // the whole GPU: 2% of the copy bandwidth on an H200. Here the rows are
-// split into K chunks so that about 256K threads run: kernel 1 has thread
-// (k, column) fold chunk k of its column into a partial value (four at a
-// time, four loads in flight); kernel 2 has a thread per column combine the
-// K partials in order, then run the rest of the body. The chunking depends
-// only on the sizes: the same bits on every run.
+// split into K chunks so that enough loads are in flight: kernel 1 has
+// thread (k, columns) fold chunk k of its columns into partial values (four
+// rows at a time). When a host check finds the buffers aligned, a thread
+// takes a 16-byte vector of neighbouring columns (4 f32, 8 f16) and folds
+// them side by side, each in the order a thread of one column would (the
+// scalar form, run otherwise): the same bits either way. Kernel 2 has
+// blocks of 8 columns x 32 slices: slice s of a column combines chunks s,
+// s + 32, ... (their loads in flight together), then the column's first
+// slice combines the slices in order, through shared memory, and runs the
+// rest of the body. The chunking depends only on the sizes: the same bits
+// on every run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +32,34 @@ using namespace nerve::loop_mapping;
 
 namespace {
 
-/// Threads the split aims for: enough to cover an H100/H200 (132 SMs x 2048).
-constexpr int64_t kTargetThreads = 132 * 2048;
+/// Threads of the first launch the split aims for, per column a vector
+/// form's thread takes: 128K threads of four f32 columns (four 16-byte
+/// loads each in flight: 8 MiB over the GPU), 256K of eight 16-bit columns
+/// (at 4096 x 65536 f16 on an H200, 79% of the copy bandwidth with half as
+/// many, 88% so). The scalar form runs the same chunks, a thread per column;
+/// without a vector form, 256K threads.
+constexpr int64_t kTargetThreadsPerLane = 32 * 1024;
 /// Rows a chunk keeps at least (fewer would make kernel 2 the larger one).
 constexpr int64_t kMinChunk = 64;
+/// Kernel 2's blocks: columns side by side (a warp's loads cover 32-byte
+/// sectors), each column's chunks split over slices (their loads in flight
+/// together: the chunks are many when the columns are few).
+constexpr int64_t kCombineColumns = 8;
+constexpr int64_t kCombineSlices = 32;
+
+/// `type` with dimension `d` and the last swapped (what memref.transpose
+/// gives).
+MemRefType transposedType(MemRefType type, unsigned d) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset); // known strided by contiguousDim
+  SmallVector<int64_t> shape(type.getShape());
+  std::swap(shape[d], shape.back());
+  std::swap(strides[d], strides.back());
+  return MemRefType::get(shape, type.getElementType(),
+                         StridedLayoutAttr::get(type.getContext(), offset, strides),
+                         type.getMemorySpace());
+}
 
 } // namespace
 
@@ -62,6 +92,42 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
                                 kMinStaticTrip)
     return false;
 
+  // Loads in the fold along the contiguous dimension of the loop's
+  // innermost dimension (neighbouring columns) go by 16-byte vectors, a
+  // thread's columns of a vector folded side by side, when a host check
+  // finds the buffers aligned. A buffer contiguous along another of its
+  // dimensions than the last (a column-major view) is read through a
+  // transposed view that makes that dimension the last.
+  unsigned rank = loop.getNumLoops();
+  Value column0 = loop.getInductionVars()[rank - 1];
+  SmallVector<memref::LoadOp> vectorLoads;
+  SmallVector<int> swapWithLast; // per vector load: the dimension made last, or -1
+  int64_t vectorLanes = getConstantIntValue(loop.getStep()[rank - 1]) == 1 ? kMaxVectorLanes : 1;
+  for (auto load : fold.getBody()->getOps<memref::LoadOp>()) {
+    ValueRange indices = load.getIndices();
+    std::optional<unsigned> along = contiguousDim(load.getMemRefType());
+    if (!along || indices[*along] != column0)
+      continue;
+    int last = static_cast<int>(indices.size()) - 1;
+    int swap = static_cast<int>(*along) == last ? -1 : static_cast<int>(*along);
+    int64_t lanes = vectorLanesOf(swap < 0 ? load.getMemRefType()
+                                           : transposedType(load.getMemRefType(), swap));
+    auto sameForColumns = [&](Value v) {
+      return v == fold.getInductionVar() || llvm::is_contained(loop.getInductionVars(), v) ||
+             !loop->isAncestor(v.getParentBlock()->getParentOp());
+    };
+    bool others = llvm::all_of(llvm::enumerate(indices), [&](auto entry) {
+      return entry.index() == *along || (entry.value() != column0 && sameForColumns(entry.value()));
+    });
+    if (!lanes || !others)
+      continue;
+    vectorLoads.push_back(load);
+    swapWithLast.push_back(swap);
+    vectorLanes = std::min(vectorLanes, lanes);
+  }
+  if (vectorLoads.empty())
+    vectorLanes = 1;
+
   Location loc = loop.getLoc();
   OpBuilder b(loop);
   IRMapping hosted;
@@ -75,9 +141,14 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
   Value total;
   std::tie(counts, total) = tripCounts(b, loop);
   Value one = indexConstant(b, loc, 1);
-  // K chunks: enough threads, chunks of at least kMinChunk rows.
-  Value chunks = arith::CeilDivUIOp::create(b, loc, indexConstant(b, loc, kTargetThreads),
-                                            arith::MaxUIOp::create(b, loc, total, one));
+  // K chunks: enough threads (a thread per vector of columns), chunks of at
+  // least kMinChunk rows. The chunks depend only on the sizes, so that
+  // either launch gives the same bits.
+  int64_t columnsAimedAt = vectorLanes > 1 ? kTargetThreadsPerLane * vectorLanes * vectorLanes
+                                            : kTargetThreadsPerLane * 8;
+  Value chunks = arith::CeilDivUIOp::create(
+      b, loc, indexConstant(b, loc, columnsAimedAt),
+      arith::MaxUIOp::create(b, loc, total, one));
   chunks = arith::MinUIOp::create(
       b, loc, chunks,
       arith::CeilDivUIOp::create(b, loc, rows, indexConstant(b, loc, kMinChunk)));
@@ -97,64 +168,164 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
       ib.clone(op, m);
     }
   };
-  auto forEach = [&](Value work, function_ref<void(OpBuilder &, Value)> body) {
-    buildLaunchOver(b, loc, work, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+  Value folded = r->combine->getOperand(1 - r->accOperand);
+
+  // What each vector load reads: its buffer, or the transposed view.
+  SmallVector<Value> vectorViews;
+  for (auto [load, swap] : llvm::zip(vectorLoads, swapWithLast)) {
+    if (swap < 0 || vectorLanes <= 1) {
+      vectorViews.push_back(load.getMemRef());
+      continue;
+    }
+    unsigned last = load.getMemRefType().getRank() - 1;
+    SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, last + 1));
+    std::swap(order[swap], order[last]);
+    auto perm = AffineMap::getPermutationMap(order, b.getContext());
+    vectorViews.push_back(memref::TransposeOp::create(b, loc, load.getMemRef(),
+                                                      AffineMapAttr::get(perm)));
+  }
+
+  // Kernel 1: thread (k, vector of columns), the columns fastest
+  // (coalesced); lane j of the vector folds column + j.
+  auto buildPartials = [&](OpBuilder &hb, int64_t lanes) {
+    Value lanesValue = indexConstant(hb, loc, lanes);
+    Value vectors = lanes == 1 ? total : arith::DivUIOp::create(hb, loc, total, lanesValue);
+    Value work = arith::MulIOp::create(hb, loc, chunks, vectors);
+    buildLaunchOver(hb, loc, work, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
       Value first = arith::AddIOp::create(
           ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
           launch.getThreadIds().x);
       Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
       auto strided = scf::ForOp::create(ib, loc, first, work, stride);
       OpBuilder sb = OpBuilder::atBlockBegin(strided.getBody());
-      body(sb, strided.getInductionVar());
+      Value item = strided.getInductionVar();
+      Value k = arith::DivUIOp::create(sb, loc, item, vectors);
+      Value column = arith::SubIOp::create(sb, loc, item,
+                                           arith::MulIOp::create(sb, loc, k, vectors));
+      if (lanes > 1)
+        column = arith::MulIOp::create(sb, loc, column, lanesValue);
+      IRMapping m;
+      SmallVector<Value> ivs = delinearize(sb, loc, loop, counts, column);
+      m.map(loop.getInductionVars(), ivs);
+      SmallVector<IRMapping> maps = laneMappings(sb, loc, m, column0, ivs.back(), lanes);
+      for (IRMapping &laneMap : maps)
+        cloneBefore(sb, laneMap);
+      Value span = arith::MulIOp::create(sb, loc, perChunk, step);
+      Value start = arith::AddIOp::create(sb, loc, lb, arith::MulIOp::create(sb, loc, k, span));
+      Value end = arith::MinSIOp::create(sb, loc, arith::AddIOp::create(sb, loc, start, span), ub);
+      SmallVector<Value> lanePartials = stridedPartials(
+          sb, loc, *r, start, end, step, indexConstant(sb, loc, 0), one, lanes,
+          [&](OpBuilder &vb, Value iv) {
+            SmallVector<IRMapping> inner = maps;
+            for (IRMapping &laneMap : inner)
+              laneMap.map(fold.getInductionVar(), iv);
+            for (Operation &op : fold.getBody()->without_terminator()) {
+              if (&op == r->combine)
+                continue;
+              auto load = dyn_cast<memref::LoadOp>(op);
+              auto vectorAt = load ? llvm::find(vectorLoads, load) : vectorLoads.end();
+              if (lanes > 1 && vectorAt != vectorLoads.end()) {
+                size_t i = vectorAt - vectorLoads.begin();
+                SmallVector<Value> indices = mapped(inner.front(), load.getIndices());
+                if (swapWithLast[i] >= 0)
+                  std::swap(indices[swapWithLast[i]], indices.back());
+                Value vec = vectorLoad(vb, loc, vectorViews[i], indices, lanes);
+                unpackLanes(vb, loc, vec, load.getResult(), inner);
+                continue;
+              }
+              for (IRMapping &laneMap : inner)
+                vb.clone(op, laneMap);
+            }
+            return llvm::map_to_vector(inner, [&](IRMapping &laneMap) {
+              return laneMap.lookupOrDefault(folded);
+            });
+          });
+      Value at = arith::AddIOp::create(sb, loc, arith::MulIOp::create(sb, loc, k, total), column);
+      for (auto [j, partial] : llvm::enumerate(lanePartials)) {
+        Value lane = j == 0 ? at
+                            : arith::AddIOp::create(sb, loc, at, indexConstant(sb, loc, j))
+                                  .getResult();
+        memref::StoreOp::create(sb, loc, partial, partials, ValueRange{lane});
+      }
     });
   };
+  Value fits;
+  if (vectorLanes > 1) {
+    SmallVector<Value> buffers;
+    for (Value view : vectorViews)
+      if (!llvm::is_contained(buffers, view))
+        buffers.push_back(view);
+    fits = vectorAccessesFit(b, loc, buffers, vectorLanes, counts.back(),
+                             loop.getLowerBound()[rank - 1]);
+  }
+  buildVectorsIfFit(b, loc, fits, vectorLanes, buildPartials);
 
-  // Kernel 1: thread (k, column), the column fastest (coalesced).
-  forEach(arith::MulIOp::create(b, loc, chunks, total), [&](OpBuilder &ib, Value item) {
-    Value k = arith::DivUIOp::create(ib, loc, item, total);
-    Value column = arith::SubIOp::create(ib, loc, item, arith::MulIOp::create(ib, loc, k, total));
-    IRMapping m;
-    m.map(loop.getInductionVars(), delinearize(ib, loc, loop, counts, column));
-    cloneBefore(ib, m);
-    Value span = arith::MulIOp::create(ib, loc, perChunk, step);
-    Value start = arith::AddIOp::create(ib, loc, lb, arith::MulIOp::create(ib, loc, k, span));
-    Value end = arith::MinSIOp::create(ib, loc, arith::AddIOp::create(ib, loc, start, span), ub);
-    Value partial = stridedPartial(ib, loc, *r, start, end, step, indexConstant(ib, loc, 0), one,
-                                   [&](OpBuilder &vb, Value iv) {
-                                     IRMapping inner = m;
-                                     inner.map(fold.getInductionVar(), iv);
-                                     for (Operation &op : fold.getBody()->without_terminator())
-                                       if (&op != r->combine)
-                                         vb.clone(op, inner);
-                                     return inner.lookupOrDefault(
-                                         r->combine->getOperand(1 - r->accOperand));
-                                   });
-    memref::StoreOp::create(ib, loc, partial, partials, ValueRange{item});
-  });
-
-  // Kernel 2: a thread per column combines the chunks in order, then runs
-  // the rest of the body with the result.
-  forEach(total, [&](OpBuilder &ib, Value column) {
-    IRMapping m;
-    m.map(loop.getInductionVars(), delinearize(ib, loc, loop, counts, column));
-    cloneBefore(ib, m);
-    auto combineChunks = scf::ForOp::create(ib, loc, indexConstant(ib, loc, 0), chunks, one,
-                                            ValueRange{m.lookupOrDefault(fold.getInitArgs()[0])});
+  // Kernel 2: blocks of kCombineColumns columns x kCombineSlices slices.
+  // Slice s of a column combines chunks s, s + kCombineSlices, ... (loads
+  // in flight together); slice 0 then combines the slices' partials in
+  // order, from shared memory, and runs the rest of the body.
+  int64_t accBytes = llvm::divideCeil(accType.getIntOrFloatBitWidth(), 8);
+  Value sharedBytes = arith::ConstantIntOp::create(
+      b, loc, b.getI32Type(), kCombineColumns * kCombineSlices * accBytes);
+  Value groups = arith::CeilDivUIOp::create(b, loc, total, indexConstant(b, loc, kCombineColumns));
+  Value combineBlock = indexConstant(b, loc, kCombineColumns * kCombineSlices);
+  buildLaunchOver(b, loc, groups, one, combineBlock, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+    auto workgroup = gpu::AddressSpaceAttr::get(ib.getContext(), gpu::AddressSpace::Workgroup);
+    Value raw = gpu::DynamicSharedMemoryOp::create(
+        ib, loc, MemRefType::get({ShapedType::kDynamic}, ib.getI8Type(),
+                                 MemRefLayoutAttrInterface(), workgroup));
+    Value slicePartials = memref::ViewOp::create(
+        ib, loc,
+        MemRefType::get({kCombineColumns * kCombineSlices}, accType, MemRefLayoutAttrInterface(),
+                        workgroup),
+        raw, indexConstant(ib, loc, 0), ValueRange{});
+    Value tid = launch.getThreadIds().x;
+    Value columnsValue = indexConstant(ib, loc, kCombineColumns);
+    Value local = arith::RemUIOp::create(ib, loc, tid, columnsValue);
+    Value slice = arith::DivUIOp::create(ib, loc, tid, columnsValue);
+    auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, groups,
+                                    launch.getGridSize().x);
+    OpBuilder gb = OpBuilder::atBlockBegin(items.getBody());
+    Value column = arith::AddIOp::create(
+        gb, loc, arith::MulIOp::create(gb, loc, items.getInductionVar(), columnsValue), local);
+    Value exists = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::ult, column, total);
+    column = arith::SelectOp::create(
+        gb, loc, exists, column, arith::SubIOp::create(gb, loc, total, one));
+    Value partial = stridedPartial(
+        gb, loc, *r, indexConstant(gb, loc, 0), chunks, one, slice,
+        indexConstant(gb, loc, kCombineSlices), [&](OpBuilder &vb, Value k) {
+          Value at = arith::AddIOp::create(vb, loc, arith::MulIOp::create(vb, loc, k, total),
+                                           column);
+          return memref::LoadOp::create(vb, loc, partials, ValueRange{at}).getResult();
+        });
+    memref::StoreOp::create(gb, loc, partial, slicePartials, ValueRange{tid});
+    gpu::BarrierOp::create(gb, loc);
+    Value first = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::eq, slice,
+                                        indexConstant(gb, loc, 0));
+    auto finish = scf::IfOp::create(gb, loc, arith::AndIOp::create(gb, loc, first, exists),
+                                    /*withElseRegion=*/false);
     {
-      OpBuilder cb = OpBuilder::atBlockBegin(combineChunks.getBody());
-      Value at = arith::AddIOp::create(
-          cb, loc, arith::MulIOp::create(cb, loc, combineChunks.getInductionVar(), total), column);
-      Value v = memref::LoadOp::create(cb, loc, partials, ValueRange{at});
-      scf::YieldOp::create(cb, loc, combineAs(cb, *r, combineChunks.getRegionIterArgs()[0], v));
+      OpBuilder fb = OpBuilder::atBlockBegin(&finish.getThenRegion().front());
+      IRMapping m;
+      m.map(loop.getInductionVars(), delinearize(fb, loc, loop, counts, column));
+      cloneBefore(fb, m);
+      Value acc = m.lookupOrDefault(fold.getInitArgs()[0]);
+      for (int64_t s = 0; s < kCombineSlices; ++s) {
+        Value at = arith::AddIOp::create(fb, loc, local, indexConstant(fb, loc, s * kCombineColumns));
+        acc = combineAs(fb, *r, acc,
+                        memref::LoadOp::create(fb, loc, slicePartials, ValueRange{at}));
+      }
+      m.map(fold.getResult(0), acc);
+      bool after = false;
+      for (Operation &op : loop.getBody()->without_terminator()) {
+        if (after)
+          fb.clone(op, m);
+        after |= &op == fold.getOperation();
+      }
     }
-    m.map(fold.getResult(0), combineChunks.getResult(0));
-    bool after = false;
-    for (Operation &op : loop.getBody()->without_terminator()) {
-      if (after)
-        ib.clone(op, m);
-      after |= &op == fold.getOperation();
-    }
-  });
+    // The next group's slices overwrite the shared partials.
+    gpu::BarrierOp::create(gb, loc);
+  }, sharedBytes);
 
   auto func = loop->getParentOfType<func::FuncOp>();
   OpBuilder end(func.front().getTerminator());

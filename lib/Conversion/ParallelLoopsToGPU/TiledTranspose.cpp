@@ -1,0 +1,279 @@
+//===- TiledTranspose.cpp - elementwise loops that transpose -------------===//
+//
+// A straight-line parallel loop may store along one of its dimensions while
+// it loads along another: softmax over the last dimension of a column-major
+// view writes y[r, c] (contiguous along c) from x[r, c] (contiguous along
+// r). Threads consecutive along c store coalesced but load 32 addresses a
+// column apart (17% of the copy bandwidth on an H200); consecutive along r,
+// the other way round. Here the loop runs in square tiles, a GPU block
+// each: the block first loads the tile of each such input with threads
+// consecutive along the input's contiguous dimension into shared memory,
+// then computes with threads consecutive along the stores' contiguous
+// dimension, reading the staged inputs from shared memory transposed.
+//
+//   for tile (p0, q0) (per GPU block):
+//     load x[p0 + tid % T, q0 + tid / T + k*rows] into tile[q][p], each k
+//     barrier
+//     compute (p0 + tid / T + k*rows, q0 + tid % T), each k; x from tile
+//     barrier (before the next tile overwrites it)
+//
+// A tile spans 128 bytes of the widest element along both dimensions (32
+// f32, 64 f16), so that every global access of a warp covers whole 32-byte
+// sectors. Tile rows are padded by 4 bytes: the transposed reads of a warp
+// hit 32 distinct banks. Past the loop's bounds, loads are clamped to the
+// last iteration and stores are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopMapping.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+
+namespace nerve::loop_mapping {
+namespace {
+
+constexpr int64_t kTileThreads = 256;
+constexpr int64_t kTileLineBytes = 128;
+
+/// Which of `loop`'s dimensions `v` is the index of, or -1.
+int dimensionOf(scf::ParallelOp loop, Value v) {
+  auto ivs = loop.getInductionVars();
+  auto it = llvm::find(ivs, v);
+  return it == ivs.end() ? -1 : static_cast<int>(it - ivs.begin());
+}
+
+int64_t elementBytes(Value memref) {
+  return llvm::divideCeil(llvm::cast<MemRefType>(memref.getType()).getElementTypeBitWidth(), 8);
+}
+
+/// The loop's dimensions p (along which the staged loads are contiguous)
+/// and q (along which every store is), and the loads to stage.
+struct TransposePlan {
+  unsigned p = 0, q = 0;
+  SmallVector<Operation *> staged; ///< memref.load ops
+};
+
+/// `loop` as a tiled transpose: a straight-line body whose stores are all
+/// contiguous along the same dimension q, with at least one load contiguous
+/// along another dimension p that also depends on q. Such a load is staged
+/// when its indices are the loop's indices or values from outside, and the
+/// loop stores nothing into its buffer.
+std::optional<TransposePlan> matchTiledTranspose(scf::ParallelOp loop) {
+  if (loop.getNumLoops() < 2 || loop.getNumResults() != 0)
+    return std::nullopt;
+  Block *body = loop.getBody();
+  int q = -1;
+  llvm::SmallPtrSet<Value, 4> stored;
+  for (Operation &op : body->without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return std::nullopt;
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      std::optional<unsigned> dim = contiguousDim(store.getMemRefType());
+      int along = dim ? dimensionOf(loop, store.getIndices()[*dim]) : -1;
+      if (along < 0 || (q >= 0 && along != q))
+        return std::nullopt;
+      q = along;
+      stored.insert(store.getMemRef());
+    } else if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op)) {
+      return std::nullopt;
+    }
+  }
+  if (q < 0)
+    return std::nullopt;
+  TransposePlan plan;
+  plan.q = q;
+  int p = -1;
+  for (auto load : body->getOps<memref::LoadOp>()) {
+    std::optional<unsigned> dim = contiguousDim(load.getMemRefType());
+    int along = dim ? dimensionOf(loop, load.getIndices()[*dim]) : -1;
+    if (along < 0 || along == q || (p >= 0 && along != p) || stored.contains(load.getMemRef()))
+      continue;
+    auto ivOrOutside = [&](Value v) {
+      return dimensionOf(loop, v) >= 0 || !loop->isAncestor(v.getParentBlock()->getParentOp());
+    };
+    if (!llvm::all_of(load.getIndices(), ivOrOutside) ||
+        !llvm::is_contained(load.getIndices(), loop.getInductionVars()[q]))
+      continue; // a row read by every thread of the tile alike stays direct
+    p = along;
+    plan.staged.push_back(load);
+  }
+  if (plan.staged.empty())
+    return std::nullopt;
+  plan.p = p;
+  return plan;
+}
+
+} // namespace
+
+FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
+  std::optional<TransposePlan> plan = matchTiledTranspose(loop);
+  if (!plan)
+    return failure();
+  Block *body = loop.getBody();
+  unsigned rank = loop.getNumLoops(), p = plan->p, q = plan->q;
+  int64_t widest = 1;
+  for (Operation *load : plan->staged)
+    widest = std::max(widest, elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef()));
+  for (auto store : body->getOps<memref::StoreOp>())
+    widest = std::max(widest, elementBytes(store.getMemRef()));
+  const int64_t side = std::clamp<int64_t>(kTileLineBytes / widest, 16, 64);
+  const int64_t rowsPerPass = kTileThreads / side;
+  const int64_t perThread = side * side / kTileThreads;
+
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  SmallVector<Value> counts = tripCounts(b, loop).first;
+  // Fewer than half a tile along p would leave most of every tile idle:
+  // such loops keep the usual mapping (a copy of the loop, for the caller).
+  Value tall = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, counts[p],
+                                             indexConstant(b, loc, side / 2));
+  std::optional<int64_t> known = getConstantIntValue(tall);
+  if (known && !*known)
+    return failure();
+  scf::ParallelOp fallback;
+  if (!known) {
+    auto choice = scf::IfOp::create(b, loc, tall, /*withElseRegion=*/true);
+    OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+    fallback = llvm::cast<scf::ParallelOp>(eb.clone(*loop));
+    b.setInsertionPointToStart(&choice.getThenRegion().front());
+  }
+  Value sideV = indexConstant(b, loc, side);
+  Value tilesP = arith::CeilDivUIOp::create(b, loc, counts[p], sideV);
+  Value tilesQ = arith::CeilDivUIOp::create(b, loc, counts[q], sideV);
+  Value work = arith::MulIOp::create(b, loc, tilesP, tilesQ);
+  SmallVector<unsigned> others;
+  for (unsigned d = 0; d < rank; ++d)
+    if (d != p && d != q) {
+      others.push_back(d);
+      work = arith::MulIOp::create(b, loc, work, counts[d]);
+    }
+
+  // One tile of shared memory per staged load, rows padded by 4 bytes.
+  MLIRContext *ctx = b.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  SmallVector<int64_t> pitch, tileOffset;
+  int64_t sharedBytes = 0;
+  for (Operation *load : plan->staged) {
+    int64_t bytes = elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef());
+    pitch.push_back(side + std::max<int64_t>(1, 4 / bytes));
+    tileOffset.push_back(sharedBytes);
+    sharedBytes += llvm::alignTo(side * pitch.back() * bytes, 16);
+  }
+  Value sharedSize = arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedBytes);
+
+  buildLaunchOver(b, loc, work, indexConstant(b, loc, 1), indexConstant(b, loc, kTileThreads),
+                  [&](OpBuilder &ib, gpu::LaunchOp launch) {
+    auto c = [&](int64_t v) { return indexConstant(ib, loc, v); };
+    auto bytesType = MemRefType::get({ShapedType::kDynamic}, ib.getI8Type(),
+                                     MemRefLayoutAttrInterface(), workgroup);
+    Value raw = gpu::DynamicSharedMemoryOp::create(ib, loc, bytesType);
+    SmallVector<Value> tiles;
+    for (auto [load, rowPitch, offset] : llvm::zip(plan->staged, pitch, tileOffset)) {
+      auto type = MemRefType::get({side * rowPitch}, load->getResult(0).getType(),
+                                  MemRefLayoutAttrInterface(), workgroup);
+      tiles.push_back(memref::ViewOp::create(ib, loc, type, raw, c(offset), ValueRange{}));
+    }
+    Value tid = launch.getThreadIds().x;
+    Value tidMod = arith::RemUIOp::create(ib, loc, tid, c(side));
+    Value tidDiv = arith::DivUIOp::create(ib, loc, tid, c(side));
+
+    auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, work,
+                                    launch.getGridSize().x);
+    OpBuilder lb = OpBuilder::atBlockBegin(items.getBody());
+    auto lc = [&](int64_t v) { return indexConstant(lb, loc, v); };
+    Value rest = items.getInductionVar();
+    Value tq = arith::RemUIOp::create(lb, loc, rest, tilesQ);
+    rest = arith::DivUIOp::create(lb, loc, rest, tilesQ);
+    Value tp = arith::RemUIOp::create(lb, loc, rest, tilesP);
+    rest = arith::DivUIOp::create(lb, loc, rest, tilesP);
+    SmallVector<Value> ivs(rank);
+    auto ivAt = [&](unsigned d, Value k) {
+      return arith::AddIOp::create(lb, loc, loop.getLowerBound()[d],
+                                   arith::MulIOp::create(lb, loc, k, loop.getStep()[d]));
+    };
+    for (int i = static_cast<int>(others.size()) - 1; i >= 0; --i) {
+      unsigned d = others[i];
+      Value k = i == 0 ? rest : arith::RemUIOp::create(lb, loc, rest, counts[d]).getResult();
+      if (i > 0)
+        rest = arith::DivUIOp::create(lb, loc, rest, counts[d]);
+      ivs[d] = ivAt(d, k);
+    }
+    Value p0 = arith::MulIOp::create(lb, loc, tp, lc(side));
+    Value q0 = arith::MulIOp::create(lb, loc, tq, lc(side));
+    // Position `local` of the tile along dimension d, clamped to the last
+    // iteration, and whether it exists.
+    auto along = [&](unsigned d, Value origin, Value local) -> std::pair<Value, Value> {
+      Value k = arith::AddIOp::create(lb, loc, origin, local);
+      Value exists = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, k, counts[d]);
+      Value last = arith::SubIOp::create(lb, loc, counts[d], lc(1));
+      return {ivAt(d, arith::SelectOp::create(lb, loc, exists, k, last)), exists};
+    };
+
+    // Staged loads, threads consecutive along p: all loads first, so that
+    // they are in flight together, then the shared stores.
+    SmallVector<std::pair<Value, Value>> loaded; // (value, tile position), by tile
+    SmallVector<unsigned> tileOf;
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value qLocal = arith::AddIOp::create(lb, loc, tidDiv, lc(k * rowsPerPass));
+      ivs[p] = along(p, p0, tidMod).first;
+      ivs[q] = along(q, q0, qLocal).first;
+      IRMapping m;
+      m.map(loop.getInductionVars(), ivs);
+      for (auto [i, load] : llvm::enumerate(plan->staged)) {
+        Value at = arith::AddIOp::create(
+            lb, loc, arith::MulIOp::create(lb, loc, qLocal, lc(pitch[i])), tidMod);
+        loaded.push_back({lb.clone(*load, m)->getResult(0), at});
+        tileOf.push_back(i);
+      }
+    }
+    for (auto [entry, i] : llvm::zip(loaded, tileOf))
+      memref::StoreOp::create(lb, loc, entry.first, tiles[i], ValueRange{entry.second});
+    gpu::BarrierOp::create(lb, loc);
+
+    // The body, threads consecutive along q, its iterations interleaved op
+    // by op (their loads in flight together); stores only where they exist.
+    SmallVector<IRMapping> mappings(perThread);
+    SmallVector<Value> valid(perThread), tileAt(perThread * plan->staged.size());
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value pLocal = arith::AddIOp::create(lb, loc, tidDiv, lc(k * rowsPerPass));
+      auto [pIv, pExists] = along(p, p0, pLocal);
+      auto [qIv, qExists] = along(q, q0, tidMod);
+      ivs[p] = pIv;
+      ivs[q] = qIv;
+      valid[k] = arith::AndIOp::create(lb, loc, pExists, qExists);
+      mappings[k].map(loop.getInductionVars(), ivs);
+      for (unsigned i = 0; i < plan->staged.size(); ++i)
+        tileAt[k * plan->staged.size() + i] = arith::AddIOp::create(
+            lb, loc, arith::MulIOp::create(lb, loc, tidMod, lc(pitch[i])), pLocal);
+    }
+    for (Operation &op : body->without_terminator()) {
+      auto stagedAt = llvm::find(plan->staged, &op);
+      for (int64_t k = 0; k < perThread; ++k) {
+        if (stagedAt != plan->staged.end()) {
+          unsigned i = stagedAt - plan->staged.begin();
+          Value v = memref::LoadOp::create(lb, loc, tiles[i],
+                                           ValueRange{tileAt[k * plan->staged.size() + i]});
+          mappings[k].map(op.getResult(0), v);
+        } else if (isa<memref::StoreOp>(op)) {
+          auto inRange = scf::IfOp::create(lb, loc, valid[k], /*withElseRegion=*/false);
+          OpBuilder tb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+          tb.clone(op, mappings[k]);
+        } else {
+          lb.clone(op, mappings[k]);
+        }
+      }
+    }
+    // The next tile's loads overwrite the shared tiles.
+    gpu::BarrierOp::create(lb, loc);
+  }, sharedSize);
+  loop.erase();
+  return fallback;
+}
+
+} // namespace nerve::loop_mapping

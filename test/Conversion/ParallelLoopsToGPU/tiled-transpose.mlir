@@ -1,0 +1,169 @@
+// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+
+// y[r, c] (contiguous along c) from a column-major x[r, c] (contiguous
+// along r): 32 x 32 tiles of f32, a block of 256 threads each. The block
+// loads x's tile with threads consecutive along r into shared memory (rows
+// padded to 33), meets at a barrier, computes with threads consecutive
+// along c (four iterations each), x read from the tile transposed, stores
+// only where the iteration exists, and meets again before the next tile.
+// s[r] (a value per row) is read directly. Fewer than 16 rows keep the
+// usual mapping (the copy in the else branch).
+// CHECK-LABEL: func.func @transposed
+// CHECK:       %[[TALL:.*]] = arith.cmpi uge, %{{.*}}, %c16{{.*}} : index
+// CHECK:       scf.if %[[TALL]] {
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c4224_i32
+// CHECK:           %[[TILE:.*]] = memref.view {{.*}} to memref<1056xf32, #gpu.address_space<workgroup>>
+// CHECK:           scf.for
+// CHECK-COUNT-4:     memref.load %arg0[%{{.*}}, %{{.*}}] : memref<?x?xf32, strided<[1, ?]>>
+// CHECK-COUNT-4:     memref.store %{{.*}}, %[[TILE]][%{{.*}}] : memref<1056xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:        gpu.barrier
+// CHECK-COUNT-4:     memref.load %[[TILE]][%{{.*}}]
+// CHECK-COUNT-4:     memref.load %arg1[%{{.*}}] : memref<?xf32>
+// CHECK-COUNT-4:     math.exp
+// CHECK-COUNT-4:     arith.divf
+// CHECK:             scf.if %{{.*}} {
+// CHECK-NEXT:          memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK:             gpu.barrier
+// CHECK-NEXT:      }
+// CHECK:       } else {
+// CHECK-NOT:     dynamic_shared_memory
+// CHECK:         gpu.launch
+// CHECK-NOT:       gpu.barrier
+// CHECK:       return
+func.func @transposed(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?xf32>,
+                      %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %y, %c0 : memref<?x?xf32>
+  %cols = memref.dim %y, %c1 : memref<?x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    %w = memref.load %s[%r] : memref<?xf32>
+    %e = math.exp %v : f32
+    %d = arith.divf %e, %w : f32
+    memref.store %d, %y[%r, %c] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// f16: tiles of 64 x 64 (128 bytes along both), rows padded by two
+// elements (4 bytes), sixteen iterations a thread; enough rows known
+// statically: no fallback.
+// CHECK-LABEL: func.func @transposed_f16
+// CHECK-NOT:   arith.cmpi uge
+// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c8448_i32
+// CHECK:         memref.view {{.*}} to memref<4224xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-16: memref.load %arg0
+// CHECK:         gpu.barrier
+// CHECK-COUNT-16: arith.extf
+// CHECK-COUNT-16: arith.truncf
+// CHECK:         gpu.barrier
+// CHECK-NOT:   gpu.launch
+func.func @transposed_f16(%x: memref<4096x?xf16, strided<[1, 4096]>>,
+                          %y: memref<4096x?xf16>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4096 = arith.constant 4096 : index
+  %two = arith.constant 2.0 : f32
+  %cols = memref.dim %y, %c1 : memref<4096x?xf16>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%c4096, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<4096x?xf16, strided<[1, 4096]>>
+    %w = arith.extf %v : f16 to f32
+    %m = arith.mulf %w, %two : f32
+    %t = arith.truncf %m : f32 to f16
+    memref.store %t, %y[%r, %c] : memref<4096x?xf16>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A batch dimension besides the pair: tiles per (batch, tile of r, tile of
+// c), the batch index from the block's item.
+// CHECK-LABEL: func.func @batched
+// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c4224_i32
+// CHECK:         gpu.barrier
+// CHECK:       } else {
+func.func @batched(%x: memref<?x?x?xf32, strided<[?, 1, ?]>>,
+                   %y: memref<?x?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %b = memref.dim %y, %c0 : memref<?x?x?xf32>
+  %rows = memref.dim %y, %c1 : memref<?x?x?xf32>
+  %cols = memref.dim %y, %c2 : memref<?x?x?xf32>
+  scf.parallel (%i, %r, %c) = (%c0, %c0, %c0) to (%b, %rows, %cols) step (%c1, %c1, %c1) {
+    %v = memref.load %x[%i, %r, %c] : memref<?x?x?xf32, strided<[?, 1, ?]>>
+    memref.store %v, %y[%i, %r, %c] : memref<?x?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Not tiled: few rows known statically; loads and stores contiguous along
+// the same dimension; stores contiguous along different dimensions; a
+// transposed read of a buffer that the loop also writes.
+// CHECK-LABEL: func.func @few_rows
+// CHECK-NOT:   dynamic_shared_memory
+// CHECK-LABEL: func.func @same_direction
+// CHECK-NOT:   dynamic_shared_memory
+// CHECK-LABEL: func.func @stores_disagree
+// CHECK-NOT:   dynamic_shared_memory
+// CHECK-LABEL: func.func @in_place
+// CHECK-NOT:   dynamic_shared_memory
+func.func @few_rows(%x: memref<8x?xf32, strided<[1, 8]>>, %y: memref<8x?xf32>)
+    attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %cols = memref.dim %y, %c1 : memref<8x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%c8, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<8x?xf32, strided<[1, 8]>>
+    memref.store %v, %y[%r, %c] : memref<8x?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @same_direction(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %y, %c0 : memref<?x?xf32>
+  %cols = memref.dim %y, %c1 : memref<?x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<?x?xf32>
+    memref.store %v, %y[%r, %c] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @stores_disagree(%x: memref<?x?xf32, strided<[1, ?]>>, %y: memref<?x?xf32>,
+                           %z: memref<?x?xf32, strided<[1, ?]>>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %y, %c0 : memref<?x?xf32>
+  %cols = memref.dim %y, %c1 : memref<?x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    memref.store %v, %y[%r, %c] : memref<?x?xf32>
+    memref.store %v, %z[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    scf.reduce
+  }
+  return
+}
+func.func @in_place(%y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %y, %c0 : memref<?x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%rows, %rows) step (%c1, %c1) {
+    %v = memref.load %y[%c, %r] : memref<?x?xf32>
+    memref.store %v, %y[%r, %c] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
