@@ -103,6 +103,12 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
   SmallVector<memref::LoadOp> vectorLoads;
   SmallVector<int> swapWithLast; // per vector load: the dimension made last, or -1
   int64_t vectorLanes = getConstantIntValue(loop.getStep()[rank - 1]) == 1 ? kMaxVectorLanes : 1;
+  // Indices the lanes of a vector share: the fold's, the loop's own, values
+  // from outside.
+  auto sameForColumns = [&](Value v) {
+    return v == fold.getInductionVar() || llvm::is_contained(loop.getInductionVars(), v) ||
+           !loop->isAncestor(v.getParentBlock()->getParentOp());
+  };
   for (auto load : fold.getBody()->getOps<memref::LoadOp>()) {
     ValueRange indices = load.getIndices();
     std::optional<unsigned> along = contiguousDim(load.getMemRefType());
@@ -112,10 +118,6 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
     int swap = static_cast<int>(*along) == last ? -1 : static_cast<int>(*along);
     int64_t lanes = vectorLanesOf(swap < 0 ? load.getMemRefType()
                                            : transposedType(load.getMemRefType(), swap));
-    auto sameForColumns = [&](Value v) {
-      return v == fold.getInductionVar() || llvm::is_contained(loop.getInductionVars(), v) ||
-             !loop->isAncestor(v.getParentBlock()->getParentOp());
-    };
     bool others = llvm::all_of(llvm::enumerate(indices), [&](auto entry) {
       return entry.index() == *along || (entry.value() != column0 && sameForColumns(entry.value()));
     });
