@@ -29,6 +29,39 @@ std::optional<unsigned> contiguousDim(MemRefType type) {
   return std::nullopt;
 }
 
+int64_t elementBytes(Value memref) {
+  return llvm::divideCeil(cast<MemRefType>(memref.getType()).getElementTypeBitWidth(), 8);
+}
+
+static int64_t sharedArrayBytes(const SharedArray &array) {
+  return llvm::alignTo(array.second * llvm::divideCeil(array.first.getIntOrFloatBitWidth(), 8),
+                       16);
+}
+
+SmallVector<Value> sharedArrays(OpBuilder &b, Location loc, ArrayRef<SharedArray> arrays) {
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface(),
+                              workgroup));
+  SmallVector<Value> views;
+  int64_t offset = 0;
+  for (const SharedArray &array : arrays) {
+    auto type = MemRefType::get({array.second}, array.first, MemRefLayoutAttrInterface(),
+                                workgroup);
+    views.push_back(
+        memref::ViewOp::create(b, loc, type, raw, indexConstant(b, loc, offset), ValueRange{}));
+    offset += sharedArrayBytes(array);
+  }
+  return views;
+}
+
+int64_t sharedArraysBytes(ArrayRef<SharedArray> arrays) {
+  int64_t bytes = 0;
+  for (const SharedArray &array : arrays)
+    bytes += sharedArrayBytes(array);
+  return bytes;
+}
+
 /// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
 void buildLaunch(OpBuilder &b, Location loc, Value grid, Value block,
                  function_ref<void(OpBuilder &, gpu::LaunchOp)> fn, Value sharedBytes) {

@@ -29,6 +29,20 @@ mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 /// The innermost dimension of `type` with a static unit stride, if any.
 std::optional<unsigned> contiguousDim(mlir::MemRefType type);
 
+/// Bytes of one element of `memref`.
+int64_t elementBytes(mlir::Value memref);
+
+/// A 1-D array in shared memory: its element type and length.
+using SharedArray = std::pair<mlir::Type, int64_t>;
+
+/// Views of `arrays`, one after another in the block's dynamic shared
+/// memory, each at a multiple of 16 bytes.
+llvm::SmallVector<mlir::Value> sharedArrays(mlir::OpBuilder &b, mlir::Location loc,
+                                            llvm::ArrayRef<SharedArray> arrays);
+
+/// The dynamic shared memory `sharedArrays` lays `arrays` out in.
+int64_t sharedArraysBytes(llvm::ArrayRef<SharedArray> arrays);
+
 /// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
 /// `sharedBytes`, when given, is the dynamic shared memory of each block.
 void buildLaunch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value grid, mlir::Value block,

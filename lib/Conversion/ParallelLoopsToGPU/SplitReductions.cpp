@@ -47,8 +47,15 @@ constexpr int64_t kMinChunk = 64;
 constexpr int64_t kCombineColumns = 8;
 constexpr int64_t kCombineSlices = 32;
 
+/// The permutation of `rank` dimensions that swaps `d` and the last.
+AffineMap swapWithLastMap(unsigned rank, unsigned d, MLIRContext *ctx) {
+  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  std::swap(order[d], order.back());
+  return AffineMap::getPermutationMap(order, ctx);
+}
+
 /// `type` with dimension `d` and the last swapped (what memref.transpose
-/// gives).
+/// by swapWithLastMap gives).
 MemRefType transposedType(MemRefType type, unsigned d) {
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -179,10 +186,7 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
       vectorViews.push_back(load.getMemRef());
       continue;
     }
-    unsigned last = load.getMemRefType().getRank() - 1;
-    SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, last + 1));
-    std::swap(order[swap], order[last]);
-    auto perm = AffineMap::getPermutationMap(order, b.getContext());
+    auto perm = swapWithLastMap(load.getMemRefType().getRank(), swap, b.getContext());
     vectorViews.push_back(memref::TransposeOp::create(b, loc, load.getMemRef(),
                                                       AffineMapAttr::get(perm)));
   }
@@ -266,21 +270,13 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
   // Slice s of a column combines chunks s, s + kCombineSlices, ... (loads
   // in flight together); slice 0 then combines the slices' partials in
   // order, from shared memory, and runs the rest of the body.
-  int64_t accBytes = llvm::divideCeil(accType.getIntOrFloatBitWidth(), 8);
-  Value sharedBytes = arith::ConstantIntOp::create(
-      b, loc, b.getI32Type(), kCombineColumns * kCombineSlices * accBytes);
+  SharedArray slices{accType, kCombineColumns * kCombineSlices};
+  Value sharedBytes =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(slices));
   Value groups = arith::CeilDivUIOp::create(b, loc, total, indexConstant(b, loc, kCombineColumns));
   Value combineBlock = indexConstant(b, loc, kCombineColumns * kCombineSlices);
   buildLaunchOver(b, loc, groups, one, combineBlock, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-    auto workgroup = gpu::AddressSpaceAttr::get(ib.getContext(), gpu::AddressSpace::Workgroup);
-    Value raw = gpu::DynamicSharedMemoryOp::create(
-        ib, loc, MemRefType::get({ShapedType::kDynamic}, ib.getI8Type(),
-                                 MemRefLayoutAttrInterface(), workgroup));
-    Value slicePartials = memref::ViewOp::create(
-        ib, loc,
-        MemRefType::get({kCombineColumns * kCombineSlices}, accType, MemRefLayoutAttrInterface(),
-                        workgroup),
-        raw, indexConstant(ib, loc, 0), ValueRange{});
+    Value slicePartials = sharedArrays(ib, loc, slices).front();
     Value tid = launch.getThreadIds().x;
     Value columnsValue = indexConstant(ib, loc, kCombineColumns);
     Value local = arith::RemUIOp::create(ib, loc, tid, columnsValue);

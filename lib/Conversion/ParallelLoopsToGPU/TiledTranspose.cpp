@@ -48,10 +48,6 @@ int dimensionOf(scf::ParallelOp loop, Value v) {
   return it == ivs.end() ? -1 : static_cast<int>(it - ivs.begin());
 }
 
-int64_t elementBytes(Value memref) {
-  return llvm::divideCeil(llvm::cast<MemRefType>(memref.getType()).getElementTypeBitWidth(), 8);
-}
-
 /// The loop's dimensions p (along which the staged loads are contiguous)
 /// and q (along which every store is), and the loads to stage.
 struct TransposePlan {
@@ -155,33 +151,26 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
     }
 
   // One tile of shared memory per staged load, rows padded by 4 bytes.
-  MLIRContext *ctx = b.getContext();
-  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  SmallVector<int64_t> pitch, tileOffset;
-  int64_t sharedBytes = 0;
+  SmallVector<int64_t> pitch;
+  SmallVector<SharedArray> arrays;
   for (Operation *load : plan->staged) {
     int64_t bytes = elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef());
     pitch.push_back(side + std::max<int64_t>(1, 4 / bytes));
-    tileOffset.push_back(sharedBytes);
-    sharedBytes += llvm::alignTo(side * pitch.back() * bytes, 16);
+    arrays.push_back({load->getResult(0).getType(), side * pitch.back()});
   }
-  Value sharedSize = arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedBytes);
+  Value sharedSize =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(arrays));
 
   buildLaunchOver(b, loc, work, indexConstant(b, loc, 1), indexConstant(b, loc, kTileThreads),
                   [&](OpBuilder &ib, gpu::LaunchOp launch) {
     auto c = [&](int64_t v) { return indexConstant(ib, loc, v); };
-    auto bytesType = MemRefType::get({ShapedType::kDynamic}, ib.getI8Type(),
-                                     MemRefLayoutAttrInterface(), workgroup);
-    Value raw = gpu::DynamicSharedMemoryOp::create(ib, loc, bytesType);
-    SmallVector<Value> tiles;
-    for (auto [load, rowPitch, offset] : llvm::zip(plan->staged, pitch, tileOffset)) {
-      auto type = MemRefType::get({side * rowPitch}, load->getResult(0).getType(),
-                                  MemRefLayoutAttrInterface(), workgroup);
-      tiles.push_back(memref::ViewOp::create(ib, loc, type, raw, c(offset), ValueRange{}));
-    }
+    SmallVector<Value> tiles = sharedArrays(ib, loc, arrays);
     Value tid = launch.getThreadIds().x;
     Value tidMod = arith::RemUIOp::create(ib, loc, tid, c(side));
     Value tidDiv = arith::DivUIOp::create(ib, loc, tid, c(side));
+    SmallVector<Value> last(rank);
+    for (unsigned d : {p, q})
+      last[d] = arith::SubIOp::create(ib, loc, counts[d], c(1));
 
     auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, work,
                                     launch.getGridSize().x);
@@ -211,9 +200,11 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
     auto along = [&](unsigned d, Value origin, Value local) -> std::pair<Value, Value> {
       Value k = arith::AddIOp::create(lb, loc, origin, local);
       Value exists = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, k, counts[d]);
-      Value last = arith::SubIOp::create(lb, loc, counts[d], lc(1));
-      return {ivAt(d, arith::SelectOp::create(lb, loc, exists, k, last)), exists};
+      return {ivAt(d, arith::SelectOp::create(lb, loc, exists, k, last[d])), exists};
     };
+    // A thread's own column of the tile along p (loads) and along q (compute).
+    Value pOfThread = along(p, p0, tidMod).first;
+    auto [qOfThread, qExists] = along(q, q0, tidMod);
 
     // Staged loads, threads consecutive along p: all loads first, so that
     // they are in flight together, then the shared stores.
@@ -221,7 +212,7 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
     SmallVector<unsigned> tileOf;
     for (int64_t k = 0; k < perThread; ++k) {
       Value qLocal = arith::AddIOp::create(lb, loc, tidDiv, lc(k * rowsPerPass));
-      ivs[p] = along(p, p0, tidMod).first;
+      ivs[p] = pOfThread;
       ivs[q] = along(q, q0, qLocal).first;
       IRMapping m;
       m.map(loop.getInductionVars(), ivs);
@@ -243,9 +234,8 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
     for (int64_t k = 0; k < perThread; ++k) {
       Value pLocal = arith::AddIOp::create(lb, loc, tidDiv, lc(k * rowsPerPass));
       auto [pIv, pExists] = along(p, p0, pLocal);
-      auto [qIv, qExists] = along(q, q0, tidMod);
       ivs[p] = pIv;
-      ivs[q] = qIv;
+      ivs[q] = qOfThread;
       valid[k] = arith::AndIOp::create(lb, loc, pExists, qExists);
       mappings[k].map(loop.getInductionVars(), ivs);
       for (unsigned i = 0; i < plan->staged.size(); ++i)

@@ -409,19 +409,15 @@ struct Builder {
   }
 };
 
-/// Bytes of one element of `memref`.
-int64_t elementBytes(Value memref) {
-  return llvm::divideCeil(llvm::cast<MemRefType>(memref.getType()).getElementTypeBitWidth(), 8);
-}
-
-/// The tiles' bytes for blocks of `threads` with accesses of `lanes`, each
-/// tile starting at a multiple of 16 bytes.
-int64_t tileBytes(ArrayRef<StagedLoop> loops, int64_t threads, int64_t lanes) {
-  int64_t bytes = 0;
+/// The tiles for blocks of `threads` with accesses of `lanes`, in the
+/// order of the loops and their tiles.
+SmallVector<SharedArray> tileArrays(ArrayRef<StagedLoop> loops, int64_t threads, int64_t lanes) {
+  SmallVector<SharedArray> arrays;
   for (const StagedLoop &s : loops)
     for (auto &[memref, tile] : s.tiles)
-      bytes += llvm::alignTo(threads * (tile.width() + lanes) * elementBytes(memref), 16);
-  return bytes;
+      arrays.push_back({llvm::cast<MemRefType>(memref.getType()).getElementType(),
+                        threads * (tile.width() + lanes)});
+  return arrays;
 }
 
 /// Elements per 16-byte vector that every tile allows (whole vectors per
@@ -460,7 +456,8 @@ bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
   int64_t vectorLanes = commonLanes(stagedLoops);
   int64_t threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, kWarpSize));
   auto tilesFit = [&](int64_t threads) {
-    return tileBytes(stagedLoops, threads, vectorLanes) <= kSharedBytesWithoutOptIn;
+    return sharedArraysBytes(tileArrays(stagedLoops, threads, vectorLanes)) <=
+           kSharedBytesWithoutOptIn;
   };
   while (threads > kWarpSize && !tilesFit(threads))
     threads /= 2;
@@ -474,29 +471,19 @@ bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
   std::tie(counts, total) = tripCounts(b, loop);
   Value block = indexConstant(b, loc, threads);
   Value groups = arith::CeilDivUIOp::create(b, loc, total, block);
-  MLIRContext *ctx = b.getContext();
-  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
 
   auto build = [&](OpBuilder &hb, int64_t lanes) {
-    int64_t bytes = tileBytes(stagedLoops, threads, lanes);
-    Value sharedBytes = arith::ConstantIntOp::create(hb, loc, hb.getI32Type(), bytes);
+    SmallVector<SharedArray> arrays = tileArrays(stagedLoops, threads, lanes);
+    Value sharedBytes =
+        arith::ConstantIntOp::create(hb, loc, hb.getI32Type(), sharedArraysBytes(arrays));
     buildLaunchOver(hb, loc, total, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
       // The tiles, one after another in the block's dynamic shared memory.
-      auto bytesType = MemRefType::get({ShapedType::kDynamic}, ib.getI8Type(),
-                                       MemRefLayoutAttrInterface(), workgroup);
-      Value raw = gpu::DynamicSharedMemoryOp::create(ib, loc, bytesType);
+      SmallVector<Value> views = sharedArrays(ib, loc, arrays);
       SmallVector<llvm::DenseMap<Value, Value>> shared(stagedLoops.size());
-      int64_t offset = 0;
+      Value *view = views.begin();
       for (auto [s, tiles] : llvm::zip(stagedLoops, shared))
-        for (auto &[memref, tile] : s.tiles) {
-          int64_t elements = threads * (tile.width() + lanes);
-          auto type = MemRefType::get({elements},
-                                      llvm::cast<MemRefType>(memref.getType()).getElementType(),
-                                      MemRefLayoutAttrInterface(), workgroup);
-          tiles[memref] = memref::ViewOp::create(ib, loc, type, raw,
-                                                 indexConstant(ib, loc, offset), ValueRange{});
-          offset += llvm::alignTo(elements * elementBytes(memref), 16);
-        }
+        for (auto &entry : s.tiles)
+          tiles[entry.first] = *view++;
       // Groups of `threads` iterations, a block each; a block's threads
       // take the same groups, so they meet at the same barriers.
       auto groupLoop = scf::ForOp::create(ib, loc, launch.getBlockIds().x, groups,
