@@ -125,7 +125,8 @@ if [[ $parts == *" sanitize "* ]]; then
         "$site/test/Integration/CUDA/examples.test" "$site/test/Integration/CUDA/golden.test" \
         "$site/test/Integration/CUDA/row-programs.test" "$site/test/Integration/CUDA/time-minor.test" \
         "$site/test/Integration/CUDA/split-reductions.test" \
-        "$site/test/Integration/CUDA/tiled-transpose.test" >"$log-lit.log" 2>&1
+        "$site/test/Integration/CUDA/tiled-transpose.test" \
+        "$site/test/Integration/CUDA/lockstep-loops.test" >"$log-lit.log" 2>&1
       timeout 200 python3 "$root/bench/neuron.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-neuron.log" 2>&1
       timeout 300 python3 "$root/bench/tdim.py" --check-only --wrap "$wrap" --nerve-run "$bundle/bin/nerve-run" >"$log-tdim.log" 2>&1
       # Every sanitized process ends with a summary line; count them and the

@@ -169,6 +169,14 @@ bool mapTransposedStaging(mlir::scf::ParallelOp loop, int64_t blockSize);
 /// to be mapped otherwise (null when the shapes are known to suit them).
 mlir::FailureOr<mlir::scf::ParallelOp> mapTiledTranspose(mlir::scf::ParallelOp loop);
 
+/// Maps `loop` (trip counts `counts`, `total` in all), a thread per
+/// iteration in blocks of `threads`, with the blocks' threads walking the
+/// body's sequential loops in step: a barrier ends each of their iterations
+/// (see LockstepLoops.cpp). Returns false, changing nothing, when the body
+/// has no such loop or does what a barrier forbids.
+bool mapLockstep(mlir::OpBuilder &b, mlir::scf::ParallelOp loop,
+                 llvm::ArrayRef<mlir::Value> counts, mlir::Value total, int64_t threads);
+
 /// `build(b, lanes)` under the host condition `fits`, `build(b, 1)` (the
 /// scalar form) otherwise: the launch by vectors or by scalars chosen at
 /// run time. With `lanes` <= 1 only the scalar form is built.

@@ -567,6 +567,8 @@ struct ParallelLoopsToGPUPass
     // copy bandwidth against 86% for the same map in 1-D).
     int64_t tileWidth = threads * perThread;
     auto scalarMapping = [&](OpBuilder &sb) {
+      if (perThread == 1 && mapLockstep(sb, loop, counts, total, threads))
+        return;
       if (perThread > 1 && loop.getNumLoops() >= 2) {
         Value columns = counts.back();
         Value wide = sb.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, columns,
