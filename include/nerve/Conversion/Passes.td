@@ -88,6 +88,15 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     host check at run time (unit innermost stride, rows and base addresses
     aligned to the vector) chooses it over the scalar mapping.
 
+    A thread per iteration whose body walks a sequential loop (bounds the
+    same for every iteration) accessing each step's row along the innermost
+    parallel index (a time-major neuron: step t reads x[t, n]) walks it in
+    lockstep with its block: a `gpu.barrier` ends each iteration of the
+    walk, so the block's warps reach each row's segment together. Blocks
+    take consecutive iterations a block at a time; a thread past the end
+    repeats the last iteration (its stores write what that iteration writes,
+    so the body may not read a buffer it stores to).
+
     When each iteration walks its own contiguous row in blocks (a sequential
     loop accessing `[the parallel indices..., base + c]`, the base the same
     for every iteration, c constant: a time-minor neuron), each block of the
