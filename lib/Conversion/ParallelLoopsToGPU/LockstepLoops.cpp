@@ -33,36 +33,16 @@ using namespace mlir;
 
 namespace nerve::loop_mapping {
 
-/// Whether `v` has the same value in every iteration of `loop`: defined
-/// outside it, or computed inside by pure ops from such values.
-static bool isInvariantIn(Value v, Operation *loop) {
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return !loop->isAncestor(llvm::cast<BlockArgument>(v).getOwner()->getParentOp());
-  if (!loop->isAncestor(def))
-    return true;
-  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-    return false;
-  return llvm::all_of(def->getOperands(), [&](Value o) { return isInvariantIn(o, loop); });
-}
-
 /// Whether every load and store in `op` with indices indexes its buffer's
 /// contiguous dimension, its last, by `innermost` (and one of them does):
 /// a block's threads then touch neighbouring elements of one row a step.
 static bool walksRows(Operation *op, Value innermost) {
   bool any = false;
   WalkResult walk = op->walk([&](Operation *inner) {
-    Value memref;
-    ValueRange indices;
-    if (auto load = dyn_cast<memref::LoadOp>(inner)) {
-      memref = load.getMemRef();
-      indices = load.getIndices();
-    } else if (auto store = dyn_cast<memref::StoreOp>(inner)) {
-      memref = store.getMemRef();
-      indices = store.getIndices();
-    } else {
+    Value memref = memrefOf(inner);
+    if (!memref)
       return WalkResult::advance();
-    }
+    ValueRange indices = indicesOf(inner);
     if (indices.empty()) // a 0-d value every thread reads (a parameter)
       return isa<memref::LoadOp>(inner) ? WalkResult::advance() : WalkResult::interrupt();
     auto type = cast<MemRefType>(memref.getType());
@@ -85,10 +65,8 @@ static Value rootBuffer(Value memref) {
 static bool readsWhatItWrites(scf::ParallelOp loop) {
   llvm::SmallPtrSet<Value, 4> loaded, stored;
   loop.getBody()->walk([&](Operation *op) {
-    if (auto load = dyn_cast<memref::LoadOp>(op))
-      loaded.insert(rootBuffer(load.getMemRef()));
-    else if (auto store = dyn_cast<memref::StoreOp>(op))
-      stored.insert(rootBuffer(store.getMemRef()));
+    if (Value memref = memrefOf(op))
+      (isa<memref::LoadOp>(op) ? loaded : stored).insert(rootBuffer(memref));
   });
   return llvm::any_of(stored, [&](Value v) { return loaded.contains(v); });
 }

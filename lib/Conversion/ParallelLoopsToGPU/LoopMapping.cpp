@@ -193,23 +193,49 @@ std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
   return fold;
 }
 
-Value hoistOutOf(OpBuilder &host, Value v, Operation *loop, IRMapping &m) {
+Value memrefOf(Operation *op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return load.getMemRef();
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return store.getMemRef();
+  return {};
+}
+
+ValueRange indicesOf(Operation *op) {
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return load.getIndices();
+  return llvm::cast<memref::StoreOp>(op).getIndices();
+}
+
+bool isInvariantIn(Value v, Operation *loop) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return !loop->isAncestor(llvm::cast<BlockArgument>(v).getOwner()->getParentOp());
+  if (!loop->isAncestor(def))
+    return true;
+  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value o) { return isInvariantIn(o, loop); });
+}
+
+/// Clones (recorded in `m`) of the ops inside `loop` that compute `v`,
+/// which isInvariantIn has accepted.
+static Value cloneInvariant(OpBuilder &host, Value v, Operation *loop, IRMapping &m) {
   if (Value done = m.lookupOrNull(v))
     return done;
   Operation *def = v.getDefiningOp();
-  if (!def) {
-    auto arg = llvm::cast<BlockArgument>(v);
-    return loop->isAncestor(arg.getOwner()->getParentOp()) ? Value() : v;
-  }
-  if (!loop->isAncestor(def))
+  if (!def || !loop->isAncestor(def))
     return v;
-  if (def->getNumRegions() != 0 || !isMemoryEffectFree(def))
-    return {};
   for (Value operand : def->getOperands())
-    if (!hoistOutOf(host, operand, loop, m))
-      return {};
+    cloneInvariant(host, operand, loop, m);
   Operation *clone = host.clone(*def, m);
   return clone->getResult(llvm::cast<OpResult>(v).getResultNumber());
+}
+
+Value hoistOutOf(OpBuilder &host, Value v, Operation *loop, IRMapping &m) {
+  if (Value done = m.lookupOrNull(v))
+    return done;
+  return isInvariantIn(v, loop) ? cloneInvariant(host, v, loop, m) : Value();
 }
 
 /// The trip count of each dimension of `loop` (0 when empty), built as

@@ -78,6 +78,16 @@ std::optional<LaneReduction> matchFold(mlir::scf::ForOp loop);
 /// dimension of what they load.
 std::optional<LaneReduction> matchLaneReduction(mlir::scf::ForOp loop);
 
+/// The buffer a memref.load or memref.store accesses; null for other ops.
+mlir::Value memrefOf(mlir::Operation *op);
+
+/// The indices of a memref.load or memref.store.
+mlir::ValueRange indicesOf(mlir::Operation *op);
+
+/// Whether `v` has the same value in every iteration of `loop`: defined
+/// outside it, or computed inside by pure ops from such values.
+bool isInvariantIn(mlir::Value v, mlir::Operation *loop);
+
 /// `v` in host code before `loop`: itself when defined outside it, else
 /// clones (recorded in `m`) of the pure ops inside it that compute it from
 /// values outside; null when it depends on the loop's iterations or memory.

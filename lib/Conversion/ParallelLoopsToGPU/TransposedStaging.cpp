@@ -122,20 +122,6 @@ struct StagedLoop {
   llvm::DenseMap<Operation *, int64_t> offsets; ///< staged accesses: column - base
 };
 
-Value memrefOf(Operation *op) {
-  if (auto load = dyn_cast<memref::LoadOp>(op))
-    return load.getMemRef();
-  if (auto store = dyn_cast<memref::StoreOp>(op))
-    return store.getMemRef();
-  return {};
-}
-
-ValueRange indicesOf(Operation *op) {
-  if (auto load = dyn_cast<memref::LoadOp>(op))
-    return load.getIndices();
-  return llvm::cast<memref::StoreOp>(op).getIndices();
-}
-
 /// `f` (in `loop`'s body) as a walk in blocks: each iteration accesses, as
 /// direct children of its body, buffers at [the parallel indices..., base +
 /// c] with a uniform base and constant c in [0, kMaxTileWidth), along their
