@@ -70,7 +70,6 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createNameKernels());
-  pm.addPass(createBoundBlockSizes());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
   std::optional<std::string> libdevice = findLibdevice(options.libdevice);

@@ -195,28 +195,6 @@ def NameKernels : Pass<"nerve-name-kernels", "::mlir::ModuleOp"> {
   }];
 }
 
-def BoundBlockSizes : Pass<"nerve-bound-block-sizes", "::mlir::ModuleOp"> {
-  let summary = "Bounds each kernel's block size by what its launches ask for";
-  let description = [{
-    Gives every kernel whose launches choose their block size at run time
-    `nvvm.maxntid`: the largest block size any of its launches can ask for,
-    per dimension, as the integer ranges of the host code bound it
-    (upstream `IntegerRangeAnalysis`; a row program's
-    `select(solo, 1024, minui(threads, 512))` is at most 1024). ptxas then
-    keeps the kernel within the registers that many threads can have (64 a
-    thread at 1024), so that the largest launch cannot fail for lack of
-    them. Kernels with a constant block size (`known_block_size`), launches
-    whose block size has no known bound, and bounds beyond CUDA's 1024
-    threads a block are left alone.
-
-    ```mlir
-    %t = arith.select %solo, %c1024, %small : index
-    gpu.launch_func @k::@k blocks in (%n, %c1, %c1) threads in (%t, %c1, %c1) ...
-    // gpu.func @k(...) kernel attributes {nvvm.maxntid = array<i32: 1024, 1, 1>}
-    ```
-  }];
-}
-
 def SerializeGPUModules : Pass<"nerve-serialize-gpu-modules", "::mlir::ModuleOp"> {
   let summary = "Compiles every gpu.module to PTX, the modules concurrently";
   let description = [{

@@ -66,13 +66,16 @@ constexpr int64_t kMaxThreadsLargeStaging = 512;
 /// Threads of a vector-form block that stages more than half the shared
 /// memory (every block of the partly staged form does): it runs alone on
 /// its SM, so no other block's phases overlap its load, reduce and store
-/// phases, and its loads in flight are all the SM has.
-/// `nerve-bound-block-sizes` then keeps these kernels within 64 registers a
-/// thread (they take 46-64, no spills). On an H200, against 512 threads:
-/// f16 softmax, log_softmax and layer_norm over 65536 columns (staged
-/// whole) went from 58/53/53% to 63/61/70% of the copy bandwidth, f32 (the
-/// first 57856 columns staged) from 47/69/50% to 62/69/54%. The scalar form
-/// keeps 512.
+/// phases, and its loads in flight are all the SM has. Such blocks run
+/// kernels of their own whose block size is a constant, so that ptxas
+/// keeps them within 64 registers a thread (they take 52-64, no spills);
+/// the kernel for smaller rows keeps its block size chosen at run time and
+/// its registers (a bound of 1024 on it made ptxas spill or reschedule:
+/// f32 log_softmax and layer_norm at 16384 x 4096 lost 5-8 points). On an
+/// H200, against 512 threads: f16 softmax, log_softmax and layer_norm over
+/// 65536 columns (staged whole) went from 58/53/53% to 63/61/70% of the
+/// copy bandwidth, f32 (the first 57856 columns staged) from 47/69/50% to
+/// 62/69/54%. The scalar form keeps 512.
 constexpr int64_t kSoloThreads = 1024;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
@@ -390,7 +393,7 @@ public:
     Value vectors;
     if (g.lanes > 1)
       vectors = vectorAccessesFit(b, loc, g.vectorBuffers, g.lanes, columns, zero);
-    Value sharedBytes, fitsAll, fitsProgram, soloThreads;
+    Value sharedBytes, fitsAll, fitsProgram;
     int64_t fit = 0;
     if (!g.staged.empty()) {
       int64_t bytesPerColumn = 0;
@@ -424,13 +427,11 @@ public:
           b, loc, large, indexConstant(b, loc, kMaxThreadsLargeStaging), maxThreads);
     }
     threads = arith::MinUIOp::create(b, loc, threads, maxThreads);
-    if (sharedBytes) {
-      Value solo = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, sharedBytes,
-                                         arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                                                      stagingBytes / 2));
-      soloThreads =
-          arith::SelectOp::create(b, loc, solo, indexConstant(b, loc, kSoloThreads), threads);
-    }
+    Value solo;
+    if (sharedBytes)
+      solo = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ugt, sharedBytes,
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), stagingBytes / 2));
     Operation *resume =
         g.final ? g.final->getNextNode() : g.stats.back()->getNextNode();
     // Other rows run as separate launches (a row per warp for the
@@ -492,9 +493,13 @@ public:
       if (fitsAll) {
         auto whole = scf::IfOp::create(vb, loc, fitsAll, /*withElseRegion=*/true);
         OpBuilder wb = OpBuilder::atBlockBegin(&whole.getThenRegion().front());
-        buildKernel(wb, g.lanes, false, soloThreads);
+        auto alone = scf::IfOp::create(wb, loc, solo, /*withElseRegion=*/true);
+        OpBuilder ab = OpBuilder::atBlockBegin(&alone.getThenRegion().front());
+        buildKernel(ab, g.lanes, false, indexConstant(ab, loc, kSoloThreads));
+        OpBuilder sharing = OpBuilder::atBlockBegin(&alone.getElseRegion().front());
+        buildKernel(sharing, g.lanes, false, threads);
         OpBuilder pb = OpBuilder::atBlockBegin(&whole.getElseRegion().front());
-        buildKernel(pb, g.lanes, true, soloThreads);
+        buildKernel(pb, g.lanes, true, indexConstant(pb, loc, kSoloThreads));
       } else {
         buildKernel(vb, g.lanes, false, threads);
       }

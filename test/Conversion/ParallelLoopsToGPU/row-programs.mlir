@@ -22,7 +22,8 @@
 // the first 12032 columns there and reads the rest from global memory
 // again; blocks whose staging exceeds 48 KiB take up to 512 threads, and
 // vector-form blocks whose staging exceeds half the budget (they run alone
-// on their SM; always so for the part-staged kernel) take 1024. Other
+// on their SM; always so for the part-staged kernel) run kernels of their
+// own with 1024 threads. Other
 // rows wider than the staging run the three loops as launches of their own
 // instead (the elementwise pass by vectors or by tiles of a row: such rows
 // are wider than half a tile).
@@ -49,14 +50,17 @@
 // CHECK:       %[[MOST:.*]] = arith.select %[[LARGE]], %c512{{.*}}, %c256 : index
 // CHECK:       %[[TPB:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
 // CHECK:       %[[SOLO:.*]] = arith.cmpi ugt, %[[SMEM]], %c24064_i32 : i32
-// CHECK:       %[[VTPB:.*]] = arith.select %[[SOLO]], %c1024, %[[TPB]] : index
 // CHECK:       scf.if %[[PROGRAM]] {
 // CHECK:         scf.if %[[VECTORS]] {
 // CHECK:           scf.if %[[FITS_ALL]] {
 //                    The whole row staged: a thread loads 4 columns at a
 //                    time, stages them with one shared-memory store,
 //                    combines the lanes in order, four vectors in flight.
-// CHECK:             gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[VTPB]], {{.*}}) dynamic_shared_memory_size %[[SMEM]]
+//                    A block alone on its SM: 1024 threads, a constant.
+// CHECK:             scf.if %[[SOLO]] {
+// CHECK:               gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c1024{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
+// CHECK:             } else {
+// CHECK:             gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[TPB]], {{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK:               scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK:                 %[[VX:.*]] = vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
 // CHECK-NEXT:            vector.store %[[VX]], %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
@@ -67,7 +71,7 @@
 //                    Part of the row staged: the first 12032 columns kept
 //                    as the max reads them, read back from there by the
 //                    later passes, the rest from global memory again.
-// CHECK:             gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[VTPB]], {{.*}}) dynamic_shared_memory_size %[[SMEM]]
+// CHECK:             gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c1024{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK:                 %[[PX:.*]] = vector.load %[[X]]
 // CHECK-NEXT:            scf.if %{{.*}} {
 // CHECK-NEXT:              vector.store %[[PX]], %{{.*}} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
