@@ -73,9 +73,9 @@ constexpr int64_t kMaxThreadsLargeStaging = 512;
 /// its registers (a bound of 1024 on it made ptxas spill or reschedule:
 /// f32 log_softmax and layer_norm at 16384 x 4096 lost 5-8 points). On an
 /// H200, against 512 threads: f16 softmax, log_softmax and layer_norm over
-/// 65536 columns (staged whole) went from 58/53/53% to 63/61/70% of the
-/// copy bandwidth, f32 (the first 57856 columns staged) from 47/69/50% to
-/// 62/69/54%. The scalar form keeps 512.
+/// 65536 columns (staged whole) went from 58/53/53% to 69/76/75% of the
+/// copy bandwidth, f32 (the first 57856 columns staged) from 47/70/50% to
+/// 65/70/60%. The scalar form keeps 512.
 constexpr int64_t kSoloThreads = 1024;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
