@@ -58,24 +58,19 @@ constexpr int64_t kElementsPerThread = 8;
 /// sized by vectors; f32 softmax 68-79%, now 82-89%).
 constexpr int64_t kVectorsPerThread = 4;
 constexpr int64_t kMaxThreads = 256;
-/// Threads of a block whose staging exceeds kDefaultSharedBytes: it runs
-/// alone or nearly so on its SM (an H100 has 228 KiB), so it needs more
-/// loads in flight of its own. 512 threads may take up to 128 registers
-/// each (these kernels take 40-86), so the launch cannot fail for them.
+/// Threads of a block whose staging exceeds kDefaultSharedBytes: few
+/// blocks share its SM (an H100 has 228 KiB), so it needs more loads in
+/// flight of its own. 512 threads may take up to 128 registers each (the
+/// kernels launched so take 40-58), so the launch cannot fail for them.
 constexpr int64_t kMaxThreadsLargeStaging = 512;
 /// Threads of a vector-form block that stages more than half the shared
-/// memory (every block of the partly staged form does): it runs alone on
-/// its SM, so no other block's phases overlap its load, reduce and store
-/// phases, and its loads in flight are all the SM has. Such blocks run
-/// kernels of their own whose block size is a constant, so that ptxas
-/// keeps them within 64 registers a thread (they take 52-64, no spills);
-/// the kernel for smaller rows keeps its block size chosen at run time and
-/// its registers (a bound of 1024 on it made ptxas spill or reschedule:
-/// f32 log_softmax and layer_norm at 16384 x 4096 lost 5-8 points). On an
-/// H200, against 512 threads: f16 softmax, log_softmax and layer_norm over
-/// 65536 columns (staged whole) went from 58/53/53% to 69/76/75% of the
-/// copy bandwidth, f32 (the first 57856 columns staged) from 47/70/50% to
-/// 65/70/60%. The scalar form keeps 512.
+/// memory (every part-staged block does): it runs alone on its SM, so no
+/// other block's phases overlap its load, reduce and store phases, and its
+/// loads in flight are all the SM has. Such blocks run kernels of their own
+/// with this constant block size, which makes ptxas keep them within 64
+/// registers a thread; the kernel for smaller rows keeps its run-time block
+/// size and its registers. Measurements and the forms dropped:
+/// docs/decisions.md.
 constexpr int64_t kSoloThreads = 1024;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
