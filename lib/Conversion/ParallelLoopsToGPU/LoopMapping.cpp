@@ -286,7 +286,7 @@ Value combineAs(OpBuilder &b, const LaneReduction &r, Value acc, Value value) {
 SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReduction &r, Value lb,
                                    Value ub, Value step, Value lane, Value lanes, int64_t width,
                                    function_ref<SmallVector<Value>(OpBuilder &, Value)> valuesAt,
-                                   int64_t kUnroll) {
+                                   int64_t kUnroll, bool inOrder) {
   Value identity = reductionIdentity(b, loc, r.combine);
   Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
   Value span = arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
@@ -295,9 +295,11 @@ SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReducti
   Value full = arith::DivUIOp::create(b, loc, span, chunk);
   Value laneOffset = arith::MulIOp::create(b, loc, lane, step);
 
-  // Whole chunks: kUnroll independent partials per fold (fold j's partial u
-  // at u * width + j), no bounds checks.
-  SmallVector<Value> inits(kUnroll * width, identity);
+  // Whole chunks, no bounds checks: kUnroll independent partials per fold
+  // (fold j's partial u at u * width + j), or with `inOrder` one, which
+  // takes the chunk's iterations in order once all their values are loaded.
+  int64_t partialsPerFold = inOrder ? 1 : kUnroll;
+  SmallVector<Value> inits(partialsPerFold * width, identity);
   auto main = scf::ForOp::create(b, loc, zero, full, one, inits);
   {
     OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
@@ -305,17 +307,27 @@ SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReducti
         mb, loc, lb,
         arith::AddIOp::create(mb, loc, arith::MulIOp::create(mb, loc, main.getInductionVar(), chunk),
                               laneOffset));
-    SmallVector<Value> next;
+    SmallVector<Value> next(main.getRegionIterArgs());
+    SmallVector<SmallVector<Value>> values;
+    auto combineIteration = [&](int64_t u) {
+      for (int64_t j = 0; j < width; ++j) {
+        Value &partial = next[(u % partialsPerFold) * width + j];
+        partial = combineAs(mb, r, partial, values[u][j]);
+      }
+    };
     for (int64_t u = 0; u < kUnroll; ++u) {
       Value iv = u == 0 ? base
                         : arith::AddIOp::create(
                               mb, loc, base,
                               arith::MulIOp::create(mb, loc, laneStep, indexConstant(mb, loc, u)))
                               .getResult();
-      SmallVector<Value> values = valuesAt(mb, iv);
-      for (int64_t j = 0; j < width; ++j)
-        next.push_back(combineAs(mb, r, main.getRegionIterArgs()[u * width + j], values[j]));
+      values.push_back(valuesAt(mb, iv));
+      if (!inOrder)
+        combineIteration(u);
     }
+    if (inOrder)
+      for (int64_t u = 0; u < kUnroll; ++u)
+        combineIteration(u);
     scf::YieldOp::create(mb, loc, next);
   }
   // The tail, one iteration at a time.
@@ -333,7 +345,7 @@ SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReducti
     scf::YieldOp::create(tb, loc, next);
   }
   SmallVector<Value> partials(tail.getResults());
-  for (int64_t u = 1; u < kUnroll; ++u)
+  for (int64_t u = 1; u < partialsPerFold; ++u)
     for (int64_t j = 0; j < width; ++j)
       partials[j] = combineAs(b, r, partials[j], main.getResult(u * width + j));
   return partials;

@@ -125,12 +125,15 @@ mlir::Value stridedPartial(mlir::OpBuilder &b, mlir::Location loc, const LaneRed
 /// stridedPartial of `width` folds at once (a thread's columns of a vector,
 /// say): `valuesAt` builds the value each of them folds in at iteration
 /// `iv`. Each fold takes its iterations in stridedPartial's order, so its
-/// partial has the bits stridedPartial would give it.
+/// partial has the bits stridedPartial would give it. With `inOrder`, each
+/// fold keeps one partial instead of `unroll` and takes its iterations in
+/// order (the bits of a sequential fold): the loads of `unroll` iterations
+/// are still in flight together, in a quarter of the partials' registers.
 llvm::SmallVector<mlir::Value> stridedPartials(
     mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r, mlir::Value lb,
     mlir::Value ub, mlir::Value step, mlir::Value lane, mlir::Value lanes, int64_t width,
     llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Value)> valuesAt,
-    int64_t unroll = 4);
+    int64_t unroll = 4, bool inOrder = false);
 
 /// Combines `partial` over the 32 lanes of the warp by XOR shuffles: every
 /// lane ends with the same total, combined in the same order.

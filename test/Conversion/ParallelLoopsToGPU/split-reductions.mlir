@@ -3,10 +3,11 @@
 // A column max (a fold along the outer dimension) is split into K chunks of
 // rows, K = ceil(131072 * 4 / columns) (a thread per 16-byte vector of
 // columns) capped so that chunks keep 64 rows. Kernel 1 has thread (k,
-// vector of four columns) fold its chunk, four vector loads in flight, into
-// four partials side by side (partials[k * columns + column + j]) when the
-// buffer allows vectors; otherwise thread (k, column) folds one column in
-// the same order. Kernel 2 has blocks of 8 columns x 32 slices: slice s
+// vector of four columns) fold its chunk, four vector loads in flight, then
+// their rows in order into one partial per column (stored side by side at
+// partials[k * columns + column + j]) when the buffer allows vectors;
+// otherwise thread (k, column) folds one column in the same order (four
+// loads, then four combines). Kernel 2 has blocks of 8 columns x 32 slices: slice s
 // combines chunks s, s + 32, ... of its column; slice 0 combines the
 // slices' partials from shared memory in order, then stores.
 // CHECK-LABEL: func.func @column_max
@@ -21,15 +22,29 @@
 // CHECK:         gpu.launch
 // CHECK:           scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             %[[CHUNK:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
-// CHECK:             scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK:             scf.for {{.*}} iter_args(%[[P0:[^ ]*]] = %{{.*}}, %[[P1:[^ ]*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, f32, f32) {
 // CHECK-COUNT-4:       vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK-NOT:           vector.load
+// CHECK:               %[[R0:.*]] = arith.maximumf %[[P0]], %{{.*}} : f32
+// CHECK-NEXT:          arith.maximumf %[[P1]], %{{.*}} : f32
+// CHECK-NEXT:          arith.maximumf
+// CHECK-NEXT:          arith.maximumf
+// CHECK-NEXT:          arith.maximumf %[[R0]], %{{.*}} : f32
+// CHECK-COUNT-11:      arith.maximumf
+// CHECK-NEXT:          scf.yield
 // CHECK:             scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK-COUNT-4:     memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
 // CHECK:       } else {
 // CHECK:         gpu.launch
 // CHECK:           scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:             scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK:             scf.for {{.*}} iter_args(%[[P:[^ ]*]] = %{{.*}}) -> (f32) {
 // CHECK-COUNT-4:       memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK-NEXT:          %[[S0:.*]] = arith.maximumf %[[P]], %{{.*}} : f32
+// CHECK-NEXT:          %[[S1:.*]] = arith.maximumf %[[S0]], %{{.*}} : f32
+// CHECK-NEXT:          %[[S2:.*]] = arith.maximumf %[[S1]], %{{.*}} : f32
+// CHECK-NEXT:          %[[S3:.*]] = arith.maximumf %[[S2]], %{{.*}} : f32
+// CHECK-NEXT:          scf.yield %[[S3]] : f32
+// CHECK:             scf.for {{.*}} -> (f32) {
 // CHECK:             memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
 // CHECK:       }
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c1024_i32
@@ -151,6 +166,38 @@ func.func @column_major_rows(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?x
       scf.yield %n : f32
     }
     memref.store %t, %s[%r] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A column sum of f16 data (f32 arithmetic): eight columns a 16-byte vector,
+// the same 128K threads aimed at (1048576 columns = 131072 x 8), one f32
+// partial per column, folded in row order after four vector loads.
+// CHECK-LABEL: func.func @column_sum_f16
+// CHECK:       arith.ceildivui %c1048576, %{{.*}} : index
+// CHECK:       scf.if
+// CHECK:         gpu.launch
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-4:     vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?xf16>, vector<8xf16>
+// CHECK-COUNT-32:    arith.addf
+// CHECK-NEXT:        scf.yield
+func.func @column_sum_f16(%x: memref<?x?xf16>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cols = memref.dim %x, %c1 : memref<?x?xf16>
+  scf.parallel (%c) = (%c0) to (%cols) step (%c1) {
+    %rows = memref.dim %x, %c0 : memref<?x?xf16>
+    %r = scf.for %i = %c0 to %rows step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%i, %c] : memref<?x?xf16>
+      %e = arith.extf %v : f16 to f32
+      %n = arith.addf %acc, %e : f32
+      scf.yield %n : f32
+    }
+    memref.store %r, %s[%c] : memref<?xf32>
     scf.reduce
   }
   return
