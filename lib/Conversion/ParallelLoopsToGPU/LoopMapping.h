@@ -128,7 +128,7 @@ mlir::Value stridedPartial(mlir::OpBuilder &b, mlir::Location loc, const LaneRed
 /// partial has the bits stridedPartial would give it. With `inOrder`, each
 /// fold keeps one partial instead of `unroll` and takes its iterations in
 /// order (the bits of a sequential fold): the loads of `unroll` iterations
-/// are still in flight together, in a quarter of the partials' registers.
+/// are still in flight together, with 1/`unroll` of the partials' registers.
 llvm::SmallVector<mlir::Value> stridedPartials(
     mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r, mlir::Value lb,
     mlir::Value ub, mlir::Value step, mlir::Value lane, mlir::Value lanes, int64_t width,

@@ -5,11 +5,10 @@
 // read neighbours) but a matrix of 65536 x 1024 then has 1024 threads for
 // the whole GPU: 2% of the copy bandwidth on an H200. Here the rows are
 // split into K chunks so that enough loads are in flight: kernel 1 has
-// thread (k, columns) fold chunk k of its columns into partial values: the
-// loads of four rows in flight, then folded in order, one partial per column
-// (a partial per row in flight took 80 registers for eight f16 columns, so
-// that three blocks of 256 threads fitted on an SM; now 48, five blocks).
-// When a host check finds the buffers aligned, a thread
+// thread (k, columns) fold chunk k of its columns into partial values: it
+// issues the loads of four rows, then folds them in order into one partial
+// per column (a partial per row in flight cost too many registers; see
+// docs/decisions.md). When a host check finds the buffers aligned, a thread
 // takes a 16-byte vector of neighbouring columns (4 f32, 8 f16) and folds
 // them side by side, each in the order a thread of one column would (the
 // scalar form, run otherwise): the same bits either way. Kernel 2 has
