@@ -393,8 +393,7 @@ public:
     if (!g.staged.empty()) {
       int64_t bytesPerColumn = 0;
       for (Value m : g.staged)
-        bytesPerColumn +=
-            llvm::divideCeil(llvm::cast<MemRefType>(m.getType()).getElementTypeBitWidth(), 8);
+        bytesPerColumn += elementBytes(m);
       // A whole number of 16-column groups per array keeps each one aligned
       // for 16-byte vectors.
       fit = stagingBytes / bytesPerColumn / 16 * 16;
@@ -541,9 +540,9 @@ private:
       auto arrayType = MemRefType::get({ShapedType::kDynamic}, element,
                                        MemRefLayoutAttrInterface(), workgroup);
       stagingOf[m] = memref::ViewOp::create(b, loc, arrayType, raw, offset, ValueRange{capacity});
-      int64_t bytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
       offset = arith::AddIOp::create(
-          b, loc, offset, arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, bytes)));
+          b, loc, offset,
+          arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, elementBytes(m))));
     }
   }
 
