@@ -168,8 +168,11 @@ def Neuron_PLIFGradOp : Neuron_BackwardOp<"plif_grad", "parametric leaky integra
     Also writes `grad_w`, the gradient of the loss with respect to `w`
     (0-d), reduced over every neuron and step in a fixed order: the same
     bits on every run. With `decay_input` the derivative with respect to
-    `w` reads the inputs, so `x` is then required; `init` gives `v_init`
-    when forward started from one.
+    `w` is `(x - (v[t-1] - v_reset)) * dd/dw`. Without `x` (the usual form)
+    backward computes `x - (v[t-1] - v_reset)` from `h_seq` as
+    `(h[t] - v[t-1]) / d`, as SpikingJelly does, and reads one sequence
+    fewer; with `x` it reads the input instead. `init` gives `v_init` when
+    forward started from one.
   }]);
   let arguments = (ins Neuron_Tensor:$h_seq, Optional<Neuron_Tensor>:$x,
                        Optional<Neuron_Tensor>:$v_init, Neuron_Tensor:$w,
@@ -252,8 +255,11 @@ def Neuron_GenericGradOp : Neuron_Op<"generic_grad", [AttrSizedOperandSegments, 
     The backward of `neuron.generic` with the same charge region. The
     derivatives of the charge with respect to the previous potential, the
     input and each parameter are derived from the region when the op is
-    lowered; `x` and `v_init` are read only if those derivatives need them
-    (`x` must then be given). `grad_params` receives one 0-d gradient per
+    lowered; `x` and `v_init` are read only if those derivatives need them.
+    Derivatives that need the input do without `x` when the charge is
+    `A(v, params) + B(params) * x`: backward recovers x from `h_seq` as
+    `(h - A) / B` (so B must not vanish; pass `x` when a parameter can
+    switch the input off). `grad_params` receives one 0-d gradient per
     parameter, summed over all neurons and steps in a fixed order.
   }];
   let arguments = (ins Neuron_Tensor:$h_seq, Optional<Neuron_Tensor>:$x,

@@ -180,9 +180,7 @@ std::string buildSpec(const Case &c, DType dtype) {
           " outs(%spike : !seq) v_seq(%v_seq : !seq) h_seq(%h_seq : !seq)\n" +
           "      time t {" + attrs + "}\n";
   spec += "  neuron." + c.neuron + "_grad ins(%h_seq : !seq)" +
-          (plif ? std::string(" x(%x : !seq)") + (hasInit ? " init(%v_init : !vec)" : "") +
-                      " w(%w : !one)"
-                : "") +
+          (plif ? std::string(hasInit ? " init(%v_init : !vec)" : "") + " w(%w : !one)" : "") +
           " grad_spike(%grad_spike : !seq) grad_v_seq(%grad_v_seq : !seq)\n" +
           "      outs(%grad_x : !seq) grad_v_init(%grad_v_init : !vec)" +
           (plif ? " grad_w(%grad_w : !one)" : "") + "\n      time t {" + gradAttrs + "}\n";

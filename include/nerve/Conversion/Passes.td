@@ -169,7 +169,10 @@ def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::ModuleOp"> {
     write any f32 or f64 buffer keep exact math, except scratch: a buffer
     the host code takes from `gpu.alloc` and only launches kernels with,
     sets and frees (in every launch of the kernel) is nerve's own, not the
-    user's, and does not count. Runs on the module, where the launches are.
+    user's, and does not count; nor does a rank-0 buffer the kernel only
+    loads from (a parameter such as PLIF's weight: one value for every
+    element, which stays 16-bit data computed in f32). Runs on the module,
+    where the launches are.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }

@@ -6,7 +6,9 @@
 // paths that do not depend on an argument cost nothing). The backward
 // recurrence needs dh/dv (kappa), dh/dx (beta) and dh/dp (parameter
 // gradients); after dead-code removal the block also tells which arguments
-// the derivatives read, so backward loads nothing it does not need.
+// the derivatives read, so backward loads nothing it does not need. A
+// charge affine in its input lets backward recover x from h instead of
+// reading it (PLIF's dh/dw, the way SpikingJelly computes it from h - v).
 //
 //===----------------------------------------------------------------------===//
 
@@ -150,6 +152,54 @@ private:
   Location loc;
 };
 
+/// Whether `op` keeps its result affine in x when the operands marked in
+/// `dependsOnX` are affine in x (and the others free of it).
+bool preservesAffinity(Operation *op, function_ref<bool(Value)> dependsOnX) {
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case<arith::AddFOp, arith::SubFOp, arith::NegFOp, arith::ExtFOp>([](auto) { return true; })
+      .Case<arith::MulFOp>([&](auto m) {
+        return !(dependsOnX(m.getLhs()) && dependsOnX(m.getRhs()));
+      })
+      .Case<arith::DivFOp>([&](auto d) { return !dependsOnX(d.getRhs()); })
+      .Case<math::FmaOp>([&](auto f) { return !(dependsOnX(f.getA()) && dependsOnX(f.getB())); })
+      .Case<arith::SelectOp>([&](auto s) { return !dependsOnX(s.getCondition()); })
+      .Default([](Operation *) { return false; });
+}
+
+/// Whether the charge's h is affine in its input x (argument 1), with a
+/// slope that is not structurally zero.
+bool isAffineInInput(Block &body) {
+  llvm::DenseSet<Value> dependsOnX{body.getArgument(1)};
+  auto depends = [&](Value v) { return dependsOnX.contains(v); };
+  for (Operation &op : body.without_terminator()) {
+    if (llvm::none_of(op.getOperands(), depends))
+      continue;
+    if (!preservesAffinity(&op, depends))
+      return false;
+    dependsOnX.insert(op.getResult(0));
+  }
+  return depends(llvm::cast<neuron::YieldOp>(body.getTerminator()).getH());
+}
+
+/// Whether `value` (in a derivative block) is computed from any of the
+/// block's arguments numbered in `args`.
+bool readsArgument(Value value, ArrayRef<unsigned> args) {
+  SmallVector<Value> worklist{value};
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      if (llvm::is_contained(args, arg.getArgNumber()))
+        return true;
+      continue;
+    }
+    llvm::append_range(worklist, v.getDefiningOp()->getOperands());
+  }
+  return false;
+}
+
 } // namespace
 
 FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge) {
@@ -209,5 +259,6 @@ FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge) {
       op.erase();
   for (BlockArgument a : block->getArguments())
     result.uses.push_back(!a.use_empty());
+  result.affineInInput = isAffineInInput(body) && !readsArgument(result.derivatives[1], {0, 1});
   return result;
 }

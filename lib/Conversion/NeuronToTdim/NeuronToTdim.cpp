@@ -444,14 +444,47 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
   return success();
 }
 
+/// The input recovered from h for a charge affine in it: h = A + beta * x,
+/// with A the charge at x = 0 and beta = dh/dx (free of x and v), so
+/// x = (h - A) / beta. For PLIF, x - (v - v_reset) is then (h - v) / d,
+/// what SpikingJelly computes dh/dd from.
+Value recoverInput(OpBuilder &b, Location loc, Region &charge, const ChargeDerivatives &derivs,
+                   Value h, Value v, ValueRange params) {
+  Value zero = arith::ConstantOp::create(b, loc, h.getType(), b.getFloatAttr(h.getType(), 0.0));
+  SmallVector<Value> args{v, zero};
+  args.append(params.begin(), params.end());
+  Block &body = charge.front();
+  IRMapping atZero;
+  atZero.map(body.getArguments(), args);
+  for (Operation &o : body.without_terminator())
+    b.clone(o, atZero);
+  Value a = atZero.lookupOrDefault(llvm::cast<neuron::YieldOp>(body.getTerminator()).getH());
+  IRMapping slope;
+  slope.map(derivs.block->getArguments(), args);
+  for (Operation &o : *derivs.block)
+    b.clone(o, slope);
+  // beta depends on the parameters alone: its reciprocal leaves the time
+  // loop, a multiplication a step instead of a division.
+  Value beta = slope.lookupOrDefault(derivs.derivatives[1]);
+  Value one = arith::ConstantOp::create(b, loc, h.getType(), b.getFloatAttr(h.getType(), 1.0));
+  Value inverse = arith::DivFOp::create(b, loc, one, beta);
+  return arith::MulFOp::create(b, loc, arith::SubFOp::create(b, loc, h, a), inverse);
+}
+
 LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
   FailureOr<ChargeDerivatives> derivs = differentiateCharge(op.getCharge());
   if (failed(derivs))
     return failure();
-  bool needV = derivs->uses[0], needX = derivs->uses[1];
-  if (needX && !op.getX())
-    return op.emitOpError("the derivatives of its charge function read the input; pass "
-                          "the input sequence as x(...)");
+  // Without x, derivatives that read the input recover it from h (when the
+  // charge is affine in it): one stream fewer than reading it.
+  bool recoverX = derivs->uses[1] && !op.getX();
+  bool readX = derivs->uses[1] && op.getX();
+  bool needV = derivs->uses[0] || recoverX;
+  if (recoverX && !derivs->affineInInput)
+    return op.emitOpError("the derivatives of its charge function read the input, and the "
+                          "charge is not of the form A(v, params) + B(params) * x that "
+                          "would let backward recover it from h_seq; pass the input "
+                          "sequence as x(...)");
 
   IRRewriter rewriter(op);
   Location loc = op.getLoc();
@@ -492,7 +525,7 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
       return {nb.load(op.getHSeq(), at),
               op.getGradSpike() ? nb.load(op.getGradSpike(), at) : nb.c(0.0),
               op.getGradVSeq() ? nb.load(op.getGradVSeq(), at) : nb.c(0.0),
-              needX ? nb.load(op.getX(), at) : nb.c(0.0)};
+              readX ? nb.load(op.getX(), at) : nb.c(0.0)};
     };
     auto compute = [&](OpBuilder &b, Value t, const StepValues &loaded,
                        const StepValues *previous, bool mayBeFirst,
@@ -536,6 +569,8 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
         Value vAfter = nb.reset(hPrev, nb.fire(hPrev, vth), vth, vReset);
         vPrev = nb.select(first, v0, vAfter);
       }
+      if (recoverX)
+        xv = recoverInput(b, loc, op.getCharge(), *derivs, h, vPrev, params);
       SmallVector<Value> args{vPrev, xv};
       args.append(params);
       Block *derivBlock = derivs->block.get();
@@ -554,7 +589,7 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
     };
     // The streams `load` reads: h, and the gradients and x when present.
     int64_t streams = 1 + (op.getGradSpike() ? 1 : 0) + (op.getGradVSeq() ? 1 : 0) +
-                      (needX ? 1 : 0);
+                      (readX ? 1 : 0);
     bool contiguous = timeIsContiguous(op.getHSeq(), time);
     int64_t block = chooseBackwardBlock(timeBlock, op.getHSeq(), contiguous, streams);
     SmallVector<Value> results = buildTimeLoop(

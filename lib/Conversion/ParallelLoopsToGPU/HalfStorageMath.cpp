@@ -9,7 +9,9 @@
 //
 // Scratch buffers the host code allocates for its launches alone (a row's
 // maximum and sum between the kernels of a softmax) are f32 but never seen
-// by the user: they do not keep a kernel exact.
+// by the user: they do not keep a kernel exact. Nor does an f32 scalar the
+// kernel only reads (PLIF's weight): every element's result still comes
+// from 16-bit data (docs/decisions.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -56,15 +59,24 @@ llvm::DenseMap<SymbolRefAttr, llvm::SmallVector<bool>> findScratchArguments(Modu
   return scratch;
 }
 
-/// Whether every floating-point buffer `kernel` takes, scratch aside, is
-/// 16-bit (and it takes at least one).
+/// Whether `arg` is a scalar parameter the kernel only reads (PLIF's
+/// weight): the same value for every element, not the element data whose
+/// precision decides the kernel's.
+bool isReadOnlyScalar(BlockArgument arg, MemRefType type) {
+  return type.getRank() == 0 &&
+         llvm::all_of(arg.getUsers(), [](Operation *user) { return isa<memref::LoadOp>(user); });
+}
+
+/// Whether every floating-point buffer `kernel` takes, scratch and
+/// read-only scalars aside, is 16-bit (and it takes at least one).
 bool onlyHalfStorage(gpu::GPUFuncOp kernel, ArrayRef<bool> scratch) {
   bool any = false;
   for (auto [index, type] : llvm::enumerate(kernel.getArgumentTypes())) {
     auto memref = dyn_cast<MemRefType>(type);
     if (!memref || !isa<FloatType>(memref.getElementType()))
       continue;
-    if (index < scratch.size() && scratch[index])
+    if ((index < scratch.size() && scratch[index]) ||
+        isReadOnlyScalar(kernel.getArgument(index), memref))
       continue;
     if (memref.getElementTypeBitWidth() > 16)
       return false;

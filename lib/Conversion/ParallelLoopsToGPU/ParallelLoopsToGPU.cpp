@@ -237,6 +237,28 @@ struct ParallelLoopsToGPUPass
     }
   }
 
+  /// The store that is `result`'s only use, when the reduction's last
+  /// kernel can do it instead of a launch of its own: right after `loop`
+  /// (nothing between touches memory), into a buffer at indices defined
+  /// before the loop (a tdim.reduce into a 0-d output).
+  static memref::StoreOp storedDirectly(scf::ParallelOp loop, Value result) {
+    if (!result.hasOneUse())
+      return {};
+    auto store = dyn_cast<memref::StoreOp>(*result.getUsers().begin());
+    if (!store || store.getValueToStore() != result || store->getBlock() != loop->getBlock())
+      return {};
+    for (Operation *op = loop->getNextNode(); op != store; op = op->getNextNode())
+      if (!isMemoryEffectFree(op))
+        return {};
+    auto definedBefore = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return !def || def->getBlock() != loop->getBlock() || def->isBeforeInBlock(loop);
+    };
+    if (!definedBefore(store.getMemRef()) || !llvm::all_of(store.getIndices(), definedBefore))
+      return {};
+    return store;
+  }
+
   /// A parallel loop with reductions (a reduction to single values) as a
   /// fixed tree: kernel 1 has each thread of up to 1024 blocks fold its
   /// grid-stride share in order, then each block combine its threads'
@@ -262,10 +284,13 @@ struct ParallelLoopsToGPUPass
         indexConstant(b, loc, 1024));
     auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     SmallVector<Value> partials, finals;
-    for (Type t : loop.getResultTypes()) {
+    SmallVector<memref::StoreOp> direct;
+    for (auto [t, result] : llvm::zip(loop.getResultTypes(), loop.getResults())) {
       partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({ShapedType::kDynamic}, t),
                                                  ValueRange{blocks}));
-      finals.push_back(memref::AllocOp::create(b, loc, MemRefType::get({}, t)));
+      direct.push_back(storedDirectly(loop, result));
+      finals.push_back(direct.back() ? Value()
+                                     : memref::AllocOp::create(b, loc, MemRefType::get({}, t)));
     }
     auto launchWithShared = [&](Value grid, function_ref<void(OpBuilder &, gpu::LaunchOp,
                                                              ValueRange)> fn) {
@@ -330,18 +355,26 @@ struct ParallelLoopsToGPUPass
       }
       blockTree(ib, loc, reduce, shared, tid, strided.getResults(), threads);
       whenFirstThread(ib, tid, [&](OpBuilder &gb) {
-        for (auto [buffer, result] : llvm::zip(shared, finals)) {
+        for (auto [buffer, result, store] : llvm::zip(shared, finals, direct)) {
           Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
-          memref::StoreOp::create(gb, loc, v, result, ValueRange{});
+          if (store)
+            memref::StoreOp::create(gb, loc, v, store.getMemRef(), store.getIndices());
+          else
+            memref::StoreOp::create(gb, loc, v, result, ValueRange{});
         }
       });
     });
+    for (memref::StoreOp store : direct)
+      if (store)
+        store.erase();
 
     // Each result is read just before its first use (host ops in between
     // stay on the host); the buffers die with the call.
     Block *body = loop->getBlock();
     Operation *resume = loop->getNextNode();
     for (auto [result, buffer] : llvm::zip(loop.getResults(), finals)) {
+      if (!buffer)
+        continue;
       Operation *firstUse = nullptr;
       for (Operation *user : result.getUsers()) {
         Operation *inBody = body->findAncestorOpInBlock(*user);
@@ -359,7 +392,8 @@ struct ParallelLoopsToGPUPass
     Operation *ret = func.front().getTerminator();
     OpBuilder end(ret);
     for (Value buffer : llvm::concat<Value>(partials, finals))
-      memref::DeallocOp::create(end, loc, buffer);
+      if (buffer)
+        memref::DeallocOp::create(end, loc, buffer);
     loop.erase();
     return resume;
   }

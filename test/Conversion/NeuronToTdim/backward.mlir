@@ -61,17 +61,49 @@ tdim.kernel @quadratic(%h: !seq, %x: !seq, %gs: !seq) -> (%gx: !seq) {
 
 // PLIF's grad_w: each neuron sums its contributions over time in a
 // register, the partial sums go to a buffer, and one tdim.reduce adds them
-// up in a fixed order.
+// up in a fixed order. Given x, backward reads it for dh/dw.
 // CHECK-LABEL: tdim.kernel @plif
 // CHECK: %[[PARTIAL:.*]] = tdim.alloc(%{{.*}}) : !tdim.tensor<[n: ?], f32>
 // CHECK: tdim.for %[[N:.*]] over n {{.*}} parallel {
 // CHECK:   %[[W:.*]] = tdim.load %w[] : !tdim.tensor<[], f32>
 // CHECK:   %{{.*}}:2 = tdim.for %{{.*}} over t {{.*}} reverse iter_args(%{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (f32, f32) {
+// CHECK:     tdim.load %x[n = %[[N]], t = %{{.*}}]
 // CHECK:   tdim.store %{{.*}}#1, %[[PARTIAL]][n = %[[N]]]
 // CHECK: tdim.reduce ins(%[[PARTIAL]] : !tdim.tensor<[n: ?], f32>) outs(%gw : !tdim.tensor<[], f32>) over [n] init [0.000000e+00 : f32] combine {
 // CHECK:   arith.addf
 tdim.kernel @plif(%h: !seq, %x: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !one) {
   neuron.plif_grad ins(%h : !seq) x(%x : !seq) w(%w : !one) grad_spike(%gs : !seq) outs(%gx : !seq) grad_w(%gw : !one)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+!one = !tdim.tensor<[], f32>
+
+// PLIF's grad_w without x: the charge h = v + (x - v) * d is affine in x
+// with slope d, so backward recovers x as (h - A) * (1 / d), A the charge
+// at x = 0, the way SpikingJelly computes x - v as (h - v) / d. It loads h
+// and the upstream gradient at step t and h at t - 1 (for v), nothing more.
+// CHECK-LABEL: tdim.kernel @plif_recovered
+// CHECK:   tdim.for %[[T:.*]] over t {{.*}} reverse
+// CHECK:     %[[H:.*]] = tdim.load %h[n = %{{.*}}, t = %[[T]]]
+// CHECK:     tdim.load %gs[n = %{{.*}}, t = %[[T]]]
+// CHECK-NOT: tdim.load
+// CHECK:     %[[FIRST:.*]] = tdim.cmp eq, %[[T]], %{{.*}} : !tdim.index<t>
+// CHECK:     tdim.load %h[n = %{{.*}}, t = %{{.*}}]
+// CHECK-NOT: tdim.load
+// CHECK:     %[[V:.*]] = arith.select %[[FIRST]], %{{.*}}, %{{.*}} : f32
+// CHECK:     %[[LEAK:.*]] = arith.mulf %{{.*}}, %[[D0:.*]] : f32
+// CHECK:     %[[A:.*]] = arith.addf %[[V]], %[[LEAK]] : f32
+// CHECK:     %[[HA:.*]] = arith.subf %[[H]], %[[A]] : f32
+// CHECK:     %[[X:.*]] = arith.mulf %[[HA]], %[[INV:.*]] : f32
+// CHECK:     arith.subf %[[X]], %[[V]] : f32
+// CHECK-NOT: tdim.load
+// CHECK:     tdim.yield
+tdim.kernel @plif_recovered(%h: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !one) {
+  neuron.plif_grad ins(%h : !seq) w(%w : !one) grad_spike(%gs : !seq) outs(%gx : !seq) grad_w(%gw : !one)
       time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
   tdim.return
 }

@@ -30,6 +30,17 @@
 // CHECK-NOT:     fastmath
 // CHECK:         gpu.return
 
+// An f32 scalar the kernel only reads (a parameter such as PLIF's weight)
+// does not count...
+// CHECK-LABEL: gpu.func @reads_f32_parameter
+// CHECK:         math.exp %{{.*}} fastmath<afn> : f32
+// CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
+
+// ...but one it writes keeps the kernel exact.
+// CHECK-LABEL: gpu.func @writes_f32_scalar
+// CHECK-NOT:     fastmath
+// CHECK:         gpu.return
+
 // Integer buffers do not count; with no float buffer nothing changes.
 // CHECK-LABEL: gpu.func @no_float_buffers
 // CHECK-NOT:     fastmath
@@ -86,6 +97,26 @@ module attributes {gpu.container_module} {
       %e = math.exp %v : f32
       %q = arith.divf %e, %v : f32
       memref.store %q, %s[%c0] : memref<?xf32>
+      gpu.return
+    }
+    gpu.func @reads_f32_parameter(%x: memref<?xf16>, %w: memref<f32>) kernel {
+      %c0 = arith.constant 0 : index
+      %h = memref.load %x[%c0] : memref<?xf16>
+      %v = arith.extf %h : f16 to f32
+      %p = memref.load %w[] : memref<f32>
+      %e = math.exp %p : f32
+      %q = arith.divf %v, %e : f32
+      %r = arith.truncf %q : f32 to f16
+      memref.store %r, %x[%c0] : memref<?xf16>
+      gpu.return
+    }
+    gpu.func @writes_f32_scalar(%x: memref<?xf16>, %w: memref<f32>) kernel {
+      %c0 = arith.constant 0 : index
+      %h = memref.load %x[%c0] : memref<?xf16>
+      %v = arith.extf %h : f16 to f32
+      %e = math.exp %v : f32
+      %q = arith.divf %v, %e : f32
+      memref.store %q, %w[] : memref<f32>
       gpu.return
     }
     gpu.func @no_float_buffers(%m: memref<?xi32>, %s: f32) kernel {

@@ -164,16 +164,6 @@ tdim.kernel @k(%x: !seq) -> (%s: !seq, %h: !seq, %gx: !seq) {
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 
-tdim.kernel @k(%h: !seq, %w: !tdim.tensor<[], f32>) -> (%gx: !seq, %gw: !tdim.tensor<[], f32>) {
-  // expected-error @+1 {{with decay_input needs `x` (the input sequence): the derivative with respect to `w` reads it}}
-  neuron.plif_grad ins(%h : !seq) w(%w : !tdim.tensor<[], f32>) outs(%gx : !seq) grad_w(%gw : !tdim.tensor<[], f32>) time t {surrogate = #neuron.surrogate<sigmoid>}
-  tdim.return
-}
-
-// -----
-
-!seq = !tdim.tensor<[t: ?, n: ?], f32>
-
 tdim.kernel @k(%x: !seq) -> (%s: !seq) {
   // expected-error @+1 {{charge region takes 1 arguments; expected the previous potential, the input and 0 parameters}}
   neuron.generic ins(%x : !seq) outs(%s : !seq) time t {v_reset = 0.0} charge {

@@ -30,6 +30,12 @@ struct ChargeDerivatives {
   llvm::SmallVector<mlir::Value> derivatives;
   /// Whether the derivatives read the argument (v, x, params...).
   llvm::SmallVector<bool> uses;
+  /// Whether h = A(v, params) + beta(params) * x: x enters only through
+  /// sums, products with and quotients by values free of x, and selects on
+  /// conditions free of x, and the slope beta does not depend on v (which
+  /// starts at zero). Backward can then recover x from h as (h - A) / beta
+  /// instead of reading it.
+  bool affineInInput = false;
 };
 
 /// Differentiates the single-block `charge` region with respect to every

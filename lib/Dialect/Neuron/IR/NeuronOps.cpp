@@ -253,9 +253,6 @@ LogicalResult PLIFGradOp::verify() {
       failed(c.perNeuron(getVInit(), "v_init")) || failed(c.scalar(getW(), "w")) ||
       failed(c.scalar(getGradW(), "grad_w")) || failed(c.sizes()))
     return failure();
-  if (getDecayInput() && !getX())
-    return emitOpError("with decay_input needs `x` (the input sequence): the "
-                       "derivative with respect to `w` reads it");
   return verifyMatchesForward(*this, findForward<PLIFOp>(getHSeq()));
 }
 
