@@ -20,8 +20,10 @@
 // A tile spans 128 bytes of the widest element along both dimensions (32
 // f32, 64 f16), so that every global access of a warp covers whole 32-byte
 // sectors. Tile rows are padded by 4 bytes: the transposed reads of a warp
-// hit 32 distinct banks. Past the loop's bounds, loads are clamped to the
-// last iteration and stores are skipped.
+// hit 32 distinct banks. A tile wholly inside the loop's bounds runs
+// unguarded; in one at the edge, loads past the bounds are clamped to the
+// last iteration and stores are skipped (with 64-bit indices, the clamps
+// and guards cost as much issue time as the arithmetic of a softmax).
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,85 +184,108 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
     Value tp = arith::RemUIOp::create(lb, loc, rest, tilesP);
     rest = arith::DivUIOp::create(lb, loc, rest, tilesP);
     SmallVector<Value> ivs(rank);
-    auto ivAt = [&](unsigned d, Value k) {
-      return arith::AddIOp::create(lb, loc, loop.getLowerBound()[d],
-                                   arith::MulIOp::create(lb, loc, k, loop.getStep()[d]));
+    auto ivAt = [&](OpBuilder &at, unsigned d, Value k) -> Value {
+      return arith::AddIOp::create(at, loc, loop.getLowerBound()[d],
+                                   arith::MulIOp::create(at, loc, k, loop.getStep()[d]));
     };
     for (int i = static_cast<int>(others.size()) - 1; i >= 0; --i) {
       unsigned d = others[i];
       Value k = i == 0 ? rest : arith::RemUIOp::create(lb, loc, rest, counts[d]).getResult();
       if (i > 0)
         rest = arith::DivUIOp::create(lb, loc, rest, counts[d]);
-      ivs[d] = ivAt(d, k);
+      ivs[d] = ivAt(lb, d, k);
     }
     Value p0 = arith::MulIOp::create(lb, loc, tp, lc(side));
     Value q0 = arith::MulIOp::create(lb, loc, tq, lc(side));
-    // Position `local` of the tile along dimension d, clamped to the last
-    // iteration, and whether it exists.
-    auto along = [&](unsigned d, Value origin, Value local) -> std::pair<Value, Value> {
-      Value k = arith::AddIOp::create(lb, loc, origin, local);
-      Value exists = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, k, counts[d]);
-      return {ivAt(d, arith::SelectOp::create(lb, loc, exists, k, last[d])), exists};
-    };
-    // A thread's own column of the tile along p (loads) and along q (compute).
-    Value pOfThread = along(p, p0, tidMod).first;
-    auto [qOfThread, qExists] = along(q, q0, tidMod);
 
-    // Staged loads, threads consecutive along p: all loads first, so that
-    // they are in flight together, then the shared stores.
-    SmallVector<std::pair<Value, Value>> loaded; // (value, tile position), by tile
-    SmallVector<unsigned> tileOf;
-    for (int64_t k = 0; k < perThread; ++k) {
-      Value qLocal = arith::AddIOp::create(lb, loc, tidDiv, lc(k * rowsPerPass));
-      ivs[p] = pOfThread;
-      ivs[q] = along(q, q0, qLocal).first;
-      IRMapping m;
-      m.map(loop.getInductionVars(), ivs);
-      for (auto [i, load] : llvm::enumerate(plan->staged)) {
-        Value at = arith::AddIOp::create(
-            lb, loc, arith::MulIOp::create(lb, loc, qLocal, lc(pitch[i])), tidMod);
-        loaded.push_back({lb.clone(*load, m)->getResult(0), at});
-        tileOf.push_back(i);
-      }
-    }
-    for (auto [entry, i] : llvm::zip(loaded, tileOf))
-      memref::StoreOp::create(lb, loc, entry.first, tiles[i], ValueRange{entry.second});
-    gpu::BarrierOp::create(lb, loc);
+    // One tile; `partial` when it may reach past the loop's bounds.
+    auto emitTile = [&](OpBuilder &tb, bool partial) {
+      auto tc = [&](int64_t v) { return indexConstant(tb, loc, v); };
+      SmallVector<Value> at = ivs;
+      // Position `local` of the tile along dimension d and whether it
+      // exists; in a partial tile, clamped to the last iteration.
+      auto along = [&](unsigned d, Value origin, Value local) -> std::pair<Value, Value> {
+        Value k = arith::AddIOp::create(tb, loc, origin, local);
+        if (!partial)
+          return {ivAt(tb, d, k), Value()};
+        Value exists = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, k, counts[d]);
+        return {ivAt(tb, d, arith::SelectOp::create(tb, loc, exists, k, last[d])), exists};
+      };
+      // A thread's own column of the tile along p (loads) and along q (compute).
+      Value pOfThread = along(p, p0, tidMod).first;
+      auto [qOfThread, qExists] = along(q, q0, tidMod);
 
-    // The body, threads consecutive along q, its iterations interleaved op
-    // by op (their loads in flight together); stores only where they exist.
-    SmallVector<IRMapping> mappings(perThread);
-    SmallVector<Value> valid(perThread), tileAt(perThread * plan->staged.size());
-    for (int64_t k = 0; k < perThread; ++k) {
-      Value pLocal = arith::AddIOp::create(lb, loc, tidDiv, lc(k * rowsPerPass));
-      auto [pIv, pExists] = along(p, p0, pLocal);
-      ivs[p] = pIv;
-      ivs[q] = qOfThread;
-      valid[k] = arith::AndIOp::create(lb, loc, pExists, qExists);
-      mappings[k].map(loop.getInductionVars(), ivs);
-      for (unsigned i = 0; i < plan->staged.size(); ++i)
-        tileAt[k * plan->staged.size() + i] = arith::AddIOp::create(
-            lb, loc, arith::MulIOp::create(lb, loc, tidMod, lc(pitch[i])), pLocal);
-    }
-    for (Operation &op : body->without_terminator()) {
-      auto stagedAt = llvm::find(plan->staged, &op);
+      // Staged loads, threads consecutive along p: all loads first, so that
+      // they are in flight together, then the shared stores.
+      SmallVector<std::pair<Value, Value>> loaded; // (value, tile position), by tile
+      SmallVector<unsigned> tileOf;
       for (int64_t k = 0; k < perThread; ++k) {
-        if (stagedAt != plan->staged.end()) {
-          unsigned i = stagedAt - plan->staged.begin();
-          Value v = memref::LoadOp::create(lb, loc, tiles[i],
-                                           ValueRange{tileAt[k * plan->staged.size() + i]});
-          mappings[k].map(op.getResult(0), v);
-        } else if (isa<memref::StoreOp>(op)) {
-          auto inRange = scf::IfOp::create(lb, loc, valid[k], /*withElseRegion=*/false);
-          OpBuilder tb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
-          tb.clone(op, mappings[k]);
-        } else {
-          lb.clone(op, mappings[k]);
+        Value qLocal = arith::AddIOp::create(tb, loc, tidDiv, tc(k * rowsPerPass));
+        at[p] = pOfThread;
+        at[q] = along(q, q0, qLocal).first;
+        IRMapping m;
+        m.map(loop.getInductionVars(), at);
+        for (auto [i, load] : llvm::enumerate(plan->staged)) {
+          Value pos = arith::AddIOp::create(
+              tb, loc, arith::MulIOp::create(tb, loc, qLocal, tc(pitch[i])), tidMod);
+          loaded.push_back({tb.clone(*load, m)->getResult(0), pos});
+          tileOf.push_back(i);
         }
       }
-    }
-    // The next tile's loads overwrite the shared tiles.
-    gpu::BarrierOp::create(lb, loc);
+      for (auto [entry, i] : llvm::zip(loaded, tileOf))
+        memref::StoreOp::create(tb, loc, entry.first, tiles[i], ValueRange{entry.second});
+      gpu::BarrierOp::create(tb, loc);
+
+      // The body, threads consecutive along q, its iterations interleaved op
+      // by op (their loads in flight together); in a partial tile, stores
+      // only where they exist.
+      SmallVector<IRMapping> mappings(perThread);
+      SmallVector<Value> valid(perThread), tileAt(perThread * plan->staged.size());
+      for (int64_t k = 0; k < perThread; ++k) {
+        Value pLocal = arith::AddIOp::create(tb, loc, tidDiv, tc(k * rowsPerPass));
+        auto [pIv, pExists] = along(p, p0, pLocal);
+        at[p] = pIv;
+        at[q] = qOfThread;
+        if (partial)
+          valid[k] = arith::AndIOp::create(tb, loc, pExists, qExists);
+        mappings[k].map(loop.getInductionVars(), at);
+        for (unsigned i = 0; i < plan->staged.size(); ++i)
+          tileAt[k * plan->staged.size() + i] = arith::AddIOp::create(
+              tb, loc, arith::MulIOp::create(tb, loc, tidMod, tc(pitch[i])), pLocal);
+      }
+      for (Operation &op : body->without_terminator()) {
+        auto stagedAt = llvm::find(plan->staged, &op);
+        for (int64_t k = 0; k < perThread; ++k) {
+          if (stagedAt != plan->staged.end()) {
+            unsigned i = stagedAt - plan->staged.begin();
+            Value v = memref::LoadOp::create(tb, loc, tiles[i],
+                                             ValueRange{tileAt[k * plan->staged.size() + i]});
+            mappings[k].map(op.getResult(0), v);
+          } else if (isa<memref::StoreOp>(op) && valid[k]) {
+            auto inRange = scf::IfOp::create(tb, loc, valid[k], /*withElseRegion=*/false);
+            OpBuilder sb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+            sb.clone(op, mappings[k]);
+          } else {
+            tb.clone(op, mappings[k]);
+          }
+        }
+      }
+      // The next tile's loads overwrite the shared tiles.
+      gpu::BarrierOp::create(tb, loc);
+    };
+    // Tiles wholly inside the bounds (all but the last along p and q) need
+    // no clamps and no guards: fewer instructions per element, which the
+    // 64-bit index arithmetic makes count.
+    auto fits = [&](unsigned d, Value origin) {
+      return arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ule,
+                                   arith::AddIOp::create(lb, loc, origin, lc(side)), counts[d]);
+    };
+    Value whole = arith::AndIOp::create(lb, loc, fits(p, p0), fits(q, q0));
+    auto choice = scf::IfOp::create(lb, loc, whole, /*withElseRegion=*/true);
+    OpBuilder wholeBuilder = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+    emitTile(wholeBuilder, /*partial=*/false);
+    OpBuilder partialBuilder = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+    emitTile(partialBuilder, /*partial=*/true);
   }, sharedSize);
   loop.erase();
   return fallback;

@@ -4,26 +4,47 @@
 // along r): 32 x 32 tiles of f32, a block of 256 threads each. The block
 // loads x's tile with threads consecutive along r into shared memory (rows
 // padded to 33), meets at a barrier, computes with threads consecutive
-// along c (four iterations each), x read from the tile transposed, stores
-// only where the iteration exists, and meets again before the next tile.
-// s[r] (a value per row) is read directly. Fewer than 16 rows keep the
-// usual mapping (the copy in the else branch).
+// along c (four iterations each), x read from the tile transposed, and
+// meets again before the next tile. A tile wholly inside the bounds does
+// so with no clamps and no guards; one at the edge clamps its loads to the
+// last iteration and stores only where the iteration exists. s[r] (a value
+// per row) is read directly. Fewer than 16 rows keep the usual mapping
+// (the copy in the else branch).
 // CHECK-LABEL: func.func @transposed
 // CHECK:       %[[TALL:.*]] = arith.cmpi uge, %{{.*}}, %c16{{.*}} : index
 // CHECK:       scf.if %[[TALL]] {
 // CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c4224_i32
 // CHECK:           %[[TILE:.*]] = memref.view {{.*}} to memref<1056xf32, #gpu.address_space<workgroup>>
 // CHECK:           scf.for
-// CHECK-COUNT-4:     memref.load %arg0[%{{.*}}, %{{.*}}] : memref<?x?xf32, strided<[1, ?]>>
-// CHECK-COUNT-4:     memref.store %{{.*}}, %[[TILE]][%{{.*}}] : memref<1056xf32, #gpu.address_space<workgroup>>
-// CHECK-NEXT:        gpu.barrier
-// CHECK-COUNT-4:     memref.load %[[TILE]][%{{.*}}]
-// CHECK-COUNT-4:     memref.load %arg1[%{{.*}}] : memref<?xf32>
-// CHECK-COUNT-4:     math.exp
-// CHECK-COUNT-4:     arith.divf
-// CHECK:             scf.if %{{.*}} {
-// CHECK-NEXT:          memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x?xf32>
-// CHECK:             gpu.barrier
+// CHECK:             %[[PFITS:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK:             %[[QFITS:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK:             %[[WHOLE:.*]] = arith.andi %[[PFITS]], %[[QFITS]] : i1
+// CHECK:             scf.if %[[WHOLE]] {
+// CHECK-NOT:           arith.select
+// CHECK-COUNT-4:       memref.load %arg0[%{{.*}}, %{{.*}}] : memref<?x?xf32, strided<[1, ?]>>
+// CHECK-COUNT-4:       memref.store %{{.*}}, %[[TILE]][%{{.*}}] : memref<1056xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:          gpu.barrier
+// CHECK-NOT:           arith.select
+// CHECK-COUNT-4:       memref.load %[[TILE]][%{{.*}}]
+// CHECK-COUNT-4:       memref.load %arg1[%{{.*}}] : memref<?xf32>
+// CHECK-COUNT-4:       math.exp
+// CHECK-COUNT-4:       arith.divf
+// CHECK-NOT:           scf.if
+// CHECK-COUNT-4:       memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK-NEXT:          gpu.barrier
+// CHECK-NEXT:        } else {
+// CHECK:               arith.select
+// CHECK-COUNT-4:       memref.load %arg0[%{{.*}}, %{{.*}}] : memref<?x?xf32, strided<[1, ?]>>
+// CHECK-COUNT-4:       memref.store %{{.*}}, %[[TILE]][%{{.*}}] : memref<1056xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:          gpu.barrier
+// CHECK-COUNT-4:       memref.load %[[TILE]][%{{.*}}]
+// CHECK-COUNT-4:       memref.load %arg1[%{{.*}}] : memref<?xf32>
+// CHECK-COUNT-4:       math.exp
+// CHECK-COUNT-4:       arith.divf
+// CHECK:               scf.if %{{.*}} {
+// CHECK-NEXT:            memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK:               gpu.barrier
+// CHECK-NEXT:        }
 // CHECK-NEXT:      }
 // CHECK:       } else {
 // CHECK-NOT:     dynamic_shared_memory

@@ -1,5 +1,6 @@
 // PLIF training over [t, b, n] (time-major, two neuron dimensions), with
-// the gradient of its weight.
+// the gradient of its weight; backward is given x and reads it (the
+// time-minor input and the golden tests leave it out: recovered from h).
 !seq = !tdim.tensor<[t: ?, b: ?, n: ?], f32>
 !scalar = !tdim.tensor<[], f32>
 

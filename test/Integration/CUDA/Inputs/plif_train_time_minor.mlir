@@ -1,5 +1,5 @@
 // PLIF training over [b, n, t] (time-minor, two neuron dimensions), with
-// the gradient of its weight.
+// the gradient of its weight; backward recovers x from h_seq (given no x).
 !seq = !tdim.tensor<[b: ?, n: ?, t: ?], f32>
 !scalar = !tdim.tensor<[], f32>
 
@@ -7,7 +7,7 @@ tdim.kernel @plif_train(%x: !seq, %w: !scalar, %grad_spike: !seq, %grad_v_seq: !
     -> (%spike: !seq, %v_seq: !seq, %h_seq: !seq, %grad_x: !seq, %grad_w: !scalar) {
   neuron.plif ins(%x : !seq) w(%w : !scalar) outs(%spike : !seq) v_seq(%v_seq : !seq)
       h_seq(%h_seq : !seq) time t {v_threshold = 1.0, v_reset = 0.0}
-  neuron.plif_grad ins(%h_seq : !seq) x(%x : !seq) w(%w : !scalar) grad_spike(%grad_spike : !seq)
+  neuron.plif_grad ins(%h_seq : !seq) w(%w : !scalar) grad_spike(%grad_spike : !seq)
       grad_v_seq(%grad_v_seq : !seq) outs(%grad_x : !seq) grad_w(%grad_w : !scalar)
       time t {v_threshold = 1.0, v_reset = 0.0,
               surrogate = #neuron.surrogate<sigmoid, alpha = 4.0>}
