@@ -444,31 +444,34 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
   return success();
 }
 
+/// 1 / (dh/dx) of a charge affine in its input: the slope depends on the
+/// parameters alone, so a neuron computes it once, before its time loop.
+Value inverseSlope(FloatArith fa, const ChargeDerivatives &derivs, ValueRange params) {
+  Value zero = fa.c(0.0); // v and x: the slope reads neither
+  SmallVector<Value> args{zero, zero};
+  args.append(params.begin(), params.end());
+  IRMapping slope;
+  slope.map(derivs.block->getArguments(), args);
+  for (Operation &o : *derivs.block)
+    fa.b.clone(o, slope);
+  return fa.div(fa.c(1.0), slope.lookupOrDefault(derivs.derivatives[1]));
+}
+
 /// The input recovered from h for a charge affine in it: h = A + beta * x,
-/// with A the charge at x = 0 and beta = dh/dx (free of x and v), so
-/// x = (h - A) / beta. For PLIF, x - (v - v_reset) is then (h - v) / d,
-/// what SpikingJelly computes dh/dd from.
-Value recoverInput(OpBuilder &b, Location loc, Region &charge, const ChargeDerivatives &derivs,
-                   Value h, Value v, ValueRange params) {
-  Value zero = arith::ConstantOp::create(b, loc, h.getType(), b.getFloatAttr(h.getType(), 0.0));
-  SmallVector<Value> args{v, zero};
+/// with A the charge at x = 0, so x = (h - A) * (1 / beta). For PLIF,
+/// x - (v - v_reset) is then (h - v) / d, what SpikingJelly computes dh/dd
+/// from.
+Value recoverInput(FloatArith fa, Region &charge, Value h, Value v, ValueRange params,
+                   Value inverseBeta) {
+  SmallVector<Value> args{v, fa.c(0.0)};
   args.append(params.begin(), params.end());
   Block &body = charge.front();
   IRMapping atZero;
   atZero.map(body.getArguments(), args);
   for (Operation &o : body.without_terminator())
-    b.clone(o, atZero);
+    fa.b.clone(o, atZero);
   Value a = atZero.lookupOrDefault(llvm::cast<neuron::YieldOp>(body.getTerminator()).getH());
-  IRMapping slope;
-  slope.map(derivs.block->getArguments(), args);
-  for (Operation &o : *derivs.block)
-    b.clone(o, slope);
-  // beta depends on the parameters alone: its reciprocal leaves the time
-  // loop, a multiplication a step instead of a division.
-  Value beta = slope.lookupOrDefault(derivs.derivatives[1]);
-  Value one = arith::ConstantOp::create(b, loc, h.getType(), b.getFloatAttr(h.getType(), 1.0));
-  Value inverse = arith::DivFOp::create(b, loc, one, beta);
-  return arith::MulFOp::create(b, loc, arith::SubFOp::create(b, loc, h, a), inverse);
+  return fa.mul(fa.sub(h, a), inverseBeta);
 }
 
 LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
@@ -510,6 +513,7 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
     Value v0;
     if (needV)
       v0 = op.getVInit() ? nb.load(op.getVInit(), neuron) : nb.c(vReset.value_or(0.0));
+    Value inverseBeta = recoverX ? inverseSlope(nb, *derivs, params) : Value();
     auto timeType = tdim::TdimIndexType::get(b.getContext(), time);
     Value zero = tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(0));
     Value steps = tdim::buildSize(b, loc, op.getHSeq(), time);
@@ -570,7 +574,7 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
         vPrev = nb.select(first, v0, vAfter);
       }
       if (recoverX)
-        xv = recoverInput(b, loc, op.getCharge(), *derivs, h, vPrev, params);
+        xv = recoverInput(nb, op.getCharge(), h, vPrev, params, inverseBeta);
       SmallVector<Value> args{vPrev, xv};
       args.append(params);
       Block *derivBlock = derivs->block.get();
