@@ -6,9 +6,11 @@
 // paths that do not depend on an argument cost nothing). The backward
 // recurrence needs dh/dv (kappa), dh/dx (beta) and dh/dp (parameter
 // gradients); after dead-code removal the block also tells which arguments
-// the derivatives read, so backward loads nothing it does not need. A
-// charge affine in its input lets backward recover x from h instead of
-// reading it (PLIF's dh/dw, the way SpikingJelly computes it from h - v).
+// the derivatives read, so backward loads nothing it does not need. When
+// backward is not given x, derivatives that read it take it from h: by
+// undoing x's path to h step by step where it is a chain (PLIF's dh/dw
+// reads x - v as (h - v) / d, the way SpikingJelly computes it), else, for
+// a charge affine in x, through the lowering's x = (h - A) / beta.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 
 #include "nerve/Dialect/Neuron/IR/NeuronOps.h"
 
+#include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
@@ -200,9 +203,70 @@ bool readsArgument(Value value, ArrayRef<unsigned> args) {
   return false;
 }
 
+/// One step of x's path to h: `op` takes the path's value as operand
+/// number `operand`.
+struct PathStep {
+  Operation *op;
+  unsigned operand;
+};
+
+/// x's path to h, from x up, when each value on it (x included) has one
+/// use and each step can be undone: adds, subtractions, negations, products
+/// with a factor free of v, quotients by anything free of x and fmas (as
+/// products and adds). A factor that reads v is refused: v starts at zero.
+std::optional<SmallVector<PathStep>> undoablePathToOutput(Block &body) {
+  SmallVector<PathStep> path;
+  Value value = body.getArgument(1);
+  while (value.hasOneUse()) {
+    OpOperand &use = *value.use_begin();
+    Operation *op = use.getOwner();
+    unsigned i = use.getOperandNumber();
+    if (isa<neuron::YieldOp>(op))
+      return path;
+    auto factorFreeOfV = [&](unsigned j) { return !readsArgument(op->getOperand(j), {0}); };
+    bool undoable = llvm::TypeSwitch<Operation *, bool>(op)
+                        .Case<arith::AddFOp, arith::SubFOp, arith::NegFOp>([](auto) { return true; })
+                        .Case<arith::MulFOp>([&](auto) { return factorFreeOfV(1 - i); })
+                        .Case<arith::DivFOp>([&](auto) { return i == 0; })
+                        .Case<math::FmaOp>([&](auto) { return i == 2 || factorFreeOfV(1 - i); })
+                        .Default([](Operation *) { return false; });
+    if (!undoable)
+      return std::nullopt;
+    path.push_back({op, i});
+    value = op->getResult(0);
+  }
+  return std::nullopt;
+}
+
+/// Operand `i` of `op`, a step of x's path checked by undoablePathToOutput,
+/// from the value `r` of its result.
+Value undoStep(OpBuilder &b, Location loc, Operation *op, unsigned i, Value r) {
+  Value one = arith::ConstantOp::create(b, loc, r.getType(), b.getFloatAttr(r.getType(), 1.0));
+  auto other = [&](unsigned j) { return op->getOperand(j); };
+  auto overFactor = [&](Value numerator, Value factor) -> Value {
+    return arith::MulFOp::create(b, loc, numerator, arith::DivFOp::create(b, loc, one, factor));
+  };
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<arith::AddFOp>([&](auto) { return arith::SubFOp::create(b, loc, r, other(1 - i)); })
+      .Case<arith::SubFOp>([&](auto) -> Value {
+        if (i == 0)
+          return arith::AddFOp::create(b, loc, r, other(1));
+        return arith::SubFOp::create(b, loc, other(0), r);
+      })
+      .Case<arith::NegFOp>([&](auto) { return arith::NegFOp::create(b, loc, r); })
+      .Case<arith::MulFOp>([&](auto) { return overFactor(r, other(1 - i)); })
+      .Case<arith::DivFOp>([&](auto) { return arith::MulFOp::create(b, loc, r, other(1)); })
+      .Case<math::FmaOp>([&](auto) -> Value {
+        if (i == 2)
+          return arith::SubFOp::create(b, loc, r,
+                                       arith::MulFOp::create(b, loc, other(0), other(1)));
+        return overFactor(arith::SubFOp::create(b, loc, r, other(2)), other(1 - i));
+      });
+}
+
 } // namespace
 
-FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge) {
+FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge, bool throughOutput) {
   Block &body = charge.front();
   Location loc = charge.getParentOp()->getLoc();
   ChargeDerivatives result;
@@ -234,6 +298,27 @@ FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge) {
       return failure();
   }
   Value h = mapping.lookup(llvm::cast<neuron::YieldOp>(body.getTerminator()).getH());
+
+  // Values on x's path to h from h (a new, last argument), undoing the
+  // steps top down; the derivatives then read them instead of x.
+  std::optional<SmallVector<PathStep>> path;
+  if (throughOutput)
+    path = undoablePathToOutput(body);
+  if (path) {
+    Value hArg = block->addArgument(type, loc);
+    SmallVector<std::pair<Value, Value>> fromH{{h, hArg}};
+    Value r = hArg;
+    for (const PathStep &step : llvm::reverse(*path)) {
+      Operation *clone = mapping.lookup(step.op->getResult(0)).getDefiningOp();
+      r = undoStep(b, loc, clone, step.operand, r);
+      fromH.push_back({clone->getOperand(step.operand), r});
+    }
+    for (auto [value, recovered] : fromH)
+      value.replaceAllUsesWith(recovered);
+    // The recovered values were built last; their users come before them.
+    sortTopologically(block);
+    result.takesOutput = true;
+  }
   Value zero = arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 0.0));
   for (unsigned i = 0; i < numArgs; ++i) {
     Value d = dirs[i].lookup(h);
@@ -259,6 +344,26 @@ FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge) {
       op.erase();
   for (BlockArgument a : block->getArguments())
     result.uses.push_back(!a.use_empty());
+
+  // Factors of the parameters' derivatives that read only parameters
+  // (PLIF's dsigmoid/dw and the 1 / d of x - v), peeled off the top.
+  SmallVector<unsigned> stepArgs{0, 1};
+  if (result.takesOutput)
+    stepArgs.push_back(numArgs);
+  auto perStep = [&](Value v) { return readsArgument(v, stepArgs); };
+  result.factors.assign(numArgs, Value());
+  for (unsigned i = 2; i < numArgs; ++i) {
+    Value &d = result.derivatives[i];
+    while (auto m = d.getDefiningOp<arith::MulFOp>()) {
+      Value lhs = m.getLhs(), rhs = m.getRhs();
+      if (perStep(lhs) == perStep(rhs))
+        break;
+      Value factor = perStep(lhs) ? rhs : lhs;
+      d = perStep(lhs) ? lhs : rhs;
+      Value &product = result.factors[i];
+      product = product ? arith::MulFOp::create(b, loc, product, factor).getResult() : factor;
+    }
+  }
   result.affineInInput = isAffineInInput(body) && !readsArgument(result.derivatives[1], {0, 1});
   return result;
 }

@@ -444,17 +444,21 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
   return success();
 }
 
-/// 1 / (dh/dx) of a charge affine in its input: the slope depends on the
-/// parameters alone, so a neuron computes it once, before its time loop.
-Value inverseSlope(FloatArith fa, const ChargeDerivatives &derivs, ValueRange params) {
-  Value zero = fa.c(0.0); // v and x: the slope reads neither
+/// The derivative block built once per neuron, before its time loop, at
+/// v = x = h = 0: what in it reads only the parameters (the slope of a
+/// charge affine in its input, the factors of the parameters' derivatives)
+/// is then right, and the rest unused.
+IRMapping atParameters(FloatArith fa, const ChargeDerivatives &derivs, ValueRange params) {
+  Value zero = fa.c(0.0);
   SmallVector<Value> args{zero, zero};
   args.append(params.begin(), params.end());
-  IRMapping slope;
-  slope.map(derivs.block->getArguments(), args);
+  if (derivs.takesOutput)
+    args.push_back(zero);
+  IRMapping mapping;
+  mapping.map(derivs.block->getArguments(), args);
   for (Operation &o : *derivs.block)
-    fa.b.clone(o, slope);
-  return fa.div(fa.c(1.0), slope.lookupOrDefault(derivs.derivatives[1]));
+    fa.b.clone(o, mapping);
+  return mapping;
 }
 
 /// The input recovered from h for a charge affine in it: h = A + beta * x,
@@ -475,11 +479,13 @@ Value recoverInput(FloatArith fa, Region &charge, Value h, Value v, ValueRange p
 }
 
 LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
-  FailureOr<ChargeDerivatives> derivs = differentiateCharge(op.getCharge());
+  // Without x, derivatives that read the input take it from h (undoing its
+  // path to h, or, for a charge merely affine in it, as a whole): one
+  // stream fewer than reading it.
+  FailureOr<ChargeDerivatives> derivs =
+      differentiateCharge(op.getCharge(), /*throughOutput=*/!op.getX());
   if (failed(derivs))
     return failure();
-  // Without x, derivatives that read the input recover it from h (when the
-  // charge is affine in it): one stream fewer than reading it.
   bool recoverX = derivs->uses[1] && !op.getX();
   bool readX = derivs->uses[1] && op.getX();
   bool needV = derivs->uses[0] || recoverX;
@@ -513,7 +519,14 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
     Value v0;
     if (needV)
       v0 = op.getVInit() ? nb.load(op.getVInit(), neuron) : nb.c(vReset.value_or(0.0));
-    Value inverseBeta = recoverX ? inverseSlope(nb, *derivs, params) : Value();
+    // Per neuron: 1 / (dh/dx) to recover x from h, and the parameters'
+    // factors, which multiply each sum over time once.
+    bool anyFactor = llvm::any_of(derivs->factors, [](Value f) { return bool(f); });
+    IRMapping perNeuron;
+    if (recoverX || anyFactor)
+      perNeuron = atParameters(nb, *derivs, params);
+    Value inverseBeta =
+        recoverX ? nb.div(nb.c(1.0), perNeuron.lookup(derivs->derivatives[1])) : Value();
     auto timeType = tdim::TdimIndexType::get(b.getContext(), time);
     Value zero = tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(0));
     Value steps = tdim::buildSize(b, loc, op.getHSeq(), time);
@@ -544,7 +557,11 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
       Value a;
       if (vReset) {
         a = nb.sub(nb.c(1.0), nb.select(fired, nb.c(1.0), nb.c(0.0)));
-        if (!detach)
+        // With v_reset = 0, (0 - h) * psi + a is a - h * psi exactly, in one
+        // operation fewer.
+        if (!detach && *vReset == 0.0)
+          a = nb.sub(a, nb.mul(h, psi));
+        else if (!detach)
           a = nb.add(nb.mul(nb.sub(nb.c(*vReset), h), psi), a);
       } else {
         a = detach ? nb.c(1.0) : nb.sub(nb.c(1.0), nb.mul(nb.c(vth), psi));
@@ -577,6 +594,8 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
         xv = recoverInput(nb, op.getCharge(), h, vPrev, params, inverseBeta);
       SmallVector<Value> args{vPrev, xv};
       args.append(params);
+      if (derivs->takesOutput)
+        args.push_back(h);
       Block *derivBlock = derivs->block.get();
       IRMapping mapping;
       mapping.map(derivBlock->getArguments(), args);
@@ -602,10 +621,13 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
     if (op.getGradVInit())
       nb.store(results[0], op.getGradVInit(), neuron);
     for (unsigned k = 0; k < numGrads; ++k) {
+      Value sum = results[1 + k];
+      if (Value factor = derivs->factors[2 + k])
+        sum = nb.mul(sum, perNeuron.lookup(factor));
       if (dims.empty())
-        nb.store(results[1 + k], op.getGradParams()[k], {});
+        nb.store(sum, op.getGradParams()[k], {});
       else
-        tdim::StoreOp::create(b, loc, results[1 + k], partials[k], neuron);
+        tdim::StoreOp::create(b, loc, sum, partials[k], neuron);
     }
   });
 

@@ -17,7 +17,9 @@
 // thread past the end computes at the last iteration and stores nothing; the
 // body's top-level sequential loops whose bounds are the same for every
 // iteration, and whose accesses all walk rows along the innermost parallel
-// index, end each of their iterations with a gpu.barrier.
+// index, end each of their iterations with a gpu.barrier. A reduction over
+// such a loop (a neuron's parameter gradient, FuseReductions.cpp) walks the
+// same way in its first kernel, each thread folding its own iterations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,13 +78,17 @@ static bool readsWhatItWrites(scf::ParallelOp loop) {
 /// store and branch (a barrier must not be skipped by any thread).
 static SmallVector<scf::ForOp> lockstepLoops(scf::ParallelOp loop) {
   SmallVector<scf::ForOp> loops;
-  WalkResult allowed = loop.getBody()->walk([&](Operation *op) {
+  auto allowed = [](Operation *op) {
     if (isa<memref::LoadOp, memref::StoreOp, scf::ForOp, scf::IfOp, scf::YieldOp>(op) ||
         (op->getNumRegions() == 0 && isMemoryEffectFree(op)))
       return WalkResult::advance();
     return WalkResult::interrupt();
-  });
-  if (allowed.wasInterrupted() || readsWhatItWrites(loop))
+  };
+  // The terminator (scf.reduce) is not run per iteration: the mapping folds.
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (op.walk(allowed).wasInterrupted())
+      return {};
+  if (readsWhatItWrites(loop))
     return {};
   Value innermost = loop.getInductionVars().back();
   for (auto inner : loop.getBody()->getOps<scf::ForOp>()) {
@@ -95,6 +101,51 @@ static SmallVector<scf::ForOp> lockstepLoops(scf::ParallelOp loop) {
   return loops;
 }
 
+bool walksInLockstep(scf::ParallelOp loop) { return !lockstepLoops(loop).empty(); }
+
+/// The walk of `loop`'s iterations inside `launch` (blocks of `block`
+/// threads): a block takes `block` consecutive iterations a time, striding
+/// over the grid, so all its threads run the body as many times, and a
+/// barrier ends each iteration of the `walks`' copies. A thread past the
+/// end repeats the last iteration: it loads what that iteration loads and
+/// stores the same values to the same places (lockstepLoops checks that no
+/// buffer the body stores to is read). Guarding its stores instead measured
+/// 216 registers against 48 for f32 LIF inference (LLVM then gives each
+/// store its own pointer increment), and a second, guarded copy of the body
+/// for a last, partial block made cold compiles 30-50% slower. `fold`
+/// gives the values carried to the next iteration (from `inits`) from the
+/// body's copy, and whether the iteration is the thread's own.
+static ValueRange buildWalk(
+    OpBuilder &ib, gpu::LaunchOp launch, scf::ParallelOp loop, ArrayRef<scf::ForOp> walks,
+    ArrayRef<Value> counts, Value total, Value block, ValueRange inits,
+    function_ref<SmallVector<Value>(OpBuilder &, IRMapping &, Value, ValueRange)> fold) {
+  Location loc = loop.getLoc();
+  Value first = arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block);
+  Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
+  Value last = arith::SubIOp::create(ib, loc, total, indexConstant(ib, loc, 1));
+  auto blocks = scf::ForOp::create(ib, loc, first, total, stride, inits);
+  OpBuilder lb = OpBuilder::atBlockBegin(blocks.getBody());
+  Value linear = arith::AddIOp::create(lb, loc, blocks.getInductionVar(),
+                                       launch.getThreadIds().x);
+  Value own = inits.empty() ? Value()
+                            : arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, linear,
+                                                    total).getResult();
+  IRMapping mapping;
+  mapping.map(loop.getInductionVars(),
+              delinearize(lb, loc, loop, counts, arith::MinUIOp::create(lb, loc, linear, last)));
+  for (Operation &op : loop.getBody()->without_terminator())
+    lb.clone(op, mapping);
+  for (scf::ForOp walk : walks) {
+    auto copy = cast<scf::ForOp>(mapping.lookup(walk.getOperation()));
+    OpBuilder end = OpBuilder::atBlockTerminator(copy.getBody());
+    gpu::BarrierOp::create(end, loc);
+  }
+  // With values to carry, the loop was built without a terminator.
+  if (!inits.empty())
+    scf::YieldOp::create(lb, loc, fold(lb, mapping, own, blocks.getRegionIterArgs()));
+  return blocks.getResults();
+}
+
 bool mapLockstep(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Value total,
                  int64_t threads) {
   SmallVector<scf::ForOp> walks = lockstepLoops(loop);
@@ -103,34 +154,30 @@ bool mapLockstep(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Val
   Location loc = loop.getLoc();
   Value block = indexConstant(b, loc, threads);
   buildLaunchOver(b, loc, total, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-    // A block takes `threads` consecutive iterations a time, striding over
-    // the grid, so all its threads run the loop as many times. A thread
-    // past the end repeats the last iteration: it loads what that
-    // iteration loads and stores the same values to the same places
-    // (lockstepLoops checks that no buffer the body stores to is read).
-    // Guarding its stores instead measured 216 registers against 48 for
-    // f32 LIF inference (LLVM then gives each store its own pointer
-    // increment), and a second, guarded copy of the body for a last,
-    // partial block made cold compiles 30-50% slower.
-    Value first = arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block);
-    Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-    Value last = arith::SubIOp::create(ib, loc, total, indexConstant(ib, loc, 1));
-    auto blocks = scf::ForOp::create(ib, loc, first, total, stride);
-    OpBuilder lb = OpBuilder::atBlockBegin(blocks.getBody());
-    Value linear = arith::AddIOp::create(lb, loc, blocks.getInductionVar(),
-                                         launch.getThreadIds().x);
-    linear = arith::MinUIOp::create(lb, loc, linear, last);
-    IRMapping mapping;
-    mapping.map(loop.getInductionVars(), delinearize(lb, loc, loop, counts, linear));
-    for (Operation &op : loop.getBody()->without_terminator())
-      lb.clone(op, mapping);
-    for (scf::ForOp walk : walks) {
-      auto copy = cast<scf::ForOp>(mapping.lookup(walk.getOperation()));
-      OpBuilder end = OpBuilder::atBlockTerminator(copy.getBody());
-      gpu::BarrierOp::create(end, loc);
-    }
+    buildWalk(ib, launch, loop, walks, counts, total, block, {}, {});
   });
   return true;
+}
+
+std::optional<SmallVector<Value>> foldInLockstep(OpBuilder &ib, gpu::LaunchOp launch,
+                                                 scf::ParallelOp loop, ArrayRef<Value> counts,
+                                                 Value total, Value block) {
+  SmallVector<scf::ForOp> walks = lockstepLoops(loop);
+  if (walks.empty() || loop.getNumResults() == 0)
+    return std::nullopt;
+  auto reduce = cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+  ValueRange partials = buildWalk(
+      ib, launch, loop, walks, counts, total, block, loop.getInitVals(),
+      [&](OpBuilder &lb, IRMapping &mapping, Value own, ValueRange carried) {
+        SmallVector<Value> next;
+        for (auto [k, acc] : llvm::enumerate(carried)) {
+          Value value = mapping.lookupOrDefault(reduce.getOperands()[k]);
+          Value folded = combineWith(lb, reduce.getReductions()[k], acc, value);
+          next.push_back(arith::SelectOp::create(lb, loop.getLoc(), own, folded, acc));
+        }
+        return next;
+      });
+  return SmallVector<Value>(partials);
 }
 
 } // namespace nerve::loop_mapping

@@ -276,6 +276,16 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, scf::ParallelOp loop,
 }
 
 /// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
+Value combineWith(OpBuilder &b, Region &combine, Value lhs, Value rhs) {
+  Block &block = combine.front();
+  IRMapping mapping;
+  mapping.map(block.getArgument(0), lhs);
+  mapping.map(block.getArgument(1), rhs);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  return mapping.lookupOrDefault(block.getTerminator()->getOperand(0));
+}
+
 Value combineAs(OpBuilder &b, const LaneReduction &r, Value acc, Value value) {
   IRMapping m;
   m.map(r.combine->getOperand(r.accOperand), acc);

@@ -94,6 +94,10 @@ bool isInvariantIn(mlir::Value v, mlir::Operation *loop);
 mlir::Value hoistOutOf(mlir::OpBuilder &host, mlir::Value v, mlir::Operation *loop,
                        mlir::IRMapping &m);
 
+/// `combine` (a reduction region of two arguments) applied to `lhs`, `rhs`.
+mlir::Value combineWith(mlir::OpBuilder &b, mlir::Region &combine, mlir::Value lhs,
+                        mlir::Value rhs);
+
 /// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
 mlir::Value combineAs(mlir::OpBuilder &b, const LaneReduction &r, mlir::Value acc,
                       mlir::Value value);
@@ -189,6 +193,27 @@ mlir::FailureOr<mlir::scf::ParallelOp> mapTiledTranspose(mlir::scf::ParallelOp l
 /// has no such loop or does what a barrier forbids.
 bool mapLockstep(mlir::OpBuilder &b, mlir::scf::ParallelOp loop,
                  llvm::ArrayRef<mlir::Value> counts, mlir::Value total, int64_t threads);
+
+/// Whether mapLockstep maps `loop` (or foldInLockstep folds it).
+bool walksInLockstep(mlir::scf::ParallelOp loop);
+
+/// Inside `launch` (blocks of `block` threads), each thread's fold of the
+/// reduction `loop`'s iterations bid * block + tid, then a grid of blocks
+/// on (the order of a grid-stride fold), its threads walking the body's
+/// sequential loops in step as mapLockstep's do; a thread's repeat of the
+/// last iteration is not folded. Nothing, building nothing, when the body
+/// has no such loop or does what a barrier forbids.
+std::optional<llvm::SmallVector<mlir::Value>>
+foldInLockstep(mlir::OpBuilder &b, mlir::gpu::LaunchOp launch, mlir::scf::ParallelOp loop,
+               llvm::ArrayRef<mlir::Value> counts, mlir::Value total, mlir::Value block);
+
+/// Folds into `producer` a reduction that only reads what it stores: a
+/// parallel loop with results, right after it (nothing between but ops
+/// free of memory effects), over the same iterations, that loads one
+/// element of a temporary buffer at its indices, where `producer` stores
+/// it (see FuseReductions.cpp). Returns the fused loop, or null, changing
+/// nothing.
+mlir::scf::ParallelOp fuseReductionIntoProducer(mlir::scf::ParallelOp producer);
 
 /// `build(b, lanes)` under the host condition `fits`, `build(b, 1)` (the
 /// scalar form) otherwise: the launch by vectors or by scalars chosen at

@@ -134,6 +134,8 @@ struct ParallelLoopsToGPUPass
         return llvm::is_contained(pending, v.getDefiningOp());
       });
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+        if (loop.getNumResults() == 0 && fuseReductionIntoProducer(loop))
+          continue; // the fused loop comes later, at the reduction's place
         if (failed(flush()))
           return failure();
         if (loop.getNumResults() != 0)
@@ -202,17 +204,6 @@ struct ParallelLoopsToGPUPass
   }
 
 
-  /// `combine` (a reduction region of two arguments) applied to `lhs`, `rhs`.
-  static Value combineWith(OpBuilder &b, Region &combine, Value lhs, Value rhs) {
-    Block &block = combine.front();
-    IRMapping mapping;
-    mapping.map(block.getArgument(0), lhs);
-    mapping.map(block.getArgument(1), rhs);
-    for (Operation &op : block.without_terminator())
-      b.clone(op, mapping);
-    return mapping.lookupOrDefault(block.getTerminator()->getOperand(0));
-  }
-
   /// Combines each thread's `values` over the block, pairwise in a fixed
   /// tree through workgroup memory `shared`; the block's result ends in
   /// element 0.
@@ -261,7 +252,8 @@ struct ParallelLoopsToGPUPass
 
   /// A parallel loop with reductions (a reduction to single values) as a
   /// fixed tree: kernel 1 has each thread of up to 1024 blocks fold its
-  /// grid-stride share in order, then each block combine its threads'
+  /// grid-stride share in order (walking in lockstep when the body walks
+  /// rows, LockstepLoops.cpp), then each block combine its threads'
   /// values pairwise; kernel 2, one block, does the same over the blocks'
   /// partial values. The shape of the tree depends only on the trip count:
   /// the same bits on every run. `init` must be the identity of the
@@ -310,13 +302,17 @@ struct ParallelLoopsToGPUPass
       fn(gb);
     };
 
-    // Kernel 1: every thread folds its share, every block its threads.
+    // Kernel 1: every thread folds its share (in lockstep when the body
+    // walks rows, as a neuron's time loop does), every block its threads.
     launchWithShared(blocks, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
       Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
-      Value first = arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
-      Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-      auto strided = scf::ForOp::create(ib, loc, first, total, stride, loop.getInitVals());
-      {
+      std::optional<SmallVector<Value>> folded =
+          foldInLockstep(ib, launch, loop, counts, total, block);
+      if (!folded) {
+        Value first =
+            arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
+        Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
+        auto strided = scf::ForOp::create(ib, loc, first, total, stride, loop.getInitVals());
         OpBuilder::InsertionGuard guard(ib);
         ib.setInsertionPointToStart(strided.getBody());
         IRMapping mapping;
@@ -329,8 +325,9 @@ struct ParallelLoopsToGPUPass
           next.push_back(combineWith(ib, reduce.getReductions()[k], acc,
                                      mapping.lookupOrDefault(reduce.getOperands()[k])));
         scf::YieldOp::create(ib, loc, next);
+        folded = SmallVector<Value>(strided.getResults());
       }
-      blockTree(ib, loc, reduce, shared, tid, strided.getResults(), threads);
+      blockTree(ib, loc, reduce, shared, tid, *folded, threads);
       whenFirstThread(ib, tid, [&](OpBuilder &gb) {
         for (auto [buffer, partial] : llvm::zip(shared, partials)) {
           Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});

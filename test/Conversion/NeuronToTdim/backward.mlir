@@ -68,7 +68,8 @@ tdim.kernel @quadratic(%h: !seq, %x: !seq, %gs: !seq) -> (%gx: !seq) {
 // CHECK:   %[[W:.*]] = tdim.load %w[] : !tdim.tensor<[], f32>
 // CHECK:   %{{.*}}:2 = tdim.for %{{.*}} over t {{.*}} reverse iter_args(%{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (f32, f32) {
 // CHECK:     tdim.load %x[n = %[[N]], t = %{{.*}}]
-// CHECK:   tdim.store %{{.*}}#1, %[[PARTIAL]][n = %[[N]]]
+// CHECK:   %[[SUM:.*]] = arith.mulf %{{.*}}#1, %{{.*}} : f32
+// CHECK:   tdim.store %[[SUM]], %[[PARTIAL]][n = %[[N]]]
 // CHECK: tdim.reduce ins(%[[PARTIAL]] : !tdim.tensor<[n: ?], f32>) outs(%gw : !tdim.tensor<[], f32>) over [n] init [0.000000e+00 : f32] combine {
 // CHECK:   arith.addf
 tdim.kernel @plif(%h: !seq, %x: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !one) {
@@ -82,12 +83,14 @@ tdim.kernel @plif(%h: !seq, %x: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
 !one = !tdim.tensor<[], f32>
 
-// PLIF's grad_w without x: the charge h = v + (x - v) * d is affine in x
-// with slope d, so backward recovers x as (h - A) * (1 / d), A the charge
-// at x = 0, the way SpikingJelly computes x - v as (h - v) / d. It loads h
-// and the upstream gradient at step t and h at t - 1 (for v), nothing more.
+// PLIF's grad_w without x: x reaches h = v + (x - v) * d through steps
+// that can each be undone, so dh/dd's x - v is (h - v) * (1 / d), the way
+// SpikingJelly computes it. The factors that read only w (1 / d and
+// dd/dw) multiply each neuron's sum over time once, after its loop: a step
+// adds g * (h - v). Backward loads h and the upstream gradient at step t
+// and h at t - 1 (for v), nothing more.
 // CHECK-LABEL: tdim.kernel @plif_recovered
-// CHECK:   tdim.for %[[T:.*]] over t {{.*}} reverse
+// CHECK:   %[[SUMS:.*]]:2 = tdim.for %[[T:.*]] over t {{.*}} reverse
 // CHECK:     %[[H:.*]] = tdim.load %h[n = %{{.*}}, t = %[[T]]]
 // CHECK:     tdim.load %gs[n = %{{.*}}, t = %[[T]]]
 // CHECK-NOT: tdim.load
@@ -95,13 +98,12 @@ tdim.kernel @plif(%h: !seq, %x: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !
 // CHECK:     tdim.load %h[n = %{{.*}}, t = %{{.*}}]
 // CHECK-NOT: tdim.load
 // CHECK:     %[[V:.*]] = arith.select %[[FIRST]], %{{.*}}, %{{.*}} : f32
-// CHECK:     %[[LEAK:.*]] = arith.mulf %{{.*}}, %[[D0:.*]] : f32
-// CHECK:     %[[A:.*]] = arith.addf %[[V]], %[[LEAK]] : f32
-// CHECK:     %[[HA:.*]] = arith.subf %[[H]], %[[A]] : f32
-// CHECK:     %[[X:.*]] = arith.mulf %[[HA]], %[[INV:.*]] : f32
-// CHECK:     arith.subf %[[X]], %[[V]] : f32
+// CHECK:     %[[HV:.*]] = arith.subf %[[H]], %[[V]] : f32
 // CHECK-NOT: tdim.load
-// CHECK:     tdim.yield
+// CHECK:     %[[GHV:.*]] = arith.mulf %{{.*}}, %[[HV]] : f32
+// CHECK:     %[[ACC:.*]] = arith.addf %{{.*}}, %[[GHV]] : f32
+// CHECK:     tdim.yield %{{.*}}, %[[ACC]] : f32, f32
+// CHECK:   arith.mulf %[[SUMS]]#1, %{{.*}} : f32
 tdim.kernel @plif_recovered(%h: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !one) {
   neuron.plif_grad ins(%h : !seq) w(%w : !one) grad_spike(%gs : !seq) outs(%gx : !seq) grad_w(%gw : !one)
       time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
@@ -111,22 +113,86 @@ tdim.kernel @plif_recovered(%h: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !
 // -----
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
+!one = !tdim.tensor<[], f32>
+
+// Every kind of step on x's path is undone from h, top down: here
+// h = -(v - x / w), so x / w = v - (-h) and dh/dw = (x / w) / w reads no x.
+// CHECK-LABEL: tdim.kernel @undone_path
+// CHECK-NOT: tdim.load %x
+// CHECK:     %[[H:.*]] = tdim.load %h[n = %{{.*}}, t = %{{.*}}]
+// CHECK:     %[[FIRST:.*]] = tdim.cmp eq
+// CHECK:     %[[V:.*]] = arith.select %[[FIRST]], %{{.*}}, %{{.*}} : f32
+// CHECK:     %[[NH:.*]] = arith.negf %[[H]] : f32
+// CHECK:     %[[XW:.*]] = arith.subf %[[V]], %[[NH]] : f32
+// CHECK:     arith.negf %[[XW]] : f32
+// CHECK-NOT: tdim.load
+// CHECK:     tdim.yield
+tdim.kernel @undone_path(%h: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !one) {
+  neuron.generic_grad ins(%h : !seq) params(%w : !one) grad_spike(%gs : !seq) outs(%gx : !seq) grad_params(%gw : !one)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>} charge {
+  ^bb0(%v: f32, %in: f32, %p: f32):
+    %d = arith.divf %in, %p : f32
+    %s = arith.subf %v, %d : f32
+    %h1 = arith.negf %s : f32
+    neuron.yield %h1 : f32
+  }
+  tdim.return
+}
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+!one = !tdim.tensor<[], f32>
+
+// x reaches h = v + x * w + x twice, so its path cannot be undone step by
+// step; the charge is still affine in x with slope w + 1, so backward
+// recovers x as a whole: (h - A) * (1 / (w + 1)), A the charge at x = 0.
+// CHECK-LABEL: tdim.kernel @affine_recovered
+// CHECK-NOT: tdim.load %x
+// CHECK:     %[[H:.*]] = tdim.load %h[n = %{{.*}}, t = %{{.*}}]
+// CHECK:     %[[FIRST:.*]] = tdim.cmp eq
+// CHECK:     %[[V:.*]] = arith.select %[[FIRST]], %{{.*}}, %{{.*}} : f32
+// CHECK:     %[[A:.*]] = arith.addf %[[V]], %{{.*}} : f32
+// CHECK:     %[[A0:.*]] = arith.addf %[[A]], %{{.*}} : f32
+// CHECK:     %[[HA:.*]] = arith.subf %[[H]], %[[A0]] : f32
+// CHECK:     arith.mulf %[[HA]], %{{.*}} : f32
+// CHECK-NOT: tdim.load
+// CHECK:     tdim.yield
+tdim.kernel @affine_recovered(%h: !seq, %w: !one, %gs: !seq) -> (%gx: !seq, %gw: !one) {
+  neuron.generic_grad ins(%h : !seq) params(%w : !one) grad_spike(%gs : !seq) outs(%gx : !seq) grad_params(%gw : !one)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>} charge {
+  ^bb0(%v: f32, %in: f32, %p: f32):
+    %xw = arith.mulf %in, %p : f32
+    %a = arith.addf %v, %xw : f32
+    %h1 = arith.addf %a, %in : f32
+    neuron.yield %h1 : f32
+  }
+  tdim.return
+}
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
 
 // The sigmoid surrogate alpha * s * (1 - s) is built as alpha * t / (1 + t)^2
-// with t = exp(-|alpha * u|): the divisor stays in [1, 2] however far the
-// potential is below the threshold (IF's drifts without bound).
+// with t = exp(-|alpha * u|), computed as exp(-|alpha| * |u|) (the same
+// bits): the divisor stays in [1, 2] however far the potential is below the
+// threshold (IF's drifts without bound). With v_reset = 0, dV/dH through the
+// spike is (1 - spike) - h * psi.
 // CHECK-LABEL: tdim.kernel @if_sigmoid
 // CHECK:     %[[H:.*]] = tdim.load %h
 // CHECK:     %[[U:.*]] = arith.subf %[[H]], %[[ONE:.*]] : f32
-// CHECK:     %[[AU:.*]] = arith.mulf %[[U]], %[[ALPHA:.*]] : f32
-// CHECK:     %[[MAG:.*]] = math.absf %[[AU]] : f32
-// CHECK:     %[[NEG:.*]] = arith.subf %{{.*}}, %[[MAG]] : f32
+// CHECK:     %[[MAG:.*]] = math.absf %[[U]] : f32
+// CHECK:     %[[NEG:.*]] = arith.mulf %[[MAG]], %[[MINUSALPHA:.*]] : f32
 // CHECK:     %[[T:.*]] = math.exp %[[NEG]] : f32
 // CHECK:     %[[DEN:.*]] = arith.addf %[[T]], %[[ONE]] : f32
 // CHECK:     %[[R:.*]] = arith.divf %[[ONE]], %[[DEN]] : f32
-// CHECK:     %[[AT:.*]] = arith.mulf %[[T]], %[[ALPHA]] : f32
+// CHECK:     %[[AT:.*]] = arith.mulf %[[T]], %[[ALPHA:.*]] : f32
 // CHECK:     %[[RR:.*]] = arith.mulf %[[R]], %[[R]] : f32
-// CHECK:     arith.mulf %[[AT]], %[[RR]] : f32
+// CHECK:     %[[PSI:.*]] = arith.mulf %[[AT]], %[[RR]] : f32
+// CHECK:     %[[NOTFIRED:.*]] = arith.subf %[[ONE]], %{{.*}} : f32
+// CHECK:     %[[HPSI:.*]] = arith.mulf %[[H]], %[[PSI]] : f32
+// CHECK:     arith.subf %[[NOTFIRED]], %[[HPSI]] : f32
 tdim.kernel @if_sigmoid(%h: !seq, %gs: !seq) -> (%gx: !seq) {
   neuron.if_grad ins(%h : !seq) grad_spike(%gs : !seq) outs(%gx : !seq)
       time t {v_threshold = 1.0, v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid, alpha = 4.0>}

@@ -26,8 +26,14 @@ struct ChargeDerivatives {
   /// A detached block taking the charge region's arguments (v, x,
   /// params...) and computing the derivatives; unused ops removed.
   std::unique_ptr<mlir::Block> block;
-  /// d h / d argument, for each argument of the region, in order.
+  /// d h / d argument, for each argument of the region, in order; for a
+  /// parameter, without its `factors`.
   llvm::SmallVector<mlir::Value> derivatives;
+  /// Per argument, the product of the factors peeled off the top of its
+  /// derivative that read only the parameters (null: none): d h / d p is
+  /// derivatives[i] * factors[i]. Backward sums g * derivatives[i] over
+  /// time and multiplies by the factor once. Only parameters have them.
+  llvm::SmallVector<mlir::Value> factors;
   /// Whether the derivatives read the argument (v, x, params...).
   llvm::SmallVector<bool> uses;
   /// Whether h = A(v, params) + beta(params) * x: x enters only through
@@ -36,12 +42,25 @@ struct ChargeDerivatives {
   /// starts at zero). Backward can then recover x from h as (h - A) / beta
   /// instead of reading it.
   bool affineInInput = false;
+  /// Whether the block takes h as one more argument, after the params, and
+  /// computes from it every value on x's path to h (x included), so that it
+  /// reads x no more: see differentiateCharge's `throughOutput`.
+  bool takesOutput = false;
 };
 
 /// Differentiates the single-block `charge` region with respect to every
 /// argument. Fails, with a diagnostic naming it, on an operation it cannot
 /// differentiate.
-mlir::FailureOr<ChargeDerivatives> differentiateCharge(mlir::Region &charge);
+///
+/// With `throughOutput`, when x reaches h through a chain of steps that can
+/// each be undone (every value on the path used once; adds, subtractions,
+/// negations, products with and quotients by values free of x, fma), the
+/// derivatives read the values on that path from h instead, undoing the
+/// steps from h down: for PLIF's h = v + (x - v) * d, dh/dd reads
+/// x - v = (h - v) * (1 / d), as SpikingJelly computes it. A product's
+/// factor must not read v (which starts at zero), or the chain is kept.
+mlir::FailureOr<ChargeDerivatives> differentiateCharge(mlir::Region &charge,
+                                                       bool throughOutput = false);
 
 /// Patterns lowering neuron.generic and neuron.generic_grad to tdim loops.
 void populateNeuronToTdimPatterns(mlir::RewritePatternSet &patterns);
