@@ -557,12 +557,11 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
       Value a;
       if (vReset) {
         a = nb.sub(nb.c(1.0), nb.select(fired, nb.c(1.0), nb.c(0.0)));
-        // With v_reset = 0, (0 - h) * psi + a is a - h * psi exactly, in one
-        // operation fewer.
-        if (!detach && *vReset == 0.0)
-          a = nb.sub(a, nb.mul(h, psi));
-        else if (!detach)
-          a = nb.add(nb.mul(nb.sub(nb.c(*vReset), h), psi), a);
+        // a - (h - v_reset) * psi: for v_reset = 0 the subtraction of 0
+        // folds away, one operation fewer than (v_reset - h) * psi + a,
+        // which has the same bits (negation is exact).
+        if (!detach)
+          a = nb.sub(a, nb.mul(nb.sub(h, nb.c(*vReset)), psi));
       } else {
         a = detach ? nb.c(1.0) : nb.sub(nb.c(1.0), nb.mul(nb.c(vth), psi));
       }

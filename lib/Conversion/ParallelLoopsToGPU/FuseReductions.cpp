@@ -16,20 +16,11 @@
 #include "LoopMapping.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 
 namespace nerve::loop_mapping {
-
-/// Whether `a` and `b` are the same values, or the same constants.
-static bool sameValues(ValueRange a, ValueRange b) {
-  return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto pair) {
-           auto [x, y] = pair;
-           return isEqualConstantIntOrValue(getAsOpFoldResult(x), getAsOpFoldResult(y));
-         });
-}
 
 /// The single top-level op of `loop`'s body that accesses `buffer`, at
 /// exactly the loop's indices, as OpTy; null otherwise.
@@ -57,9 +48,8 @@ scf::ParallelOp fuseReductionIntoProducer(scf::ParallelOp producer) {
     next = next->getNextNode();
   auto consumer = dyn_cast_or_null<scf::ParallelOp>(next);
   if (!consumer || consumer.getNumResults() == 0 ||
-      !sameValues(producer.getLowerBound(), consumer.getLowerBound()) ||
-      !sameValues(producer.getUpperBound(), consumer.getUpperBound()) ||
-      !sameValues(producer.getStep(), consumer.getStep()))
+      consumer.getNumLoops() != producer.getNumLoops() ||
+      !sameBounds(producer, consumer, producer.getNumLoops()))
     return {};
 
   // The consumer reads one temporary buffer, element by element, and

@@ -276,6 +276,35 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, scf::ParallelOp loop,
 }
 
 /// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
+bool equivalent(Value a, Value b, int depth) {
+  if (a == b)
+    return true;
+  if (auto ca = getConstantIntValue(a), cb = getConstantIntValue(b); ca && cb)
+    return *ca == *cb;
+  Operation *oa = a.getDefiningOp(), *ob = b.getDefiningOp();
+  if (depth == 0 || !oa || !ob || oa->getName() != ob->getName() ||
+      oa->getAttrDictionary() != ob->getAttrDictionary() ||
+      oa->getNumOperands() != ob->getNumOperands() || oa->getNumRegions() != 0 ||
+      ob->getNumRegions() != 0 || !isMemoryEffectFree(oa) ||
+      llvm::cast<OpResult>(a).getResultNumber() != llvm::cast<OpResult>(b).getResultNumber())
+    return false;
+  for (auto [x, y] : llvm::zip(oa->getOperands(), ob->getOperands()))
+    if (!equivalent(x, y, depth - 1))
+      return false;
+  return true;
+}
+
+bool sameBounds(scf::ParallelOp a, scf::ParallelOp b, unsigned rank) {
+  if (a.getNumLoops() < rank || b.getNumLoops() < rank)
+    return false;
+  for (unsigned i = 0; i < rank; ++i)
+    if (!equivalent(a.getLowerBound()[i], b.getLowerBound()[i]) ||
+        !equivalent(a.getUpperBound()[i], b.getUpperBound()[i]) ||
+        !equivalent(a.getStep()[i], b.getStep()[i]))
+      return false;
+  return true;
+}
+
 Value combineWith(OpBuilder &b, Region &combine, Value lhs, Value rhs) {
   Block &block = combine.front();
   IRMapping mapping;

@@ -94,6 +94,15 @@ bool isInvariantIn(mlir::Value v, mlir::Operation *loop);
 mlir::Value hoistOutOf(mlir::OpBuilder &host, mlir::Value v, mlir::Operation *loop,
                        mlir::IRMapping &m);
 
+/// Whether `a` and `b` compute the same value: the same SSA value, equal
+/// constants, or the same pure op applied to equivalent operands (the
+/// extent of a dimension read inside one loop and outside another).
+bool equivalent(mlir::Value a, mlir::Value b, int depth = 3);
+
+/// Whether the first `rank` dimensions of `a` and `b` have equivalent
+/// bounds and steps.
+bool sameBounds(mlir::scf::ParallelOp a, mlir::scf::ParallelOp b, unsigned rank);
+
 /// `combine` (a reduction region of two arguments) applied to `lhs`, `rhs`.
 mlir::Value combineWith(mlir::OpBuilder &b, mlir::Region &combine, mlir::Value lhs,
                         mlir::Value rhs);

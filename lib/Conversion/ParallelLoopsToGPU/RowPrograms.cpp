@@ -75,38 +75,6 @@ constexpr int64_t kSoloThreads = 1024;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
 
-/// Whether `a` and `b` compute the same value: the same SSA value, equal
-/// constants, or the same pure op applied to equivalent operands (the
-/// extent of a dimension read inside one loop and outside another).
-bool equivalent(Value a, Value b, int depth = 3) {
-  if (a == b)
-    return true;
-  if (auto ca = getConstantIntValue(a), cb = getConstantIntValue(b); ca && cb)
-    return *ca == *cb;
-  Operation *oa = a.getDefiningOp(), *ob = b.getDefiningOp();
-  if (depth == 0 || !oa || !ob || oa->getName() != ob->getName() ||
-      oa->getAttrDictionary() != ob->getAttrDictionary() ||
-      oa->getNumOperands() != ob->getNumOperands() || oa->getNumRegions() != 0 ||
-      ob->getNumRegions() != 0 || !isMemoryEffectFree(oa) ||
-      llvm::cast<OpResult>(a).getResultNumber() != llvm::cast<OpResult>(b).getResultNumber())
-    return false;
-  for (auto [x, y] : llvm::zip(oa->getOperands(), ob->getOperands()))
-    if (!equivalent(x, y, depth - 1))
-      return false;
-  return true;
-}
-
-bool sameBounds(scf::ParallelOp a, scf::ParallelOp b, unsigned rank) {
-  if (a.getNumLoops() < rank || b.getNumLoops() < rank)
-    return false;
-  for (unsigned i = 0; i < rank; ++i)
-    if (!equivalent(a.getLowerBound()[i], b.getLowerBound()[i]) ||
-        !equivalent(a.getUpperBound()[i], b.getUpperBound()[i]) ||
-        !equivalent(a.getStep()[i], b.getStep()[i]))
-      return false;
-  return true;
-}
-
 /// A parallel loop's induction variables, as a range that outlives the call.
 ValueRange ivsOf(scf::ParallelOp loop) { return loop.getBody()->getArguments(); }
 
