@@ -137,21 +137,81 @@ Value reductionIdentity(OpBuilder &b, Location loc, Operation *combine) {
   return {};
 }
 
+/// The function `loop` names as its combine, when it has the signature of
+/// one for its accumulators (2N arguments, N results of their types) and
+/// its body only computes.
+static func::FuncOp carriedCombine(scf::ForOp loop) {
+  auto name = loop->getAttrOfType<FlatSymbolRefAttr>(nerve::kCombineAttrName);
+  if (!name)
+    return {};
+  auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(loop, name);
+  if (!fn || fn.isExternal() || !fn.getBody().hasOneBlock())
+    return {};
+  SmallVector<Type> accs(loop.getResultTypes());
+  SmallVector<Type> twice(accs);
+  twice.append(accs);
+  if (fn.getArgumentTypes() != ArrayRef<Type>(twice) ||
+      fn.getResultTypes() != ArrayRef<Type>(accs))
+    return {};
+  for (Operation &op : fn.getBody().front().without_terminator())
+    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+      return {};
+  return fn;
+}
+
 std::optional<LaneReduction> matchFold(scf::ForOp loop) {
-  if (loop.getNumResults() != 1 || !getConstantIntValue(loop.getStep()))
+  if (loop.getNumResults() == 0 || !getConstantIntValue(loop.getStep()))
     return std::nullopt;
   if (*getConstantIntValue(loop.getStep()) <= 0)
     return std::nullopt;
+  // Iterations must be independent but for the accumulators: no writes, no
+  // regions.
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
+      return std::nullopt;
+  Operation *yield = loop.getBody()->getTerminator();
+
+  if (func::FuncOp fn = carriedCombine(loop)) {
+    // The carried form: the step is every op that depends on an
+    // accumulator; each accumulator's next value comes from it, and the
+    // init values (the identities) are constants.
+    LaneReduction r;
+    r.loop = loop;
+    r.combineFn = fn;
+    llvm::SmallPtrSet<Operation *, 8> inStep;
+    auto fromStep = [&](Value v) {
+      return llvm::is_contained(loop.getRegionIterArgs(), v) ||
+             inStep.contains(v.getDefiningOp());
+    };
+    for (Operation &op : loop.getBody()->without_terminator()) {
+      if (!llvm::any_of(op.getOperands(), fromStep))
+        continue;
+      if (isa<memref::LoadOp>(op))
+        return std::nullopt; // an address computed from an accumulator
+      inStep.insert(&op);
+      r.step.push_back(&op);
+    }
+    for (Value v : yield->getOperands())
+      if (!inStep.contains(v.getDefiningOp()))
+        return std::nullopt;
+    for (Value init : loop.getInitArgs())
+      if (!init.getDefiningOp<arith::ConstantOp>())
+        return std::nullopt;
+    for (Operation *op : r.step)
+      for (Value v : op->getOperands())
+        if (!fromStep(v) && !llvm::is_contained(r.stepInputs, v))
+          r.stepInputs.push_back(v);
+    return r;
+  }
+
+  if (loop.getNumResults() != 1)
+    return std::nullopt;
   Value acc = loop.getRegionIterArgs()[0];
-  Value yielded = loop.getBody()->getTerminator()->getOperand(0);
+  Value yielded = yield->getOperand(0);
   Operation *combine = yielded.getDefiningOp();
   if (!combine || combine->getBlock() != loop.getBody() || combine->getNumOperands() != 2 ||
       !acc.hasOneUse() || *acc.getUsers().begin() != combine || !yielded.hasOneUse())
     return std::nullopt;
-  // Iterations must be independent but for %acc: no writes, no regions.
-  for (Operation &op : loop.getBody()->without_terminator())
-    if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
-      return std::nullopt;
   OpBuilder probe(loop.getContext());
   auto scratch = ModuleOp::create(probe, loop.getLoc());
   probe.setInsertionPointToStart(scratch.getBody());
@@ -159,12 +219,27 @@ std::optional<LaneReduction> matchFold(scf::ForOp loop) {
   scratch->erase();
   if (!known)
     return std::nullopt;
-  return LaneReduction{loop, combine, combine->getOperand(0) == acc ? 0u : 1u};
+  unsigned accOperand = combine->getOperand(0) == acc ? 0u : 1u;
+  LaneReduction r;
+  r.loop = loop;
+  r.combine = combine;
+  r.accOperand = accOperand;
+  r.step.push_back(combine);
+  r.stepInputs.push_back(combine->getOperand(1 - accOperand));
+  return r;
+}
+
+SmallVector<Value> identitiesOf(OpBuilder &b, Location loc, const LaneReduction &r) {
+  if (r.combine)
+    return {reductionIdentity(b, loc, r.combine)};
+  return llvm::map_to_vector(r.loop.getInitArgs(), [&](Value init) -> Value {
+    return b.clone(*init.getDefiningOp())->getResult(0);
+  });
 }
 
 std::optional<LaneReduction> matchLaneReduction(scf::ForOp loop) {
   std::optional<LaneReduction> fold = matchFold(loop);
-  if (!fold)
+  if (!fold || !fold->combine)
     return std::nullopt;
   // Lanes must read neighbouring addresses: the loop walks the contiguous
   // (last, unit-stride) dimension of what it loads and no other. A column
@@ -322,11 +397,43 @@ Value combineAs(OpBuilder &b, const LaneReduction &r, Value acc, Value value) {
   return b.clone(*r.combine, m)->getResult(0);
 }
 
+SmallVector<Value> stepAs(OpBuilder &b, const LaneReduction &r, ValueRange acc,
+                          ValueRange inputs) {
+  IRMapping m;
+  m.map(r.loop.getRegionIterArgs(), acc);
+  m.map(r.stepInputs, inputs);
+  for (Operation *op : r.step)
+    b.clone(*op, m);
+  return mapped(m, r.loop.getBody()->getTerminator()->getOperands());
+}
+
+SmallVector<Value> mergePartials(OpBuilder &b, const LaneReduction &r, ValueRange lhs,
+                                 ValueRange rhs) {
+  if (r.combine)
+    return {combineAs(b, r, lhs[0], rhs[0])};
+  Block &body = r.combineFn.getBody().front();
+  IRMapping m;
+  m.map(body.getArguments().take_front(lhs.size()), lhs);
+  m.map(body.getArguments().drop_front(lhs.size()), rhs);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, m);
+  return mapped(m, body.getTerminator()->getOperands());
+}
+
 SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReduction &r, Value lb,
                                    Value ub, Value step, Value lane, Value lanes, int64_t width,
                                    function_ref<SmallVector<Value>(OpBuilder &, Value)> valuesAt,
-                                   int64_t kUnroll, bool inOrder) {
-  Value identity = reductionIdentity(b, loc, r.combine);
+                                   int64_t kUnroll, bool inOrder, FoldOf of) {
+  // Fold j's tuple of n accumulators is at j * n (partial u's at
+  // (u * width + j) * n); its values at j * in.
+  size_t n = r.numAccumulators();
+  size_t in = of == FoldOf::Partials ? n : r.stepInputs.size();
+  auto fold = [&](OpBuilder &fb, MutableArrayRef<Value> acc, ArrayRef<Value> values) {
+    SmallVector<Value> next =
+        of == FoldOf::Partials ? mergePartials(fb, r, acc, values) : stepAs(fb, r, acc, values);
+    llvm::copy(next, acc.begin());
+  };
+  SmallVector<Value> identity = identitiesOf(b, loc, r);
   Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
   Value span = arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
   Value laneStep = arith::MulIOp::create(b, loc, step, lanes);
@@ -334,11 +441,13 @@ SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReducti
   Value full = arith::DivUIOp::create(b, loc, span, chunk);
   Value laneOffset = arith::MulIOp::create(b, loc, lane, step);
 
-  // Whole chunks, no bounds checks: kUnroll independent partials per fold
-  // (fold j's partial u at u * width + j), or with `inOrder` one, which
-  // takes the chunk's iterations in order once all their values are loaded.
+  // Whole chunks, no bounds checks: kUnroll independent partials per fold,
+  // or with `inOrder` one, which takes the chunk's iterations in order once
+  // all their values are loaded.
   int64_t partialsPerFold = inOrder ? 1 : kUnroll;
-  SmallVector<Value> inits(partialsPerFold * width, identity);
+  SmallVector<Value> inits;
+  for (int64_t p = 0; p < partialsPerFold * width; ++p)
+    inits.append(identity);
   auto main = scf::ForOp::create(b, loc, zero, full, one, inits);
   {
     OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
@@ -349,10 +458,9 @@ SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReducti
     SmallVector<Value> next(main.getRegionIterArgs());
     SmallVector<SmallVector<Value>> values;
     auto combineIteration = [&](int64_t u) {
-      for (int64_t j = 0; j < width; ++j) {
-        Value &partial = next[(u % partialsPerFold) * width + j];
-        partial = combineAs(mb, r, partial, values[u][j]);
-      }
+      for (int64_t j = 0; j < width; ++j)
+        fold(mb, MutableArrayRef<Value>(next).slice(((u % partialsPerFold) * width + j) * n, n),
+             ArrayRef<Value>(values[u]).slice(j * in, in));
     };
     for (int64_t u = 0; u < kUnroll; ++u) {
       Value iv = u == 0 ? base
@@ -374,19 +482,23 @@ SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReducti
       b, loc, lb,
       arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, full, chunk), laneOffset));
   auto tail = scf::ForOp::create(b, loc, tailStart, ub, laneStep,
-                                 main.getResults().take_front(width));
+                                 main.getResults().take_front(width * n));
   {
     OpBuilder tb = OpBuilder::atBlockBegin(tail.getBody());
     SmallVector<Value> values = valuesAt(tb, tail.getInductionVar());
-    SmallVector<Value> next;
+    SmallVector<Value> next(tail.getRegionIterArgs());
     for (int64_t j = 0; j < width; ++j)
-      next.push_back(combineAs(tb, r, tail.getRegionIterArgs()[j], values[j]));
+      fold(tb, MutableArrayRef<Value>(next).slice(j * n, n),
+           ArrayRef<Value>(values).slice(j * in, in));
     scf::YieldOp::create(tb, loc, next);
   }
   SmallVector<Value> partials(tail.getResults());
   for (int64_t u = 1; u < partialsPerFold; ++u)
-    for (int64_t j = 0; j < width; ++j)
-      partials[j] = combineAs(b, r, partials[j], main.getResult(u * width + j));
+    for (int64_t j = 0; j < width; ++j) {
+      MutableArrayRef<Value> acc = MutableArrayRef<Value>(partials).slice(j * n, n);
+      llvm::copy(mergePartials(b, r, acc, main.getResults().slice((u * width + j) * n, n)),
+                 acc.begin());
+    }
   return partials;
 }
 

@@ -8,6 +8,9 @@
 #ifndef NERVE_LIB_CONVERSION_PARALLELLOOPSTOGPU_LOOPMAPPING_H
 #define NERVE_LIB_CONVERSION_PARALLELLOOPSTOGPU_LOOPMAPPING_H
 
+#include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -57,21 +60,41 @@ void buildLaunchOver(mlir::OpBuilder &b, mlir::Location loc, mlir::Value work,
                      llvm::function_ref<void(mlir::OpBuilder &, mlir::gpu::LaunchOp)> fn,
                      mlir::Value sharedBytes = {});
 
-/// A loop `scf.for ... iter_args(%acc = %init)` whose body folds one value
-/// per iteration into %acc with an associative, commutative op, reading
-/// memory but writing none: a row reduction that lanes may split.
+/// A loop `scf.for ... iter_args(%acc... = %init...)` whose iterations fold
+/// values into the accumulators, reading memory but writing none, in one of
+/// two forms:
+///  - one accumulator and one associative, commutative op with a known
+///    identity (a sum, a maximum): `combine`, which merges partial values
+///    too. Row reductions that lanes split take this form only.
+///  - any number of accumulators, the loop carrying the symbol of a function
+///    of 2N arguments and N results that merges two partial tuples
+///    (kCombineAttrName, set where tdim.reduce lowers; its init values are
+///    the identities): a fold split into chunks folds each chunk with the
+///    loop's own step, then merges the chunks with that function.
 struct LaneReduction {
   mutable mlir::scf::ForOp loop; // op handles are values; accessors are not const
-  mlir::Operation *combine; ///< the op producing the yielded value
-  unsigned accOperand; ///< which of its operands is %acc
+  mlir::Operation *combine = nullptr; ///< single form: the op producing the yielded value
+  unsigned accOperand = 0;            ///< single form: which of its operands is %acc
+  mutable mlir::func::FuncOp combineFn; ///< carried form: what merges two partial tuples
+  /// The ops of an iteration that use the accumulators (in order), and the
+  /// other values they use: what each iteration folds in.
+  llvm::SmallVector<mlir::Operation *> step;
+  llvm::SmallVector<mlir::Value> stepInputs;
+
+  unsigned numAccumulators() const { return loop.getNumResults(); }
+  bool isStep(mlir::Operation *op) const { return llvm::is_contained(step, op); }
 };
 
 /// The identity of `combine`'s kind, or null when it has no shuffle-friendly
 /// one (kinds other than sums, minima and maxima; types other than f32, i32).
 mlir::Value reductionIdentity(mlir::OpBuilder &b, mlir::Location loc, mlir::Operation *combine);
 
-/// `loop` as a fold of one value per iteration into one accumulator, by a
-/// combine with a known identity, reading memory but writing none.
+/// The identity of each of `r`'s accumulators.
+llvm::SmallVector<mlir::Value> identitiesOf(mlir::OpBuilder &b, mlir::Location loc,
+                                            const LaneReduction &r);
+
+/// `loop` as a fold of values into accumulators (either form of
+/// LaneReduction), reading memory but writing none.
 std::optional<LaneReduction> matchFold(mlir::scf::ForOp loop);
 
 /// `loop` as a LaneReduction: a fold whose iterations walk the contiguous
@@ -107,9 +130,19 @@ bool sameBounds(mlir::scf::ParallelOp a, mlir::scf::ParallelOp b, unsigned rank)
 mlir::Value combineWith(mlir::OpBuilder &b, mlir::Region &combine, mlir::Value lhs,
                         mlir::Value rhs);
 
-/// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
+/// `reduction.combine` applied to (`acc`, `value`), as the loop applies it
+/// (the single form).
 mlir::Value combineAs(mlir::OpBuilder &b, const LaneReduction &r, mlir::Value acc,
                       mlir::Value value);
+
+/// One iteration's step: the accumulators `acc` with `inputs` (values of
+/// r.stepInputs) folded in, as the loop folds them.
+llvm::SmallVector<mlir::Value> stepAs(mlir::OpBuilder &b, const LaneReduction &r,
+                                      mlir::ValueRange acc, mlir::ValueRange inputs);
+
+/// Two partial tuples of `r`'s accumulators merged.
+llvm::SmallVector<mlir::Value> mergePartials(mlir::OpBuilder &b, const LaneReduction &r,
+                                             mlir::ValueRange lhs, mlir::ValueRange rhs);
 
 /// The trip count of each dimension of `loop` (0 when empty), built as
 /// host code before it, and their product.
@@ -128,25 +161,33 @@ llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b, mlir::Location lo
 /// `lanes` threads split it and this one is `lane`: it takes iterations
 /// lane, lane + lanes, ..., `unroll` at a time into as many partial values
 /// so that that many loads are in flight, then combines them in a fixed
-/// order. `valueAt` builds the value iteration `iv` folds in.
+/// order. `valueAt` builds the value iteration `iv` folds in. `r` is of the
+/// single form.
 mlir::Value stridedPartial(mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r,
                            mlir::Value lb, mlir::Value ub, mlir::Value step, mlir::Value lane,
                            mlir::Value lanes,
                            llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Value)> valueAt,
                            int64_t unroll = 4);
 
+/// What the values of a strided fold are: r.stepInputs of an iteration
+/// (folded in by the loop's step) or partial accumulator tuples (merged).
+enum class FoldOf { Inputs, Partials };
+
 /// stridedPartial of `width` folds at once (a thread's columns of a vector,
-/// say): `valuesAt` builds the value each of them folds in at iteration
-/// `iv`. Each fold takes its iterations in stridedPartial's order, so its
-/// partial has the bits stridedPartial would give it. With `inOrder`, each
-/// fold keeps one partial instead of `unroll` and takes its iterations in
-/// order (the bits of a sequential fold): the loads of `unroll` iterations
-/// are still in flight together, with 1/`unroll` of the partials' registers.
+/// say), for either form of `r`: `valuesAt` builds what each of them folds
+/// in at iteration `iv`, fold-major (r.stepInputs' values, or with
+/// FoldOf::Partials a partial tuple, per fold); the result is each fold's
+/// partial tuple, fold-major. Each fold takes its iterations in
+/// stridedPartial's order, so its partial has the bits stridedPartial would
+/// give it. With `inOrder`, each fold keeps one partial tuple instead of
+/// `unroll` and takes its iterations in order (the bits of a sequential
+/// fold): the loads of `unroll` iterations are still in flight together,
+/// with 1/`unroll` of the partials' registers.
 llvm::SmallVector<mlir::Value> stridedPartials(
     mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r, mlir::Value lb,
     mlir::Value ub, mlir::Value step, mlir::Value lane, mlir::Value lanes, int64_t width,
     llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &, mlir::Value)> valuesAt,
-    int64_t unroll = 4, bool inOrder = false);
+    int64_t unroll = 4, bool inOrder = false, FoldOf of = FoldOf::Inputs);
 
 /// Combines `partial` over the 32 lanes of the warp by XOR shuffles: every
 /// lane ends with the same total, combined in the same order.

@@ -107,12 +107,25 @@ struct ParallelLoopsToGPUPass
   using Base::Base;
 
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>()) {
+    ModuleOp module = getOperation();
+    // Folds' combine functions serve this pass alone (SplitReductions.cpp):
+    // they and the loops' references go once the loops are mapped, before
+    // kernels move into GPU modules where the references would dangle.
+    llvm::SetVector<Operation *> combines;
+    module.walk([&](scf::ForOp fold) {
+      if (auto name = fold->getAttrOfType<FlatSymbolRefAttr>(nerve::kCombineAttrName))
+        if (Operation *fn = SymbolTable::lookupSymbolIn(module, name))
+          combines.insert(fn);
+    });
+    for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("nerve.kernel") || func.isExternal())
         continue;
       if (failed(mapFunction(func)))
         return signalPassFailure();
     }
+    module.walk([](scf::ForOp fold) { fold->removeAttr(nerve::kCombineAttrName); });
+    for (Operation *fn : combines)
+      fn->erase();
   }
 
   LogicalResult mapFunction(func::FuncOp func) {

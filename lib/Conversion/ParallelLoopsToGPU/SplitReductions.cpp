@@ -16,7 +16,10 @@
 // s + 32, ... (their loads in flight together), then the column's first
 // slice combines the slices in order, through shared memory, and runs the
 // rest of the body. The chunking depends only on the sizes: the same bits
-// on every run.
+// on every run. A fold of several accumulators that carries its combine
+// (an online softmax's maximum and sum, an argmax; see LaneReduction) folds
+// its chunks with its own step and merges them with the combine, a partial
+// buffer and a shared array per accumulator.
 //
 //===----------------------------------------------------------------------===//
 
@@ -166,10 +169,14 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
       arith::CeilDivUIOp::create(b, loc, rows, indexConstant(b, loc, kMinChunk)));
   chunks = arith::MaxUIOp::create(b, loc, chunks, one);
   Value perChunk = arith::CeilDivUIOp::create(b, loc, rows, chunks);
-  Type accType = fold.getResult(0).getType();
-  Value partials = memref::AllocOp::create(
-      b, loc, MemRefType::get({ShapedType::kDynamic}, accType),
-      ValueRange{arith::MulIOp::create(b, loc, chunks, total)});
+  // Chunk k's partial of column c at k * total + c, a buffer per
+  // accumulator.
+  SmallVector<Value> partials;
+  Value partialsSize = arith::MulIOp::create(b, loc, chunks, total);
+  for (Type accType : fold.getResultTypes())
+    partials.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, accType), ValueRange{partialsSize}));
+  size_t numAccs = partials.size();
   Value block = indexConstant(b, loc, blockSize);
 
   // What the body computes before the fold (sizes, values per column).
@@ -180,7 +187,6 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
       ib.clone(op, m);
     }
   };
-  Value folded = r->combine->getOperand(1 - r->accOperand);
 
   // What each vector load reads: its buffer, or the transposed view.
   SmallVector<Value> vectorViews;
@@ -229,7 +235,7 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
             for (IRMapping &laneMap : inner)
               laneMap.map(fold.getInductionVar(), iv);
             for (Operation &op : fold.getBody()->without_terminator()) {
-              if (&op == r->combine)
+              if (r->isStep(&op))
                 continue;
               auto load = dyn_cast<memref::LoadOp>(op);
               auto vectorAt = load ? llvm::find(vectorLoads, load) : vectorLoads.end();
@@ -245,17 +251,20 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
               for (IRMapping &laneMap : inner)
                 vb.clone(op, laneMap);
             }
-            return llvm::map_to_vector(inner, [&](IRMapping &laneMap) {
-              return laneMap.lookupOrDefault(folded);
-            });
+            SmallVector<Value> inputs;
+            for (IRMapping &laneMap : inner)
+              llvm::append_range(inputs, mapped(laneMap, r->stepInputs));
+            return inputs;
           },
           /*unroll=*/4, /*inOrder=*/true);
       Value at = arith::AddIOp::create(sb, loc, arith::MulIOp::create(sb, loc, k, total), column);
-      for (auto [j, partial] : llvm::enumerate(lanePartials)) {
+      for (int64_t j = 0; j < lanes; ++j) {
         Value lane = j == 0 ? at
                             : arith::AddIOp::create(sb, loc, at, indexConstant(sb, loc, j))
                                   .getResult();
-        memref::StoreOp::create(sb, loc, partial, partials, ValueRange{lane});
+        for (auto [partial, buffer] :
+             llvm::zip(ArrayRef<Value>(lanePartials).slice(j * numAccs, numAccs), partials))
+          memref::StoreOp::create(sb, loc, partial, buffer, ValueRange{lane});
       }
     });
   };
@@ -274,13 +283,15 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
   // Slice s of a column combines chunks s, s + kCombineSlices, ... (loads
   // in flight together); slice 0 then combines the slices' partials in
   // order, from shared memory, and runs the rest of the body.
-  SharedArray slices{accType, kCombineColumns * kCombineSlices};
+  SmallVector<SharedArray> slices;
+  for (Type accType : fold.getResultTypes())
+    slices.push_back({accType, kCombineColumns * kCombineSlices});
   Value sharedBytes =
       arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(slices));
   Value groups = arith::CeilDivUIOp::create(b, loc, total, indexConstant(b, loc, kCombineColumns));
   Value combineBlock = indexConstant(b, loc, kCombineColumns * kCombineSlices);
   buildLaunchOver(b, loc, groups, one, combineBlock, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-    Value slicePartials = sharedArrays(ib, loc, slices).front();
+    SmallVector<Value> slicePartials = sharedArrays(ib, loc, slices);
     Value tid = launch.getThreadIds().x;
     Value columnsValue = indexConstant(ib, loc, kCombineColumns);
     Value local = arith::RemUIOp::create(ib, loc, tid, columnsValue);
@@ -293,14 +304,19 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
     Value exists = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::ult, column, total);
     column = arith::SelectOp::create(
         gb, loc, exists, column, arith::SubIOp::create(gb, loc, total, one));
-    Value partial = stridedPartial(
+    SmallVector<Value> partial = stridedPartials(
         gb, loc, *r, indexConstant(gb, loc, 0), chunks, one, slice,
-        indexConstant(gb, loc, kCombineSlices), [&](OpBuilder &vb, Value k) {
+        indexConstant(gb, loc, kCombineSlices), /*width=*/1,
+        [&](OpBuilder &vb, Value k) {
           Value at = arith::AddIOp::create(vb, loc, arith::MulIOp::create(vb, loc, k, total),
                                            column);
-          return memref::LoadOp::create(vb, loc, partials, ValueRange{at}).getResult();
-        });
-    memref::StoreOp::create(gb, loc, partial, slicePartials, ValueRange{tid});
+          return llvm::map_to_vector(partials, [&](Value buffer) -> Value {
+            return memref::LoadOp::create(vb, loc, buffer, ValueRange{at});
+          });
+        },
+        /*unroll=*/4, /*inOrder=*/false, FoldOf::Partials);
+    for (auto [value, shared] : llvm::zip(partial, slicePartials))
+      memref::StoreOp::create(gb, loc, value, shared, ValueRange{tid});
     gpu::BarrierOp::create(gb, loc);
     Value first = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::eq, slice,
                                         indexConstant(gb, loc, 0));
@@ -311,13 +327,14 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
       IRMapping m;
       m.map(loop.getInductionVars(), delinearize(fb, loc, loop, counts, column));
       cloneBefore(fb, m);
-      Value acc = m.lookupOrDefault(fold.getInitArgs()[0]);
+      SmallVector<Value> acc = mapped(m, fold.getInitArgs());
       for (int64_t s = 0; s < kCombineSlices; ++s) {
         Value at = arith::AddIOp::create(fb, loc, local, indexConstant(fb, loc, s * kCombineColumns));
-        acc = combineAs(fb, *r, acc,
-                        memref::LoadOp::create(fb, loc, slicePartials, ValueRange{at}));
+        acc = mergePartials(fb, *r, acc, llvm::map_to_vector(slicePartials, [&](Value shared) -> Value {
+          return memref::LoadOp::create(fb, loc, shared, ValueRange{at});
+        }));
       }
-      m.map(fold.getResult(0), acc);
+      m.map(fold.getResults(), acc);
       bool after = false;
       for (Operation &op : loop.getBody()->without_terminator()) {
         if (after)
@@ -331,7 +348,8 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
 
   auto func = loop->getParentOfType<func::FuncOp>();
   OpBuilder end(func.front().getTerminator());
-  memref::DeallocOp::create(end, loc, partials);
+  for (Value buffer : partials)
+    memref::DeallocOp::create(end, loc, buffer);
   loop.erase();
   return true;
 }

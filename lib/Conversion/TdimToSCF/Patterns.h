@@ -7,6 +7,7 @@
 #include "nerve/Dialect/Tdim/IR/TdimOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace nerve::tdim_to_scf {
 
@@ -26,10 +27,12 @@ mlir::Value convertFloat(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value value, mlir::Type type);
 
 /// Clones the ops of a single-block `region` with its arguments bound to
-/// `args` and returns the values its `tdim.yield` yields.
+/// `args` (and values from outside it as `mapping` maps them) and returns
+/// the values its `tdim.yield` yields.
 llvm::SmallVector<mlir::Value> inlineRegion(mlir::OpBuilder &b,
                                             mlir::Region &region,
-                                            mlir::ValueRange args);
+                                            mlir::ValueRange args,
+                                            mlir::IRMapping mapping = {});
 
 void populateIndexPatterns(const TdimTypeConverter &converter,
                            mlir::RewritePatternSet &patterns);

@@ -97,9 +97,8 @@ Value nerve::tdim_to_scf::convertFloat(OpBuilder &b, Location loc, Value value,
 }
 
 SmallVector<Value> nerve::tdim_to_scf::inlineRegion(OpBuilder &b, Region &region,
-                                                    ValueRange args) {
+                                                    ValueRange args, IRMapping mapping) {
   Block &block = region.front();
-  IRMapping mapping;
   mapping.map(block.getArguments(), args);
   for (Operation &op : block.without_terminator())
     b.clone(op, mapping);

@@ -10,8 +10,10 @@
 #include "Patterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace nerve;
@@ -141,6 +143,12 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
           overInOrder.push_back(d);
     SmallVector<Type> acc = op.getAccumulatorTypes();
 
+    // The fold carries its combine when it is more than one op (several
+    // accumulators, say): a split of the fold merges its chunks with it.
+    func::FuncOp combineFn;
+    if (acc.size() > 1 || !llvm::hasSingleElement(op.getCombine().front().without_terminator()))
+      combineFn = buildCombineFunction(rewriter, op, acc);
+
     // A reduction to a single value with one accumulator is itself a
     // parallel loop, its combine an scf.reduce: the GPU mapping splits it
     // over threads and blocks in a fixed tree (init is the identity).
@@ -166,6 +174,9 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
                           return combineAt(ib, il, op, adaptor, kept, keptIvs,
                                            overInOrder, overIvs, over, acc, carried);
                         });
+                    if (combineFn && !overInOrder.empty())
+                      finals.front().getDefiningOp()->setAttr(
+                          kCombineAttrName, FlatSymbolRefAttr::get(combineFn));
                     SmallVector<Value> results = finals;
                     if (!op.getPost().empty()) {
                       Value count = arith::ConstantIndexOp::create(b, l, 1);
@@ -218,6 +229,38 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
     }
     for (auto [i, out] : llvm::enumerate(op.getOutputs()))
       storeAt(b, l, results[i], out, adaptor.getOutputs()[i], {}, {});
+  }
+
+  /// A private function of `op`'s combine region, after the module's other
+  /// functions, named after the kernel; null when the region uses values
+  /// from outside it other than constants (which the function copies).
+  static func::FuncOp buildCombineFunction(OpBuilder &b, ReduceOp op, ArrayRef<Type> acc) {
+    llvm::SetVector<Value> outside;
+    getUsedValuesDefinedAbove(op.getCombine(), outside);
+    if (!llvm::all_of(outside, [](Value v) {
+          return v.getDefiningOp() && v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
+        }))
+      return {};
+    auto module = op->getParentOfType<ModuleOp>();
+    auto owner = op->getParentOfType<SymbolOpInterface>();
+    std::string base = (owner ? owner.getName().str() : std::string("reduce")) + "_combine";
+    std::string name = base;
+    for (int i = 1; module.lookupSymbol(name); ++i)
+      name = base + std::to_string(i);
+    SmallVector<Type> args(acc);
+    args.append(acc.begin(), acc.end());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    auto fn = func::FuncOp::create(b, op.getLoc(), name, b.getFunctionType(args, acc));
+    fn.setPrivate();
+    Block *entry = fn.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    IRMapping constants;
+    for (Value v : outside)
+      constants.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+    func::ReturnOp::create(b, op.getLoc(),
+                           inlineRegion(b, op.getCombine(), entry->getArguments(), constants));
+    return fn;
   }
 
   /// The mapped values at one point of the reduced dimensions: load, map.

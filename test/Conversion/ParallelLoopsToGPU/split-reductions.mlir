@@ -202,3 +202,69 @@ func.func @column_sum_f16(%x: memref<?x?xf16>, %s: memref<?xf32>) attributes {ne
   }
   return
 }
+
+// -----
+
+// A fold of two accumulators that carries its combine (nerve.combine, as
+// tdim.reduce lowers one): kernel 1 folds each chunk with the loop's own
+// step (the map, v * v, before it), a partial buffer per accumulator;
+// kernel 2 merges partial tuples with the combine function's body, a
+// shared array per accumulator. The function goes with the loop.
+// CHECK-LABEL: func.func @sum_and_max_square
+// CHECK:       %[[PS:.*]] = gpu.alloc (%{{.*}}) : memref<?xf32>
+// CHECK:       %[[PM:.*]] = gpu.alloc (%{{.*}}) : memref<?xf32>
+// CHECK:       } else {
+// CHECK:         gpu.launch
+// CHECK:             scf.for {{.*}} iter_args(%[[S:[^ ]*]] = %{{.*}}, %[[M:[^ ]*]] = %{{.*}}) -> (f32, f32) {
+// CHECK-COUNT-4:       arith.mulf
+// CHECK-NEXT:          %[[S0:.*]] = arith.addf %[[S]], %{{.*}} : f32
+// CHECK-NEXT:          %[[M0:.*]] = arith.maximumf %[[M]], %{{.*}} : f32
+// CHECK-NEXT:          arith.addf %[[S0]]
+// CHECK-NEXT:          arith.maximumf %[[M0]]
+// CHECK:             memref.store %{{.*}}, %[[PS]][%{{.*}}] : memref<?xf32>
+// CHECK-NEXT:        memref.store %{{.*}}, %[[PM]][%{{.*}}] : memref<?xf32>
+// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c2048_i32
+// CHECK:         %[[SS:.*]] = memref.view {{.*}}[%c0{{.*}}][] {{.*}} to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK:         %[[SM:.*]] = memref.view {{.*}}[%c1024{{.*}}][] {{.*}} to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-NOT:         arith.mulf
+// CHECK:             memref.load %[[PS]]
+// CHECK-NEXT:        memref.load %[[PM]]
+// CHECK-NEXT:        arith.addf
+// CHECK-NEXT:        arith.maximumf
+// CHECK:           memref.store %{{.*}}, %[[SS]][%{{.*}}]
+// CHECK-NEXT:      memref.store %{{.*}}, %[[SM]][%{{.*}}]
+// CHECK-NEXT:      gpu.barrier
+// CHECK:           scf.if
+// CHECK-COUNT-32:    arith.maximumf
+// CHECK:             memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>
+// CHECK-NEXT:        memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>
+// CHECK:       gpu.dealloc %[[PS]]
+// CHECK-NEXT:  gpu.dealloc %[[PM]]
+// CHECK-NOT:   nerve.combine
+// CHECK-NOT:   func.func private
+func.func @sum_and_max_square(%x: memref<?x?xf32>, %s: memref<?xf32>, %m: memref<?xf32>) attributes {nerve.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%c) = (%c0) to (%cols) step (%c1) {
+    %rows = memref.dim %x, %c0 : memref<?x?xf32>
+    %r:2 = scf.for %i = %c0 to %rows step %c1 iter_args(%as = %zero, %am = %zero) -> (f32, f32) {
+      %v = memref.load %x[%i, %c] : memref<?x?xf32>
+      %sq = arith.mulf %v, %v : f32
+      %ns = arith.addf %as, %v : f32
+      %nm = arith.maximumf %am, %sq : f32
+      scf.yield %ns, %nm : f32, f32
+    } {nerve.combine = @merge}
+    memref.store %r#0, %s[%c] : memref<?xf32>
+    memref.store %r#1, %m[%c] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func private @merge(%s1: f32, %m1: f32, %s2: f32, %m2: f32) -> (f32, f32) {
+  %s = arith.addf %s1, %s2 : f32
+  %m = arith.maximumf %m1, %m2 : f32
+  return %s, %m : f32, f32
+}

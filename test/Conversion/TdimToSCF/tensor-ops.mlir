@@ -34,8 +34,16 @@ tdim.kernel @map(%x: !tdim.tensor<[r: ?, c: ?], f16>, %b: !tdim.tensor<[c: ?], f
 // CHECK:     %[[I:.*]] = arith.index_cast %[[C]] : index to i32
 // CHECK:     arith.cmpf ogt, %[[V]], %[[BEST]]
 // CHECK:     scf.yield
+// CHECK:   } {nerve.combine = @reduce_combine}
 // CHECK:   arith.index_cast %[[NC]]
 // CHECK:   memref.store %{{.*}}, %{{.*}}[%[[R]]] : memref<?xi32>
+// A combine of more than one op travels with the fold as a private
+// function (two partial tuples in, the merged one out) for a later split.
+// CHECK: func.func private @reduce_combine(%[[B:.*]]: f32, %[[A:.*]]: i32, %[[V2:.*]]: f32, %[[K:.*]]: i32) -> (f32, i32) {
+// CHECK:   %[[GT:.*]] = arith.cmpf ogt, %[[V2]], %[[B]] : f32
+// CHECK:   %[[NB:.*]] = arith.select %[[GT]], %[[V2]], %[[B]] : f32
+// CHECK:   %[[NA:.*]] = arith.select %[[GT]], %[[K]], %[[A]] : i32
+// CHECK:   return %[[NB]], %[[NA]] : f32, i32
 tdim.kernel @reduce(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%i: !tdim.tensor<[r: ?], i32>) {
   tdim.reduce ins(%x : !tdim.tensor<[r: ?, c: ?], f32>) outs(%i : !tdim.tensor<[r: ?], i32>) over [c]
       init [0xFF800000 : f32, -1 : i32]
@@ -56,6 +64,56 @@ tdim.kernel @reduce(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%i: !tdim.tensor<[r
       %ni = arith.index_cast %n : index to i32
       %r = arith.addi %a, %ni : i32
       tdim.yield %r : i32
+    }
+  tdim.return
+}
+
+// -----
+
+// The combine function copies constants the region uses from outside it; a
+// combine of one op (a sum) needs none; a combine that uses another value
+// from outside gets none (its fold is not split).
+// CHECK-LABEL: func.func @combines
+// CHECK: scf.for {{.*}} -> (f32, f32) {
+// CHECK: } {nerve.combine = @combines_combine}
+// CHECK: scf.for {{.*}} -> (f32) {
+// CHECK-NOT: nerve.combine
+// CHECK: } 
+// CHECK: scf.for {{.*}} -> (f32, f32) {
+// CHECK-NOT: nerve.combine
+// CHECK: return
+// CHECK: func.func private @combines_combine(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32, %[[D:.*]]: f32) -> (f32, f32) {
+// CHECK:   %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK:   %[[S:.*]] = arith.addf %[[A]], %[[C]] : f32
+// CHECK:   %[[T:.*]] = arith.mulf %[[B]], %[[HALF]] : f32
+// CHECK:   return %[[S]], %[[T]] : f32, f32
+// CHECK-NOT: func.func
+tdim.kernel @combines(%x: !tdim.tensor<[r: ?, c: ?], f32>, %k: !tdim.tensor<[], f32>) -> (%s: !tdim.tensor<[r: ?], f32>, %t: !tdim.tensor<[r: ?], f32>, %u: !tdim.tensor<[r: ?], f32>, %v: !tdim.tensor<[r: ?], f32>, %w: !tdim.tensor<[r: ?], f32>) {
+  %half = arith.constant 0.5 : f32
+  tdim.reduce ins(%x, %x : !tdim.tensor<[r: ?, c: ?], f32>, !tdim.tensor<[r: ?, c: ?], f32>) outs(%s, %t : !tdim.tensor<[r: ?], f32>, !tdim.tensor<[r: ?], f32>) over [c]
+      init [0.0 : f32, 1.0 : f32]
+    combine {
+    ^bb0(%a: f32, %b: f32, %c: f32, %d: f32):
+      %sum = arith.addf %a, %c : f32
+      %prod = arith.mulf %b, %half : f32
+      tdim.yield %sum, %prod : f32, f32
+    }
+  tdim.reduce ins(%x : !tdim.tensor<[r: ?, c: ?], f32>) outs(%u : !tdim.tensor<[r: ?], f32>) over [c]
+      init [0.0 : f32]
+    combine {
+    ^bb0(%a: f32, %b: f32):
+      %sum = arith.addf %a, %b : f32
+      tdim.yield %sum : f32
+    }
+  %kv = tdim.load %k[] : !tdim.tensor<[], f32>
+  tdim.reduce ins(%x, %x : !tdim.tensor<[r: ?, c: ?], f32>, !tdim.tensor<[r: ?, c: ?], f32>) outs(%v, %w : !tdim.tensor<[r: ?], f32>, !tdim.tensor<[r: ?], f32>) over [c]
+      init [0.0 : f32, 0.0 : f32]
+    combine {
+    ^bb0(%a: f32, %b: f32, %c: f32, %d: f32):
+      %sum = arith.addf %a, %c : f32
+      %scaled = arith.mulf %d, %kv : f32
+      %prod = arith.addf %b, %scaled : f32
+      tdim.yield %sum, %prod : f32, f32
     }
   tdim.return
 }

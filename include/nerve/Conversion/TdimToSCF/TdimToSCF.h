@@ -10,6 +10,13 @@
 
 namespace nerve {
 
+/// On the scf.for a tdim.reduce folds with, when its combine is more than
+/// one op: the symbol of a private function of 2N arguments and N results
+/// (two partial accumulator tuples in, merged tuple out), so that a later
+/// split of the fold can merge partial results. The loop's init values are
+/// the accumulators' identities.
+constexpr llvm::StringLiteral kCombineAttrName = "nerve.combine";
+
 /// The memref a `!tdim.tensor` lowers to: its dimensions in list order,
 /// identity layout when row-major, else its strides and offset.
 mlir::MemRefType convertTdimTensorType(tdim::TdimTensorType type);

@@ -1,7 +1,14 @@
 //===- Decompose.cpp - composite tdim ops as maps and reductions --------===//
 //
-// softmax:     m = max(x); s = sum(exp(x - m)); y = exp(x - m) / s
+// softmax:     m = max(x); s = sum(exp(x - m)); y = exp(x - m) * (1 / s)
 // log_softmax: m = max(x); s = sum(exp(x - m)); y = x - m - log(s)
+//   1 / s and log(s) are taken once per row (the sum's post region), not per
+//   element: a division or a logarithm per element costs a 16-bit kernel
+//   as much as its memory traffic.
+//   Over a dimension that is not x's contiguous one (a column), m and s
+//   come from one online reduction (a running maximum and a sum rescaled
+//   whenever it grows), which reads x once instead of twice: columns do not
+//   stay on chip between passes the way rows do (row programs).
 // layer_norm:  mean = sum(x) / n; rstd = rsqrt(sum((x - mean)^2) / n + eps);
 //              y = (x - mean) * rstd * w + b
 // broadcast, relayout: an identity map; concat: identity maps into slices.
@@ -35,10 +42,11 @@ static Value floatConst(OpBuilder &b, Location loc, Type type, double v) {
 static TdimTensorType tensorOf(Value v) { return llvm::cast<TdimTensorType>(v.getType()); }
 
 /// Row statistic of `x` over `dim`: reduce with `combine` from `init`,
-/// applying `mapFn` to (x, extra inputs...) first.
+/// applying `mapFn` to (x, extra inputs...) first and `postFn`, if given, to
+/// (the result, the count) last.
 static Value reduceRows(OpBuilder &b, Location loc, Value x, ValueRange extra,
                         DimAttr dim, Attribute init, const RegionBodyFn &mapFn,
-                        const RegionBodyFn &combineFn) {
+                        const RegionBodyFn &combineFn, const RegionBodyFn &postFn = nullptr) {
   Type compute = llvm::cast<TypedAttr>(init).getType();
   Value out = buildAllocLike(b, loc, x, dimsWithout(tensorOf(x), {dim}), compute);
   SmallVector<Value> inputs{x};
@@ -47,7 +55,56 @@ static Value reduceRows(OpBuilder &b, Location loc, Value x, ValueRange extra,
                                  b.getArrayAttr({dim}), b.getArrayAttr({init}));
   buildRegion(b, loc, reduce.getMap(), computeTypesOf(inputs), mapFn);
   buildRegion(b, loc, reduce.getCombine(), {compute, compute}, combineFn);
+  if (postFn)
+    buildRegion(b, loc, reduce.getPost(), {compute, b.getIndexType()}, postFn);
   return out;
+}
+
+/// Whether `dim` is `t`'s unit-stride dimension.
+static bool isContiguousDim(TdimTensorType t, DimAttr dim) {
+  return t.getEffectiveStrides()[*t.getPosition(dim)] == 1;
+}
+
+/// The maximum of `x` over `dim` and `ofSum` of the sum of exp(x - maximum),
+/// in one reduction of two accumulators (m, s): an element folds in as
+/// (x, 1), and two partials merge into the larger maximum, the sum of the
+/// smaller side scaled by exp(smaller - larger) added to the other. Equal
+/// maxima (both -inf included, where the difference would be NaN) scale by 1.
+static std::pair<Value, Value>
+onlineMaxAndSum(OpBuilder &b, Location loc, Value x, DimAttr dim, Type compute, Attribute negInf,
+                function_ref<Value(OpBuilder &, Location, Value)> ofSum) {
+  SmallVector<DimAttr> kept = dimsWithout(tensorOf(x), {dim});
+  Value max = buildAllocLike(b, loc, x, kept, compute);
+  Value sum = buildAllocLike(b, loc, x, kept, compute);
+  auto reduce = ReduceOp::create(b, loc, ValueRange{x}, ValueRange{max, sum},
+                                 b.getArrayAttr({dim}),
+                                 b.getArrayAttr({negInf, b.getFloatAttr(compute, 0.0)}));
+  buildRegion(b, loc, reduce.getMap(), computeTypesOf({x}),
+              [&](OpBuilder &rb, Location l, ValueRange a) {
+                return SmallVector<Value>{a[0], floatConst(rb, l, compute, 1.0)};
+              });
+  buildRegion(b, loc, reduce.getCombine(), {compute, compute, compute, compute},
+              [&](OpBuilder &rb, Location l, ValueRange a) {
+                Value m1 = a[0], s1 = a[1], m2 = a[2], s2 = a[3];
+                Value m = arith::MaximumFOp::create(rb, l, m1, m2);
+                Value lo = arith::MinimumFOp::create(rb, l, m1, m2);
+                Value same = arith::CmpFOp::create(rb, l, arith::CmpFPredicate::OEQ, m1, m2);
+                Value scale = arith::SelectOp::create(
+                    rb, l, same, floatConst(rb, l, compute, 1.0),
+                    math::ExpOp::create(rb, l, arith::SubFOp::create(rb, l, lo, m)));
+                Value firstLarger =
+                    arith::CmpFOp::create(rb, l, arith::CmpFPredicate::OGE, m1, m2);
+                Value larger = arith::SelectOp::create(rb, l, firstLarger, s1, s2);
+                Value smaller = arith::SelectOp::create(rb, l, firstLarger, s2, s1);
+                Value s = arith::AddFOp::create(
+                    rb, l, arith::MulFOp::create(rb, l, smaller, scale), larger);
+                return SmallVector<Value>{m, s};
+              });
+  buildRegion(b, loc, reduce.getPost(), {compute, compute, b.getIndexType()},
+              [&](OpBuilder &rb, Location l, ValueRange a) {
+                return SmallVector<Value>{a[0], ofSum(rb, l, a[1])};
+              });
+  return {max, sum};
 }
 
 namespace {
@@ -64,29 +121,42 @@ struct DecomposeSoftmax : OpRewritePattern<OpTy> {
     Type compute = getComputeType(tensorOf(x).getElementType());
     auto negInf = rewriter.getFloatAttr(
         compute, APFloat::getInf(llvm::cast<FloatType>(compute).getFloatSemantics(), true));
-    Value max = reduceRows(
-        rewriter, loc, x, {}, dim, negInf,
-        [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
-        [](OpBuilder &b, Location l, ValueRange a) {
-          return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
-        });
-    Value sum = reduceRows(
-        rewriter, loc, x, {max}, dim, rewriter.getFloatAttr(compute, 0.0),
-        [](OpBuilder &b, Location l, ValueRange a) {
-          Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
-          return SmallVector<Value>{math::ExpOp::create(b, l, shifted)};
-        },
-        [](OpBuilder &b, Location l, ValueRange a) {
-          return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
-        });
-    buildMap(rewriter, loc, ValueRange{x, max, sum}, ValueRange{op.getOutput()},
-             computeTypesOf({x, max, sum}), [](OpBuilder &b, Location l, ValueRange a) {
+    // What the map takes of the sum, once per row.
+    auto ofSum = [](OpBuilder &b, Location l, Value sum) -> Value {
+      if (isLog)
+        return math::LogOp::create(b, l, sum);
+      return arith::DivFOp::create(b, l, floatConst(b, l, sum.getType(), 1.0), sum);
+    };
+    Value max, normalizer;
+    if (!isContiguousDim(tensorOf(x), dim)) {
+      std::tie(max, normalizer) = onlineMaxAndSum(rewriter, loc, x, dim, compute, negInf, ofSum);
+    } else {
+      max = reduceRows(
+          rewriter, loc, x, {}, dim, negInf,
+          [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
+          [](OpBuilder &b, Location l, ValueRange a) {
+            return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
+          });
+      normalizer = reduceRows(
+          rewriter, loc, x, {max}, dim, rewriter.getFloatAttr(compute, 0.0),
+          [](OpBuilder &b, Location l, ValueRange a) {
+            Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+            return SmallVector<Value>{math::ExpOp::create(b, l, shifted)};
+          },
+          [](OpBuilder &b, Location l, ValueRange a) {
+            return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
+          },
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            return SmallVector<Value>{ofSum(b, l, a[0])};
+          });
+    }
+    buildMap(rewriter, loc, ValueRange{x, max, normalizer}, ValueRange{op.getOutput()},
+             computeTypesOf({x, max, normalizer}), [](OpBuilder &b, Location l, ValueRange a) {
                Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
                if (isLog)
-                 return SmallVector<Value>{
-                     arith::SubFOp::create(b, l, shifted, math::LogOp::create(b, l, a[2]))};
+                 return SmallVector<Value>{arith::SubFOp::create(b, l, shifted, a[2])};
                Value e = math::ExpOp::create(b, l, shifted);
-               return SmallVector<Value>{arith::DivFOp::create(b, l, e, a[2])};
+               return SmallVector<Value>{arith::MulFOp::create(b, l, e, a[2])};
              });
     rewriter.eraseOp(op);
     return success();
