@@ -75,8 +75,8 @@ onlineMaxAndSum(OpBuilder &b, Location loc, Value x, DimAttr dim, Type compute, 
                 function_ref<Value(OpBuilder &, Location, Value)> ofSum) {
   SmallVector<DimAttr> kept = dimsWithout(tensorOf(x), {dim});
   Value max = buildAllocLike(b, loc, x, kept, compute);
-  Value sum = buildAllocLike(b, loc, x, kept, compute);
-  auto reduce = ReduceOp::create(b, loc, ValueRange{x}, ValueRange{max, sum},
+  Value normalizer = buildAllocLike(b, loc, x, kept, compute);
+  auto reduce = ReduceOp::create(b, loc, ValueRange{x}, ValueRange{max, normalizer},
                                  b.getArrayAttr({dim}),
                                  b.getArrayAttr({negInf, b.getFloatAttr(compute, 0.0)}));
   buildRegion(b, loc, reduce.getMap(), computeTypesOf({x}),
@@ -104,7 +104,7 @@ onlineMaxAndSum(OpBuilder &b, Location loc, Value x, DimAttr dim, Type compute, 
               [&](OpBuilder &rb, Location l, ValueRange a) {
                 return SmallVector<Value>{a[0], ofSum(rb, l, a[1])};
               });
-  return {max, sum};
+  return {max, normalizer};
 }
 
 namespace {
