@@ -176,7 +176,6 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
   for (Type accType : fold.getResultTypes())
     partials.push_back(memref::AllocOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, accType), ValueRange{partialsSize}));
-  size_t numAccs = partials.size();
   Value block = indexConstant(b, loc, blockSize);
 
   // What the body computes before the fold (sizes, values per column).
@@ -263,7 +262,8 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
                             : arith::AddIOp::create(sb, loc, at, indexConstant(sb, loc, j))
                                   .getResult();
         for (auto [partial, buffer] :
-             llvm::zip(ArrayRef<Value>(lanePartials).slice(j * numAccs, numAccs), partials))
+             llvm::zip(ArrayRef<Value>(lanePartials).slice(j * partials.size(), partials.size()),
+                       partials))
           memref::StoreOp::create(sb, loc, partial, buffer, ValueRange{lane});
       }
     });

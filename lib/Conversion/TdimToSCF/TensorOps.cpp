@@ -143,12 +143,6 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
           overInOrder.push_back(d);
     SmallVector<Type> acc = op.getAccumulatorTypes();
 
-    // The fold carries its combine when it is more than one op (several
-    // accumulators, say): a split of the fold merges its chunks with it.
-    func::FuncOp combineFn;
-    if (acc.size() > 1 || !llvm::hasSingleElement(op.getCombine().front().without_terminator()))
-      combineFn = buildCombineFunction(rewriter, op, acc);
-
     // A reduction to a single value with one accumulator is itself a
     // parallel loop, its combine an scf.reduce: the GPU mapping splits it
     // over threads and blocks in a fixed tree (init is the identity).
@@ -157,6 +151,13 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       rewriter.eraseOp(op);
       return success();
     }
+
+    // The fold carries its combine when it is more than one op (several
+    // accumulators, say): a split of the fold merges its chunks with it.
+    func::FuncOp combineFn;
+    if (!overInOrder.empty() &&
+        (acc.size() > 1 || !llvm::hasSingleElement(op.getCombine().front().without_terminator())))
+      combineFn = buildCombineFunction(rewriter, op, acc);
 
     buildParallel(rewriter, loc, adaptor.getOutputs().front(), outType, kept,
                   [&](OpBuilder &b, Location l, ValueRange keptIvs) {
@@ -174,7 +175,7 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
                           return combineAt(ib, il, op, adaptor, kept, keptIvs,
                                            overInOrder, overIvs, over, acc, carried);
                         });
-                    if (combineFn && !overInOrder.empty())
+                    if (combineFn)
                       finals.front().getDefiningOp()->setAttr(
                           kCombineAttrName, FlatSymbolRefAttr::get(combineFn));
                     SmallVector<Value> results = finals;
