@@ -66,6 +66,10 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   ParallelLoopsToGPUOptions mapping;
   mapping.blockSize = options.blockSize;
   mapping.sharedBytes = optInSharedBytes(options.chip);
+  // Thread block clusters (and their distributed shared memory) came with
+  // sm_90.
+  mapping.clusterBlocks =
+      options.chip == GpuChip::sm_90 || options.chip == GpuChip::sm_100 ? 8 : 0;
   pm.addPass(createParallelLoopsToGPU(mapping));
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());

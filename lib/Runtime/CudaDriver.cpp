@@ -67,6 +67,9 @@ static Status loadDriver(DriverAPI &api) {
   bind(api.cuLinkDestroy, "cuLinkDestroy");
   if (!missing.empty())
     return Status::error("the CUDA driver is too old: libcuda.so.1 lacks " + missing);
+  // Optional: only kernels launched in clusters need it.
+  api.cuLaunchKernelEx = reinterpret_cast<decltype(api.cuLaunchKernelEx)>(
+      dlsym(handle, "cuLaunchKernelEx"));
   return Status();
 }
 

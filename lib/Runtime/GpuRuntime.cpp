@@ -255,6 +255,52 @@ static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t grid
     ok(d, r, ("launching kernel " + nameOf(fn) + " failed").c_str(), state.error);
 }
 
+/// A launch in 1-D thread block clusters of `clusterX` blocks (the row
+/// programs that split a row over a cluster).
+static void nerve_mgpuLaunchClusterKernel(void *function, intptr_t clusterX, intptr_t clusterY,
+                                          intptr_t clusterZ, intptr_t gridX, intptr_t gridY,
+                                          intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                                          intptr_t blockZ, int32_t smem, void *stream,
+                                          void **params, void **extra) {
+  if (!state.error.empty() || !function)
+    return; // an earlier step of this call failed
+  if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
+    return;
+  const Device *d = device(state.error);
+  if (!d)
+    return;
+  auto fn = static_cast<CUfunction>(function);
+  if (!d->api().cuLaunchKernelEx) {
+    state.error = "kernel " + nameOf(fn) +
+                  " runs in thread block clusters, which this CUDA driver cannot launch "
+                  "(it lacks cuLaunchKernelEx: CUDA 11.8 or later is needed)";
+    return;
+  }
+  if (!allowSharedBytes(d, fn, smem))
+    return;
+  CUlaunchAttribute cluster{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim = {unsigned(clusterX), unsigned(clusterY), unsigned(clusterZ)};
+  CUlaunchConfig config{};
+  config.gridDimX = unsigned(gridX);
+  config.gridDimY = unsigned(gridY);
+  config.gridDimZ = unsigned(gridZ);
+  config.blockDimX = unsigned(blockX);
+  config.blockDimY = unsigned(blockY);
+  config.blockDimZ = unsigned(blockZ);
+  config.sharedMemBytes = unsigned(smem);
+  config.hStream = static_cast<CUstream>(stream);
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  CUresult r = d->api().cuLaunchKernelEx(&config, fn, params, extra);
+  if (r != CUDA_SUCCESS)
+    ok(d, r,
+       ("launching kernel " + nameOf(fn) + " in clusters of " + std::to_string(clusterX) +
+        " blocks failed (thread block clusters need sm_90 or later)")
+           .c_str(),
+       state.error);
+}
+
 static void *nerve_mgpuMemAlloc(uint64_t bytes, void *stream, bool) {
   if (bytes == 0 || !state.error.empty())
     return nullptr;
@@ -299,6 +345,7 @@ std::vector<std::pair<const char *, void *>> cuda::getMgpuSymbols() {
       {"mgpuStreamDestroy", reinterpret_cast<void *>(&nerve_mgpuStreamDestroy)},
       {"mgpuStreamSynchronize", reinterpret_cast<void *>(&nerve_mgpuStreamSynchronize)},
       {"mgpuLaunchKernel", reinterpret_cast<void *>(&nerve_mgpuLaunchKernel)},
+      {"mgpuLaunchClusterKernel", reinterpret_cast<void *>(&nerve_mgpuLaunchClusterKernel)},
       {"mgpuMemAlloc", reinterpret_cast<void *>(&nerve_mgpuMemAlloc)},
       {"mgpuMemFree", reinterpret_cast<void *>(&nerve_mgpuMemFree)},
       {"mgpuMemcpy", reinterpret_cast<void *>(&nerve_mgpuMemcpy)},

@@ -10,6 +10,7 @@
 //   launch      the launch is refused with an illegal address
 //   fault       the launch is accepted, the kernel faults (illegal address):
 //               the next synchronisation reports it
+//   no-clusters launches in thread block clusters are refused
 //
 // As on a real GPU, an illegal address loses CUDA for the process: every
 // later call fails with it.
@@ -165,6 +166,43 @@ int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, uns
   if (mode("launch") || mode("fault"))
     lost = true;
   return mode("launch") ? kIllegalAddress : 0;
+}
+// Launches in thread block clusters (as cuda.h lays out their
+// configuration); in mode "no-clusters" the GPU refuses them, as one before
+// sm_90 does. A grid that is not a whole number of clusters, or clusters of
+// more than 8 blocks, are refused too.
+struct FakeLaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    void *alignment;
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
+  } value;
+};
+struct FakeLaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  void *hStream;
+  FakeLaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+int cuLaunchKernelEx(const FakeLaunchConfig *config, void *fn, void **params, void **extra) {
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const FakeLaunchAttribute &a = config->attrs[i];
+    if (a.id != 4 /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */)
+      continue;
+    if (mode("no-clusters"))
+      return 98; // CUDA_ERROR_INVALID_DEVICE_FUNCTION
+    unsigned x = a.value.clusterDim.x;
+    if (x == 0 || x > 8 || config->gridDimX % x != 0 || a.value.clusterDim.y != 1 ||
+        a.value.clusterDim.z != 1)
+      return kInvalidValue;
+  }
+  return cuLaunchKernel(fn, config->gridDimX, config->gridDimY, config->gridDimZ,
+                        config->blockDimX, config->blockDimY, config->blockDimZ,
+                        config->sharedMemBytes, config->hStream, params, extra);
 }
 int cuStreamCreate(void **s, unsigned) {
   *s = handle(3);

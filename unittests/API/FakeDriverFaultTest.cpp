@@ -207,4 +207,39 @@ tdim.kernel @softmax(%x: !m) -> (%y: !m) {
   EXPECT_TRUE(s) << s.message();
 }
 
+TEST(FakeDriverFault, RowsTooWideForABlockLaunchInClusters) {
+  std::string why;
+  if (!fakeDriver(&why))
+    GTEST_SKIP() << why;
+  const char *softmax = R"(
+!m = !tdim.tensor<[r: ?, c: ?], f32>
+tdim.kernel @softmax(%x: !m) -> (%y: !m) {
+  tdim.softmax ins(%x : !m) outs(%y : !m) over c
+  tdim.return
+}
+)";
+  auto module = compileUncached(softmax);
+  ASSERT_TRUE(module) << module.message();
+  // 65536 f32 columns (256 KiB) are split over a cluster of 8 blocks on
+  // sm_90: the stand-in driver checks that the grid is a whole number of
+  // clusters of at most 8, and in mode "no-clusters" refuses them as a GPU
+  // before sm_90 would.
+  std::vector<float> x(3 * 65536, 1.0f), y(x.size());
+  auto run = [&] {
+    return (*module)->run("softmax", {Arg::tensor(x.data(), {3, 65536}),
+                                      Arg::tensor(y.data(), {3, 65536})});
+  };
+  Status s = run();
+  EXPECT_TRUE(s) << s.message();
+  Status refused;
+  {
+    FakeMode mode("no-clusters");
+    refused = run();
+  }
+  EXPECT_NE(refused.message().find("in clusters of 8 blocks failed (thread block clusters need "
+                                   "sm_90 or later)"),
+            std::string::npos)
+      << refused.message();
+}
+
 } // namespace

@@ -120,17 +120,29 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     allow, through a transposed view for a column-major buffer; else a
     column a thread, in the same order), a second combines each column's
     chunks over 32 slices and then in order.
+
+    With `cluster-blocks` > 1 (sm_90 and later), a row program whose rows
+    would take more than half of a block's shared memory splits each row
+    over a thread block cluster of 2 to `cluster-blocks` blocks (chosen at
+    run time from the row's width), each staging its own slice of columns:
+    the blocks' partial statistics are exchanged through distributed shared
+    memory (`nvvm.mapa`) between cluster barriers and combined in block
+    order, so that every block holds the row's statistics.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">,
     Option<"coarsen", "coarsen", "int64_t", "4",
            "Iterations of a straight-line loop body per thread">,
     Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
            "Dynamic shared memory a block may use (the chip's opt-in limit; "
-           "49152, the default, needs no opt-in on any CUDA GPU)">
+           "49152, the default, needs no opt-in on any CUDA GPU)">,
+    Option<"clusterBlocks", "cluster-blocks", "int64_t", "0",
+           "Most blocks of a thread block cluster a row program may split a "
+           "row over (sm_90 and later; 0 or 1: no clusters)">
   ];
 }
 

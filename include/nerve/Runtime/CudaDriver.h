@@ -28,6 +28,31 @@ using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 using CUlinkState = struct CUlinkState_st *;
 
+/// cuLaunchKernelEx's launch attribute (cuda.h's CUlaunchAttribute): an id,
+/// then a 64-byte value; nerve sets only the cluster dimension.
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    void *alignment; // the value is pointer-aligned
+    struct {
+      unsigned x, y, z;
+    } clusterDim;
+  } value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute layout");
+
+/// cuLaunchKernelEx's configuration (cuda.h's CUlaunchConfig).
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
 /// Entry points of libcuda.so.1 (the versioned names cuda.h maps to).
 struct DriverAPI {
   CUresult (*cuInit)(unsigned);
@@ -49,6 +74,8 @@ struct DriverAPI {
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void **, void **);
+  /// Drivers before CUDA 11.8 lack it (null): clusters cannot be launched.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **, void **);
   CUresult (*cuStreamCreate)(CUstream *, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamSynchronize)(CUstream);
@@ -89,6 +116,7 @@ enum : int {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+  CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
 };
 
 /// The driver and the device nerve uses: device 0 (or $NERVE_CUDA_DEVICE)

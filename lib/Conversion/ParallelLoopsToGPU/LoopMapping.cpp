@@ -64,11 +64,24 @@ int64_t sharedArraysBytes(ArrayRef<SharedArray> arrays) {
 
 /// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
 void buildLaunch(OpBuilder &b, Location loc, Value grid, Value block,
-                 function_ref<void(OpBuilder &, gpu::LaunchOp)> fn, Value sharedBytes) {
+                 function_ref<void(OpBuilder &, gpu::LaunchOp)> fn, Value sharedBytes,
+                 Value cluster) {
   Value one = indexConstant(b, loc, 1);
-  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one, sharedBytes);
+  auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, block, one, one, sharedBytes,
+                                      /*asyncTokenType=*/nullptr,
+                                      /*asyncDependencies=*/ValueRange(),
+                                      /*workgroupAttributions=*/TypeRange(),
+                                      /*privateAttributions=*/TypeRange(), cluster,
+                                      cluster ? one : Value(), cluster ? one : Value());
   OpBuilder::InsertionGuard guard(b);
   Block *body = &launch.getBody().front();
+  // The builder leaves out the region's cluster ids and sizes, which the
+  // parser, printer, attributions and outlining expect after the first 12
+  // arguments when the launch has clusters.
+  if (cluster)
+    for (unsigned i = 0; i < 6; ++i)
+      body->insertArgument(gpu::LaunchOp::kNumConfigRegionAttributes + i, b.getIndexType(),
+                           loc);
   b.setInsertionPointToStart(body);
   fn(b, launch);
   b.setInsertionPointToEnd(body);

@@ -48,9 +48,11 @@ int64_t sharedArraysBytes(llvm::ArrayRef<SharedArray> arrays);
 
 /// A gpu.launch of `grid` x `block` threads (1-D) whose body `fn` builds.
 /// `sharedBytes`, when given, is the dynamic shared memory of each block.
+/// With `cluster`, blocks run in 1-D thread block clusters of that many
+/// (`grid` a multiple of it).
 void buildLaunch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value grid, mlir::Value block,
                  llvm::function_ref<void(mlir::OpBuilder &, mlir::gpu::LaunchOp)> fn,
-                 mlir::Value sharedBytes = {});
+                 mlir::Value sharedBytes = {}, mlir::Value cluster = {});
 
 /// A launch of blocks of `block` threads covering `work` items, `perBlock`
 /// per block (the grid capped at the hardware's limit: the body strides over
@@ -196,12 +198,13 @@ mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneRedu
 
 /// Maps a row program that starts at `first` (see RowPrograms.cpp) onto one
 /// launch, a block per row, which may take up to `sharedBytes` of dynamic
-/// shared memory; `mapAlone` maps one of its loops by itself, for rows too
-/// wide for the program (given how many columns they have at least).
-/// Returns the op to continue mapping from, or null when `first` starts
-/// none (nothing changed).
+/// shared memory, or, for wide rows, a cluster of up to `clusterBlocks`
+/// blocks per row (0 or 1: none); `mapAlone` maps one of its loops by
+/// itself, for rows too wide for the program (given how many columns they
+/// have at least). Returns the op to continue mapping from, or null when
+/// `first` starts none (nothing changed).
 mlir::Operation *
-mapRowProgram(mlir::scf::ParallelOp first, int64_t sharedBytes,
+mapRowProgram(mlir::scf::ParallelOp first, int64_t sharedBytes, int64_t clusterBlocks,
               llvm::function_ref<void(mlir::scf::ParallelOp, int64_t)> mapAlone);
 
 /// The trip count of `inner` (0 when empty), computed in host code before
@@ -305,15 +308,17 @@ llvm::SmallVector<mlir::IRMapping> laneMappings(mlir::OpBuilder &b, mlir::Locati
                                                 const mlir::IRMapping &base, mlir::Value iv,
                                                 mlir::Value first, int64_t lanes);
 
-/// stridedPartial over vectors: `r` runs from 0 by 1 over a whole number
-/// of vectors of `vectorLanes` iterations, up to `ub`; thread `lane` of
-/// `lanes` takes vectors lane, lane + lanes, ..., `unroll` at a time.
+/// stridedPartial over vectors: `r` runs from `lb` (null: 0) by 1 over a
+/// whole number of vectors of `vectorLanes` iterations, up to `ub` (both
+/// multiples of the vector); thread `lane` of `lanes` takes the vectors
+/// lane, lane + lanes, ... from there, `unroll` at a time.
 /// `emitBody` clones r's body (all but its combine) once per lane mapping
 /// (copies of `base` with r's index at each lane's iteration); the lanes'
 /// values are then combined in lane order.
 mlir::Value vectorPartial(
     mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r, const mlir::IRMapping &base,
-    mlir::Value ub, mlir::Value lane, mlir::Value lanes, int64_t vectorLanes, int64_t unroll,
+    mlir::Value lb, mlir::Value ub, mlir::Value lane, mlir::Value lanes, int64_t vectorLanes,
+    int64_t unroll,
     llvm::function_ref<void(mlir::OpBuilder &, llvm::MutableArrayRef<mlir::IRMapping>)> emitBody);
 
 /// Host check that vectors of `lanes` elements along the innermost

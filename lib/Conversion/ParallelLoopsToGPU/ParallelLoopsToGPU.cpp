@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -153,7 +155,7 @@ struct ParallelLoopsToGPUPass
           return failure();
         if (loop.getNumResults() != 0)
           next = mapReduction(loop, func); // resume at the loads of its results
-        else if (Operation *resume = mapRowProgram(loop, sharedBytes,
+        else if (Operation *resume = mapRowProgram(loop, sharedBytes, clusterBlocks,
                                                    [&](scf::ParallelOp alone,
                                                        int64_t minColumns) {
                    if (!mapRowsToWarps(alone))
@@ -433,7 +435,8 @@ struct ParallelLoopsToGPUPass
     if (vectorLanes > 1) {
       Value iv = r.loop.getInductionVar();
       partial = vectorPartial(
-          b, loc, r, mapping, mapping.lookupOrDefault(r.loop.getUpperBound()), lane, warpLanes,
+          b, loc, r, mapping, Value(), mapping.lookupOrDefault(r.loop.getUpperBound()), lane,
+          warpLanes,
           vectorLanes, vectorLanes > 4 ? 2 : 4,
           [&](OpBuilder &vb, MutableArrayRef<IRMapping> maps) {
             for (Operation &op : r.loop.getBody()->without_terminator()) {

@@ -25,11 +25,20 @@
 // vector load, staging store and store each), chosen at run time when the
 // row width and the buffers' alignment allow it.
 //
+// On chips with thread block clusters (sm_90 and later), a vector-form row
+// too wide to share its SM with other blocks runs on a cluster of 2 to 8
+// blocks instead: each block stages and walks its own slice of the row's
+// columns, and after each reduction the blocks' totals, each put in a
+// shared-memory slot, are read by every thread of the cluster from all the
+// blocks' slots (distributed shared memory) and combined in block order.
+//
 //===----------------------------------------------------------------------===//
 
 #include "LoopMapping.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -74,6 +83,19 @@ constexpr int64_t kMaxThreadsLargeStaging = 512;
 constexpr int64_t kSoloThreads = 1024;
 /// Columns a thread handles per step in the elementwise pass.
 constexpr int64_t kUnroll = 4;
+/// Blocks of a cluster that splits a row take slices of at most this many
+/// bytes when the cluster size allows (the fewest blocks that do): slices
+/// that need no shared-memory opt-in leave room for several blocks an SM,
+/// whose load, reduce and store phases overlap.
+constexpr int64_t kClusterSliceBytes = kDefaultSharedBytes;
+/// Most blocks of a cluster: the portable limit of every chip with clusters.
+constexpr int64_t kMaxClusterBlocks = 8;
+/// Threads of a block of a cluster.
+constexpr int64_t kClusterThreads = 256;
+/// Most clusters of a launch: more rows are walked by the clusters in turn.
+/// With at least 4 blocks a cluster this is a grid of tens of waves on any
+/// GPU, as deep as one of a cluster per row in effect.
+constexpr int64_t kMaxClusters = 4096;
 
 /// A parallel loop's induction variables, as a range that outlives the call.
 ValueRange ivsOf(scf::ParallelOp loop) { return loop.getBody()->getArguments(); }
@@ -327,10 +349,13 @@ std::optional<RowGroup> matchRowGroup(scf::ParallelOp first) {
 /// Builds the kernel of one row program.
 class RowProgramBuilder {
 public:
-  RowProgramBuilder(RowGroup &g, int64_t sharedBytes,
+  RowProgramBuilder(RowGroup &g, int64_t sharedBytes, int64_t clusterBlocks,
                     function_ref<void(scf::ParallelOp, int64_t)> mapAlone)
       : g(g), loc(g.stats.front().getLoc()),
         stagingBytes(std::max(sharedBytes, kDefaultSharedBytes) - kScratchBytes),
+        clusterBlocks(clusterBlocks > 1 ? int64_t(llvm::bit_floor(uint64_t(std::min(
+                                              clusterBlocks, kMaxClusterBlocks))))
+                                        : 0),
         mapAlone(mapAlone) {}
 
   Operation *build() {
@@ -394,6 +419,49 @@ public:
       solo = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ugt, sharedBytes,
           arith::ConstantIntOp::create(b, loc, b.getI32Type(), stagingBytes / 2));
+    // The cluster form: rows whose staging would take more than half the
+    // shared memory, split over the fewest blocks whose slices take at most
+    // kClusterSliceBytes (all of them when none do), each slice a whole
+    // number of 16 columns that fits a block's staging. It takes the place
+    // of the kernels for a block alone on its SM and for rows staged in
+    // part, which measured 60-76% of the copy bandwidth on an H200.
+    Value clustered, clusterSize, slice, sliceShared;
+    if (clusterBlocks > 1 && vectors && clusterable()) {
+      int64_t bytesPerColumn = 0;
+      for (Value m : g.staged)
+        bytesPerColumn += elementBytes(m);
+      Value c16 = indexConstant(b, loc, 16);
+      Value rowBytes = arith::MulIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, arith::CeilDivUIOp::create(b, loc, columns, c16), c16),
+          indexConstant(b, loc, bytesPerColumn));
+      clusterSize = indexConstant(b, loc, clusterBlocks);
+      for (int64_t c = clusterBlocks / 2; c >= 2; c /= 2)
+        clusterSize = arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, rowBytes,
+                                  indexConstant(b, loc, c * kClusterSliceBytes)),
+            indexConstant(b, loc, c), clusterSize);
+      slice = arith::MulIOp::create(
+          b, loc,
+          arith::CeilDivUIOp::create(b, loc,
+                                     arith::CeilDivUIOp::create(b, loc, columns, clusterSize),
+                                     c16),
+          c16);
+      Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rowBytes,
+                                         indexConstant(b, loc, stagingBytes / 2));
+      Value sliceFits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, slice,
+                                              indexConstant(b, loc, fit));
+      Value wideVectors = arith::AndIOp::create(b, loc, wide, vectors);
+      clustered = arith::AndIOp::create(b, loc, wideVectors, sliceFits);
+      sliceShared = arith::IndexCastOp::create(
+          b, loc, b.getI32Type(),
+          arith::MulIOp::create(b, loc, slice, indexConstant(b, loc, bytesPerColumn)));
+      Value one = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+      Value shares = arith::AndIOp::create(b, loc, fitsAll,
+                                           arith::XOrIOp::create(b, loc, wideVectors, one));
+      fitsProgram = arith::OrIOp::create(b, loc, shares, clustered);
+    }
     Operation *resume =
         g.final ? g.final->getNextNode() : g.stats.back()->getNextNode();
     // Other rows run as separate launches (a row per warp for the
@@ -414,8 +482,9 @@ public:
       for (scf::ParallelOp loop : alone)
         mapAlone(loop, fit + 1);
     }
+    Value rowCapacity = capacity;
     auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes, bool partialStaging,
-                           Value blockSize) {
+                           Value blockSize, Value cluster = {}) {
       lanes = kernelLanes;
       partial = partialStaging;
       stagingOf.clear();
@@ -423,28 +492,65 @@ public:
       stagedAlready.clear();
       pendingStaged.clear();
       scratchOf.clear();
-      buildLaunchOver(
-          at, loc, rows, indexConstant(at, loc, 1), blockSize,
-          [&](OpBuilder &ib, gpu::LaunchOp launch) {
-            this->launch = launch;
-            tid = launch.getThreadIds().x;
-            blockThreads = blockSize;
-            isFirstThread = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, zero);
-            warp = arith::DivUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize));
-            isLaneZero = arith::CmpIOp::create(
-                ib, loc, arith::CmpIPredicate::eq,
-                arith::RemUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize)), zero);
-            setUpStaging(ib);
-            auto rowLoop = scf::ForOp::create(ib, loc, launch.getBlockIds().x, rows,
-                                              launch.getGridSize().x);
-            OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
-            row = delinearize(rb, loc, first, counts, rowLoop.getInductionVar());
-            for (scf::ParallelOp s : g.stats)
-              buildStats(rb, s);
-            if (g.final)
-              buildFinal(rb);
-          },
-          sharedBytes);
+      clusterBlockCount = cluster;
+      sliceColumns = cluster ? slice : Value();
+      blockRank = columnBase = isBlockFirstThread = Value();
+      capacity = cluster ? slice : rowCapacity;
+      auto body = [&](OpBuilder &ib, gpu::LaunchOp launch) {
+        this->launch = launch;
+        tid = launch.getThreadIds().x;
+        blockThreads = blockSize;
+        isFirstThread = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, zero);
+        warp = arith::DivUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize));
+        isLaneZero = arith::CmpIOp::create(
+            ib, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(ib, loc, tid, indexConstant(ib, loc, kWarpSize)), zero);
+        setUpStaging(ib);
+        Value firstRow = launch.getBlockIds().x, rowStep = launch.getGridSize().x;
+        if (cluster) {
+          // A cluster per row; its first block's first thread stores the
+          // statistics. The cluster barrier's first phase is this arrival:
+          // each row starts by waiting for the previous phase (which ends
+          // after every block has read the slots of the previous row).
+          blockRank = gpu::ClusterBlockIdOp::create(ib, loc, gpu::Dimension::x);
+          isBlockFirstThread = isFirstThread;
+          isFirstThread = arith::AndIOp::create(
+              ib, loc, isFirstThread,
+              arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, blockRank, zero));
+          firstRow = gpu::ClusterIdOp::create(ib, loc, gpu::Dimension::x);
+          rowStep = gpu::ClusterDimOp::create(ib, loc, gpu::Dimension::x);
+          columnBase = arith::MulIOp::create(ib, loc, blockRank, slice);
+          NVVM::ClusterArriveOp::create(ib, loc, ib.getUnitAttr());
+        }
+        auto rowLoop = scf::ForOp::create(ib, loc, firstRow, rows, rowStep);
+        OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+        if (cluster)
+          NVVM::ClusterWaitOp::create(rb, loc, rb.getUnitAttr());
+        row = delinearize(rb, loc, first, counts, rowLoop.getInductionVar());
+        for (scf::ParallelOp s : g.stats)
+          buildStats(rb, s);
+        if (cluster)
+          NVVM::ClusterArriveOp::create(rb, loc, rb.getUnitAttr());
+        if (g.final)
+          buildFinal(rb);
+        if (cluster) {
+          // No block leaves while another may still read its slots.
+          ib.setInsertionPointAfter(rowLoop);
+          NVVM::ClusterWaitOp::create(ib, loc, ib.getUnitAttr());
+        }
+      };
+      if (!cluster) {
+        buildLaunchOver(at, loc, rows, indexConstant(at, loc, 1), blockSize, body, sharedBytes);
+        return;
+      }
+      Value nonEmpty =
+          arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ugt, rows, zero);
+      auto guard = scf::IfOp::create(at, loc, nonEmpty, /*withElseRegion=*/false);
+      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+      Value clusters =
+          arith::MinUIOp::create(gb, loc, rows, indexConstant(gb, loc, kMaxClusters));
+      buildLaunch(gb, loc, arith::MulIOp::create(gb, loc, clusters, cluster), blockSize, body,
+                  sliceShared, cluster);
     };
     // Kernels: by vectors or by elements, and by vectors also for rows
     // staged in part (a kernel of its own: the checks of which columns
@@ -452,7 +558,13 @@ public:
     if (vectors) {
       auto choice = scf::IfOp::create(kb, loc, vectors, /*withElseRegion=*/true);
       OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-      if (fitsAll) {
+      if (clustered) {
+        auto split = scf::IfOp::create(vb, loc, clustered, /*withElseRegion=*/true);
+        OpBuilder cb = OpBuilder::atBlockBegin(&split.getThenRegion().front());
+        buildKernel(cb, g.lanes, false, indexConstant(cb, loc, kClusterThreads), clusterSize);
+        OpBuilder sharing = OpBuilder::atBlockBegin(&split.getElseRegion().front());
+        buildKernel(sharing, g.lanes, false, threads);
+      } else if (fitsAll) {
         auto whole = scf::IfOp::create(vb, loc, fitsAll, /*withElseRegion=*/true);
         OpBuilder wb = OpBuilder::atBlockBegin(&whole.getThenRegion().front());
         auto alone = scf::IfOp::create(wb, loc, solo, /*withElseRegion=*/true);
@@ -481,6 +593,7 @@ private:
   RowGroup &g;
   Location loc;
   int64_t stagingBytes; ///< shared memory the staged inputs may take
+  int64_t clusterBlocks; ///< most blocks of a cluster (0: no cluster form)
   function_ref<void(scf::ParallelOp, int64_t)> mapAlone;
   gpu::LaunchOp launch;
   int64_t lanes = 1;                     ///< columns per vector in this kernel
@@ -493,6 +606,90 @@ private:
   DenseMap<Value, Value> statistic;      ///< row buffer -> value this row
   DenseSet<Value> stagedAlready;         ///< inputs the first pass has stored
   DenseMap<Type, Value> scratchOf;       ///< per type: 32 warp partials
+  // The cluster form (all null otherwise):
+  Value clusterBlockCount;               ///< blocks of the cluster (host value)
+  Value sliceColumns;                    ///< columns of a block's slice (host)
+  Value blockRank;                       ///< this block's rank in its cluster
+  Value columnBase;                      ///< the first column of its slice
+  Value isBlockFirstThread;              ///< thread 0 of this block
+
+  /// Whether the cluster form applies: every reduction's total is a value
+  /// that LLVM loads and stores as it is, and the elementwise pass reads
+  /// nothing from memory but the staged inputs and the statistics. Its
+  /// other loads (layer_norm's weight and bias) took ptxas to 59-62
+  /// registers a thread, four blocks an SM, and the cluster form below the
+  /// block alone on its SM (H200, 4096 x 65536 f16: 65% of the copy
+  /// bandwidth against 75%; f32 65% either way).
+  bool clusterable() const {
+    for (auto &[op, r] : g.reductions)
+      if (!r.combine || !op->getResult(0).getType().isIntOrFloat())
+        return false;
+    if (g.final)
+      for (auto load : g.final.getBody()->getOps<memref::LoadOp>())
+        if (!g.buffers.contains(load.getMemref()) &&
+            !llvm::is_contained(g.staged, load.getMemref()))
+          return false;
+    return true;
+  }
+
+  /// The columns [lb, ub) of a column loop over [0, ub) that this block
+  /// walks: all of them, or in the cluster form its slice.
+  std::pair<Value, Value> window(OpBuilder &b, Value ub) {
+    if (!columnBase)
+      return {Value(), ub};
+    Value end = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, columnBase, sliceColumns), ub);
+    return {columnBase, arith::MaxUIOp::create(b, loc, end, columnBase)};
+  }
+
+  /// Where column `j` of the row is staged: at j, or in the cluster form at
+  /// its place in the block's slice.
+  Value stagedColumn(OpBuilder &b, Value j) {
+    return columnBase ? arith::SubIOp::create(b, loc, j, columnBase).getResult() : j;
+  }
+
+  /// The cluster's total of `value` (this block's total of a reduction `r`):
+  /// each block's thread 0 puts it in a slot of its shared memory; after a
+  /// cluster barrier every thread reads the slots of all the blocks through
+  /// distributed shared memory and combines them in block order, so that
+  /// every block ends with the same bits.
+  Value clusterTotal(OpBuilder &b, const LaneReduction &r, Value value) {
+    Type type = value.getType();
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(type.getContext(), gpu::AddressSpace::Workgroup);
+    Value slot = launch.addWorkgroupAttribution(
+        MemRefType::get({1}, type, MemRefLayoutAttrInterface(), workgroup), loc);
+    Value zero = indexConstant(b, loc, 0);
+    auto leader = scf::IfOp::create(b, loc, isBlockFirstThread, /*withElseRegion=*/false);
+    {
+      OpBuilder lb = OpBuilder::atBlockBegin(&leader.getThenRegion().front());
+      memref::StoreOp::create(lb, loc, value, slot, ValueRange{zero});
+    }
+    NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
+    auto shared = LLVM::LLVMPointerType::get(b.getContext(),
+                                             static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+    auto cluster = LLVM::LLVMPointerType::get(
+        b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+    Value address = arith::IndexCastOp::create(
+        b, loc, b.getI64Type(), memref::ExtractAlignedPointerAsIndexOp::create(b, loc, slot));
+    Value local = LLVM::IntToPtrOp::create(b, loc, shared, address);
+    auto slotOf = [&](OpBuilder &at, Value rank) -> Value {
+      Value rank32 = arith::IndexCastOp::create(at, loc, at.getI32Type(), rank);
+      Value remote = NVVM::MapaOp::create(at, loc, cluster, local, rank32);
+      return LLVM::LoadOp::create(at, loc, type, remote);
+    };
+    Value one = indexConstant(b, loc, 1);
+    auto fold = scf::ForOp::create(b, loc, one, clusterBlockCount, one,
+                                   ValueRange{slotOf(b, zero)});
+    {
+      OpBuilder fb = OpBuilder::atBlockBegin(fold.getBody());
+      scf::YieldOp::create(fb, loc,
+                           combineAs(fb, r, fold.getRegionIterArgs()[0],
+                                     slotOf(fb, fold.getInductionVar())));
+    }
+    return fold.getResult(0);
+  }
 
   void setUpStaging(OpBuilder &b) {
     if (g.staged.empty())
@@ -574,14 +771,15 @@ private:
 
   Value stagedLoad(OpBuilder &b, memref::LoadOp load, IRMapping &m, Value staging) {
     Value j = m.lookupOrDefault(load.getIndices().back());
+    Value at = stagedColumn(b, j);
     return stagedRead(
         b, load.getMemref(), load.getType(), j,
-        [&](OpBuilder &at) { return at.clone(*load, m)->getResult(0); },
-        [&](OpBuilder &at) {
-          return memref::LoadOp::create(at, loc, staging, ValueRange{j}).getResult();
+        [&](OpBuilder &ab) { return ab.clone(*load, m)->getResult(0); },
+        [&](OpBuilder &ab) {
+          return memref::LoadOp::create(ab, loc, staging, ValueRange{at}).getResult();
         },
-        [&](OpBuilder &at, Value v) {
-          memref::StoreOp::create(at, loc, v, staging, ValueRange{j});
+        [&](OpBuilder &ab, Value v) {
+          memref::StoreOp::create(ab, loc, v, staging, ValueRange{at});
         });
   }
   /// Inputs stored by the reduction being built (readable after it).
@@ -609,10 +807,11 @@ private:
       Value vec;
       if (staged) {
         Value shared = staging->second, j = indices.back();
+        Value place = stagedColumn(b, j);
         vec = stagedRead(
             b, memref, VectorType::get({lanes}, load.getType()), j, fromGlobal,
-            [&](OpBuilder &at) { return vectorLoad(at, loc, shared, j, lanes); },
-            [&](OpBuilder &at, Value v) { vectorStore(at, loc, v, shared, j); });
+            [&](OpBuilder &at) { return vectorLoad(at, loc, shared, place, lanes); },
+            [&](OpBuilder &at, Value v) { vectorStore(at, loc, v, shared, place); });
       } else {
         vec = fromGlobal(b);
       }
@@ -656,7 +855,8 @@ private:
     if (lanes > 1) {
       // The vector form (its columns start at 0 by 1: chooseLanes): each
       // iteration is a vector of columns, its lanes combined in order.
-      partial = vectorPartial(b, loc, r, m, ub, tid, blockThreads, lanes,
+      auto [first, end] = window(b, ub);
+      partial = vectorPartial(b, loc, r, m, first, end, tid, blockThreads, lanes,
                               kVectorsPerThread,
                               [&](OpBuilder &vb, MutableArrayRef<IRMapping> maps) {
                                 for (Operation &op : r.loop.getBody()->without_terminator())
@@ -698,7 +898,10 @@ private:
     }
     // The scratch is reused by the next reduction.
     gpu::BarrierOp::create(b, loc);
-    return combineAs(b, r, m.lookupOrDefault(r.loop.getInitArgs()[0]), fold.getResult(0));
+    Value result = fold.getResult(0);
+    if (clusterBlockCount)
+      result = clusterTotal(b, r, result);
+    return combineAs(b, r, m.lookupOrDefault(r.loop.getInitArgs()[0]), result);
   }
 
   void buildStats(OpBuilder &b, scf::ParallelOp loop) {
@@ -745,21 +948,28 @@ private:
     };
     if (lanes > 1) {
       // The vector form: columns from 0 by 1 (chooseLanes), a whole number
-      // of vectors; thread t takes vectors t, t + T, ..., two at a time.
+      // of vectors; thread t takes vectors t, t + T, ... (of its block's
+      // slice in the cluster form), two at a time.
       Value lanesValue = indexConstant(b, loc, lanes);
-      Value vectors = arith::DivUIOp::create(b, loc, ub, lanesValue);
+      auto [firstColumn, endColumn] = window(b, ub);
+      Value firstVector =
+          firstColumn ? arith::DivUIOp::create(b, loc, firstColumn, lanesValue).getResult() : zero;
+      Value vectors = arith::DivUIOp::create(b, loc, endColumn, lanesValue);
       Value pair = arith::MulIOp::create(b, loc, blockThreads, indexConstant(b, loc, 2));
-      Value pairs = arith::DivUIOp::create(b, loc, vectors, pair);
+      Value pairs = arith::DivUIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, vectors, firstVector), pair);
+      Value start = arith::AddIOp::create(b, loc, firstVector, tid);
       auto main = scf::ForOp::create(b, loc, zero, pairs, one);
       {
         OpBuilder mb = OpBuilder::atBlockBegin(main.getBody());
         Value v0 = arith::AddIOp::create(
-            mb, loc, tid, arith::MulIOp::create(mb, loc, main.getInductionVar(), pair));
+            mb, loc, start, arith::MulIOp::create(mb, loc, main.getInductionVar(), pair));
         Value v1 = arith::AddIOp::create(mb, loc, v0, blockThreads);
         emit(mb, {arith::MulIOp::create(mb, loc, v0, lanesValue).getResult(),
                   arith::MulIOp::create(mb, loc, v1, lanesValue).getResult()});
       }
-      Value rest = arith::AddIOp::create(b, loc, tid, arith::MulIOp::create(b, loc, pairs, pair));
+      Value rest =
+          arith::AddIOp::create(b, loc, start, arith::MulIOp::create(b, loc, pairs, pair));
       auto tail = scf::ForOp::create(b, loc, rest, vectors, blockThreads);
       {
         OpBuilder tb = OpBuilder::atBlockBegin(tail.getBody());
@@ -791,9 +1001,10 @@ private:
 } // namespace
 
 Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first, int64_t sharedBytes,
+                                             int64_t clusterBlocks,
                                              function_ref<void(scf::ParallelOp, int64_t)> mapAlone) {
   std::optional<RowGroup> group = matchRowGroup(first);
   if (!group)
     return nullptr;
-  return RowProgramBuilder(*group, sharedBytes, mapAlone).build();
+  return RowProgramBuilder(*group, sharedBytes, clusterBlocks, mapAlone).build();
 }

@@ -199,12 +199,16 @@ SmallVector<IRMapping> laneMappings(OpBuilder &b, Location loc, const IRMapping 
 }
 
 Value vectorPartial(OpBuilder &b, Location loc, const LaneReduction &r, const IRMapping &base,
-                    Value ub, Value lane, Value lanes, int64_t vectorLanes, int64_t unroll,
+                    Value lb, Value ub, Value lane, Value lanes, int64_t vectorLanes,
+                    int64_t unroll,
                     function_ref<void(OpBuilder &, MutableArrayRef<IRMapping>)> emitBody) {
-  Value vectors = arith::DivUIOp::create(b, loc, ub, indexConstant(b, loc, vectorLanes));
+  Value lanesValue = indexConstant(b, loc, vectorLanes);
+  Value firstVector = lb ? b.createOrFold<arith::DivUIOp>(loc, lb, lanesValue)
+                         : indexConstant(b, loc, 0);
+  Value vectors = arith::DivUIOp::create(b, loc, ub, lanesValue);
   Value folded = r.combine->getOperand(1 - r.accOperand);
   return stridedPartial(
-      b, loc, r, indexConstant(b, loc, 0), vectors, indexConstant(b, loc, 1), lane, lanes,
+      b, loc, r, firstVector, vectors, indexConstant(b, loc, 1), lane, lanes,
       [&](OpBuilder &vb, Value vector) {
         Value first = arith::MulIOp::create(vb, loc, vector, indexConstant(vb, loc, vectorLanes));
         SmallVector<IRMapping> maps =

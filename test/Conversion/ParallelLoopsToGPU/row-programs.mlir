@@ -1,5 +1,6 @@
 // RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
 // RUN: nerve-opt %s --nerve-parallel-loops-to-gpu='shared-bytes=232448' --split-input-file | FileCheck %s --check-prefix=H100
+// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu='shared-bytes=232448 cluster-blocks=8' --split-input-file | FileCheck %s --check-prefix=CLUSTER
 
 // With an H100's 227 KiB (less 1 KiB of reduction scratch), the staging holds
 // 57856 f32 columns; rows of up to 115712 run the program by vectors.
@@ -7,6 +8,82 @@
 // H100:         arith.minui %{{.*}}, %c57856 : index
 // H100:         arith.cmpi ule, %{{.*}}, %c57856{{.*}} : index
 // H100:         arith.cmpi ule, %{{.*}}, %c115712 : index
+
+// With clusters (sm_90), a vector-form row whose staging would take more
+// than half of it (115712 bytes) is split over the fewest of 2, 4 or 8
+// blocks whose slices take at most 48 KiB (8 when none do), each slice
+// ceil(columns / blocks) rounded up to 16 columns and at most the 57856
+// columns a block can stage: one launch of clusters (at most 4096, more
+// rows walked by them in turn), 256 threads a block.
+// The blocks and parts staged in part alone on their SM are gone: the
+// other rows by vectors run the kernel whose block size is chosen at run
+// time. The cluster's rows are its cluster id, strided by the number of
+// clusters; each block walks its own slice (from rank * slice) and its
+// first block's thread 0 stores the statistics. A reduction's block total
+// goes to a one-value slot of shared memory; after a cluster barrier every
+// thread reads the slot of each block (nvvm.mapa) and combines them in
+// block order. Each row starts by waiting for the arrival that ends the
+// previous one's reads (the first row, for the arrival before the loop);
+// the last wait comes after the rows, so that no block leaves while others
+// may read its slots.
+// CLUSTER-LABEL: func.func @softmax
+// CLUSTER:         %[[LE4:.*]] = arith.cmpi ule, %[[ROWBYTES:.*]], %c196608 : index
+// CLUSTER:         %[[C48:.*]] = arith.select %[[LE4]], %c4{{.*}}, %c8 : index
+// CLUSTER:         %[[LE2:.*]] = arith.cmpi ule, %[[ROWBYTES]], %c98304 : index
+// CLUSTER:         %[[BLOCKS:.*]] = arith.select %[[LE2]], %c2, %[[C48]] : index
+// CLUSTER:         %[[PER:.*]] = arith.ceildivui %{{.*}}, %[[BLOCKS]] : index
+// CLUSTER:         %[[GROUPS:.*]] = arith.ceildivui %[[PER]], %c16{{.*}} : index
+// CLUSTER:         %[[SLICE:.*]] = arith.muli %[[GROUPS]], %c16{{.*}} : index
+// CLUSTER:         %[[WIDE:.*]] = arith.cmpi ugt, %[[ROWBYTES]], %c115712{{.*}} : index
+// CLUSTER:         %[[SLICEFITS:.*]] = arith.cmpi ule, %[[SLICE]], %c57856{{.*}} : index
+// CLUSTER:         %[[WIDEVEC:.*]] = arith.andi %[[WIDE]], %[[VECTORS:.*]] : i1
+// CLUSTER:         %[[CLUSTERED:.*]] = arith.andi %[[WIDEVEC]], %[[SLICEFITS]] : i1
+// CLUSTER:         %[[SLICEBYTES:.*]] = arith.muli %[[SLICE]], %c4{{.*}} : index
+// CLUSTER:         %[[SMEM:.*]] = arith.index_cast %[[SLICEBYTES]] : index to i32
+// CLUSTER:         scf.if %{{.*}} {
+// CLUSTER:           scf.if %[[VECTORS]] {
+// CLUSTER:             scf.if %[[CLUSTERED]] {
+// CLUSTER:               %[[CLUSTERS:.*]] = arith.minui %{{.*}}, %c4096 : index
+// CLUSTER:               %[[GRID:.*]] = arith.muli %[[CLUSTERS]], %[[BLOCKS]] : index
+// CLUSTER:               gpu.launch clusters({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]] workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %[[SLOT1:.*]] : memref<1xf32, #gpu.address_space<workgroup>>, %[[SLOT2:.*]] : memref<1xf32, #gpu.address_space<workgroup>>) {
+// CLUSTER:                 %[[RANK:.*]] = gpu.cluster_block_id x
+// CLUSTER:                 %[[CID:.*]] = gpu.cluster_id x
+// CLUSTER:                 %[[NCLUSTERS:.*]] = gpu.cluster_dim x
+// CLUSTER:                 %[[BASE:.*]] = arith.muli %[[RANK]], %[[SLICE]] : index
+// CLUSTER:                 nvvm.cluster.arrive {aligned}
+// CLUSTER:                 scf.for %{{.*}} = %[[CID]] to %{{.*}} step %[[NCLUSTERS]] {
+// CLUSTER-NEXT:              nvvm.cluster.wait {aligned}
+// CLUSTER:                   %[[END:.*]] = arith.addi %[[BASE]], %[[SLICE]] : index
+// CLUSTER:                   vector.load
+// CLUSTER:                   vector.store
+// CLUSTER:                   memref.store %{{.*}}, %[[SLOT1]][%{{.*}}]
+// CLUSTER:                   nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:              nvvm.cluster.wait {aligned}
+// CLUSTER:                   %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[SLOT1]]
+// CLUSTER:                   %[[ADDR64:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CLUSTER:                   %[[PTR:.*]] = llvm.inttoptr %[[ADDR64]] : i64 to !llvm.ptr<3>
+// CLUSTER:                   %[[FIRST:.*]] = nvvm.mapa %[[PTR]], %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CLUSTER:                   llvm.load %[[FIRST]] : !llvm.ptr<7> -> f32
+// CLUSTER:                   scf.for %{{.*}} = %c1{{.*}} to %[[BLOCKS]] step %c1{{.*}} iter_args
+// CLUSTER:                     nvvm.mapa %[[PTR]]
+// CLUSTER:                     llvm.load
+// CLUSTER:                     arith.maximumf
+// CLUSTER:                   memref.store %{{.*}}, %[[SLOT2]][%{{.*}}]
+// CLUSTER:                   nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:              nvvm.cluster.wait {aligned}
+// CLUSTER:                   memref.extract_aligned_pointer_as_index %[[SLOT2]]
+// CLUSTER:                     arith.addf
+// CLUSTER:                   nvvm.cluster.arrive {aligned}
+// CLUSTER:                   vector.store
+// CLUSTER:                 nvvm.cluster.wait {aligned}
+// CLUSTER-NEXT:            gpu.terminator
+// CLUSTER:             } else {
+// CLUSTER:               gpu.launch blocks
+// CLUSTER-NOT:             cluster
+// CLUSTER:           } else {
+// CLUSTER:             gpu.launch blocks
+// CLUSTER-NOT:           cluster
+// CLUSTER:         } else {
 
 // softmax as tdim lowers it: a max per row, a sum of exponentials per row
 // that reads the max, and an elementwise pass that reads both. They become
