@@ -235,20 +235,30 @@ static void nerve_mgpuStreamSynchronize(void *stream) {
        state.error);
 }
 
+/// The device to launch `function` on with `smem` bytes of dynamic shared
+/// memory, or null when there is nothing to launch (an earlier step of
+/// this call failed, or the grid is empty) or it cannot be (the error is
+/// recorded).
+static const Device *launchDevice(void *function, intptr_t gridX, intptr_t gridY,
+                                  intptr_t gridZ, int32_t smem) {
+  if (!state.error.empty() || !function)
+    return nullptr; // an earlier step of this call failed
+  if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
+    return nullptr;
+  const Device *d = device(state.error);
+  if (!d || !allowSharedBytes(d, static_cast<CUfunction>(function), smem))
+    return nullptr;
+  return d;
+}
+
 static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                    intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                                    intptr_t blockZ, int32_t smem, void *stream, void **params,
                                    void **extra, size_t) {
-  if (!state.error.empty() || !function)
-    return; // an earlier step of this call failed
-  if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
-    return;
-  const Device *d = device(state.error);
+  const Device *d = launchDevice(function, gridX, gridY, gridZ, smem);
   if (!d)
     return;
   auto fn = static_cast<CUfunction>(function);
-  if (!allowSharedBytes(d, fn, smem))
-    return;
   CUresult r = d->api().cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
                                        static_cast<CUstream>(stream), params, extra);
   if (r != CUDA_SUCCESS)
@@ -262,11 +272,7 @@ static void nerve_mgpuLaunchClusterKernel(void *function, intptr_t clusterX, int
                                           intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                                           intptr_t blockZ, int32_t smem, void *stream,
                                           void **params, void **extra) {
-  if (!state.error.empty() || !function)
-    return; // an earlier step of this call failed
-  if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
-    return;
-  const Device *d = device(state.error);
+  const Device *d = launchDevice(function, gridX, gridY, gridZ, smem);
   if (!d)
     return;
   auto fn = static_cast<CUfunction>(function);
@@ -276,8 +282,6 @@ static void nerve_mgpuLaunchClusterKernel(void *function, intptr_t clusterX, int
                   "(it lacks cuLaunchKernelEx: CUDA 11.8 or later is needed)";
     return;
   }
-  if (!allowSharedBytes(d, fn, smem))
-    return;
   CUlaunchAttribute cluster{};
   cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   cluster.value.clusterDim = {unsigned(clusterX), unsigned(clusterY), unsigned(clusterZ)};

@@ -171,18 +171,20 @@ TEST(FakeDriverFault, OutOfMemoryAndRejectedPTXLeaveOtherModulesUsable) {
   EXPECT_TRUE(runOn(**twice, "twice"));
 }
 
-TEST(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
-  std::string why;
-  if (!fakeDriver(&why))
-    GTEST_SKIP() << why;
-  const char *softmax = R"(
+/// softmax over the rows of an f32 matrix: a row program.
+const char *kRowSoftmax = R"(
 !m = !tdim.tensor<[r: ?, c: ?], f32>
 tdim.kernel @softmax(%x: !m) -> (%y: !m) {
   tdim.softmax ins(%x : !m) outs(%y : !m) over c
   tdim.return
 }
 )";
-  auto module = compileUncached(softmax);
+
+TEST(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
+  std::string why;
+  if (!fakeDriver(&why))
+    GTEST_SKIP() << why;
+  auto module = compileUncached(kRowSoftmax);
   ASSERT_TRUE(module) << module.message();
   // 20000 f32 columns: 80000 bytes of staging a block (sm_90 allows 227 KiB;
   // under half of it: the vector kernel whose block size is chosen at run
@@ -211,14 +213,7 @@ TEST(FakeDriverFault, RowsTooWideForABlockLaunchInClusters) {
   std::string why;
   if (!fakeDriver(&why))
     GTEST_SKIP() << why;
-  const char *softmax = R"(
-!m = !tdim.tensor<[r: ?, c: ?], f32>
-tdim.kernel @softmax(%x: !m) -> (%y: !m) {
-  tdim.softmax ins(%x : !m) outs(%y : !m) over c
-  tdim.return
-}
-)";
-  auto module = compileUncached(softmax);
+  auto module = compileUncached(kRowSoftmax);
   ASSERT_TRUE(module) << module.message();
   // 65536 f32 columns (256 KiB) are split over a cluster of 8 blocks on
   // sm_90: the stand-in driver checks that the grid is a whole number of

@@ -381,16 +381,15 @@ public:
     Value vectors;
     if (g.lanes > 1)
       vectors = vectorAccessesFit(b, loc, g.vectorBuffers, g.lanes, columns, zero);
-    Value sharedBytes, fitsAll, fitsProgram;
-    int64_t fit = 0;
+    Value sharedBytes, fitsAll, fitsProgram, rounded;
+    int64_t fit = 0, bytesPerColumn = 0;
     if (!g.staged.empty()) {
-      int64_t bytesPerColumn = 0;
       for (Value m : g.staged)
         bytesPerColumn += elementBytes(m);
       // A whole number of 16-column groups per array keeps each one aligned
       // for 16-byte vectors.
       fit = stagingBytes / bytesPerColumn / 16 * 16;
-      Value rounded = arith::MulIOp::create(
+      rounded = arith::MulIOp::create(
           b, loc,
           arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 16)),
           indexConstant(b, loc, 16));
@@ -426,15 +425,10 @@ public:
     // of the kernels for a block alone on its SM and for rows staged in
     // part, which measured 60-76% of the copy bandwidth on an H200.
     Value clustered, clusterSize, slice, sliceShared;
-    if (clusterBlocks > 1 && vectors && clusterable()) {
-      int64_t bytesPerColumn = 0;
-      for (Value m : g.staged)
-        bytesPerColumn += elementBytes(m);
+    if (clusterBlocks > 1 && vectors && fitsAll && clusterable()) {
       Value c16 = indexConstant(b, loc, 16);
-      Value rowBytes = arith::MulIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, arith::CeilDivUIOp::create(b, loc, columns, c16), c16),
-          indexConstant(b, loc, bytesPerColumn));
+      Value rowBytes =
+          arith::MulIOp::create(b, loc, rounded, indexConstant(b, loc, bytesPerColumn));
       clusterSize = indexConstant(b, loc, clusterBlocks);
       for (int64_t c = clusterBlocks / 2; c >= 2; c /= 2)
         clusterSize = arith::SelectOp::create(
