@@ -241,9 +241,10 @@ std::optional<SmallVector<PathStep>> undoablePathToOutput(Block &body) {
 /// Operand `i` of `op`, a step of x's path checked by undoablePathToOutput,
 /// from the value `r` of its result.
 Value undoStep(OpBuilder &b, Location loc, Operation *op, unsigned i, Value r) {
-  Value one = arith::ConstantOp::create(b, loc, r.getType(), b.getFloatAttr(r.getType(), 1.0));
   auto other = [&](unsigned j) { return op->getOperand(j); };
   auto overFactor = [&](Value numerator, Value factor) -> Value {
+    Value one =
+        arith::ConstantOp::create(b, loc, r.getType(), b.getFloatAttr(r.getType(), 1.0));
     return arith::MulFOp::create(b, loc, numerator, arith::DivFOp::create(b, loc, one, factor));
   };
   return llvm::TypeSwitch<Operation *, Value>(op)
@@ -356,10 +357,11 @@ FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge, bool thr
     Value &d = result.derivatives[i];
     while (auto m = d.getDefiningOp<arith::MulFOp>()) {
       Value lhs = m.getLhs(), rhs = m.getRhs();
-      if (perStep(lhs) == perStep(rhs))
+      bool lhsPerStep = perStep(lhs);
+      if (lhsPerStep == perStep(rhs))
         break;
-      Value factor = perStep(lhs) ? rhs : lhs;
-      d = perStep(lhs) ? lhs : rhs;
+      Value factor = lhsPerStep ? rhs : lhs;
+      d = lhsPerStep ? lhs : rhs;
       Value &product = result.factors[i];
       product = product ? arith::MulFOp::create(b, loc, product, factor).getResult() : factor;
     }

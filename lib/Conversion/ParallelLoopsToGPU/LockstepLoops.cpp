@@ -169,13 +169,12 @@ std::optional<SmallVector<Value>> foldInLockstep(OpBuilder &ib, gpu::LaunchOp la
   ValueRange partials = buildWalk(
       ib, launch, loop, walks, counts, total, block, loop.getInitVals(),
       [&](OpBuilder &lb, IRMapping &mapping, Value own, ValueRange carried) {
-        SmallVector<Value> next;
-        for (auto [k, acc] : llvm::enumerate(carried)) {
-          Value value = mapping.lookupOrDefault(reduce.getOperands()[k]);
-          Value folded = combineWith(lb, reduce.getReductions()[k], acc, value);
-          next.push_back(arith::SelectOp::create(lb, loop.getLoc(), own, folded, acc));
-        }
-        return next;
+        SmallVector<Value> folded =
+            combineEach(lb, reduce, carried, mapped(mapping, reduce.getOperands()));
+        return llvm::map_to_vector(llvm::zip(folded, carried), [&](auto pair) -> Value {
+          return arith::SelectOp::create(lb, loop.getLoc(), own, std::get<0>(pair),
+                                         std::get<1>(pair));
+        });
       });
   return SmallVector<Value>(partials);
 }

@@ -363,7 +363,6 @@ SmallVector<Value> delinearize(OpBuilder &b, Location loc, scf::ParallelOp loop,
   return ivs;
 }
 
-/// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
 bool equivalent(Value a, Value b, int depth) {
   if (a == b)
     return true;
@@ -393,16 +392,30 @@ bool sameBounds(scf::ParallelOp a, scf::ParallelOp b, unsigned rank) {
   return true;
 }
 
-Value combineWith(OpBuilder &b, Region &combine, Value lhs, Value rhs) {
-  Block &block = combine.front();
+/// The ops of `block` cloned with its arguments bound to `args`: the values
+/// its terminator returns.
+static SmallVector<Value> cloneBody(OpBuilder &b, Block &block, ValueRange args) {
   IRMapping mapping;
-  mapping.map(block.getArgument(0), lhs);
-  mapping.map(block.getArgument(1), rhs);
+  mapping.map(block.getArguments(), args);
   for (Operation &op : block.without_terminator())
     b.clone(op, mapping);
-  return mapping.lookupOrDefault(block.getTerminator()->getOperand(0));
+  return mapped(mapping, block.getTerminator()->getOperands());
 }
 
+Value combineWith(OpBuilder &b, Region &combine, Value lhs, Value rhs) {
+  return cloneBody(b, combine.front(), {lhs, rhs}).front();
+}
+
+SmallVector<Value> combineEach(OpBuilder &b, scf::ReduceOp reduce, ValueRange acc,
+                               ValueRange values) {
+  SmallVector<Value> next;
+  for (auto [k, pair] : llvm::enumerate(llvm::zip(acc, values)))
+    next.push_back(
+        combineWith(b, reduce.getReductions()[k], std::get<0>(pair), std::get<1>(pair)));
+  return next;
+}
+
+/// `reduction.combine` applied to (`acc`, `value`), as the loop applies it.
 Value combineAs(OpBuilder &b, const LaneReduction &r, Value acc, Value value) {
   IRMapping m;
   m.map(r.combine->getOperand(r.accOperand), acc);
@@ -424,13 +437,9 @@ SmallVector<Value> mergePartials(OpBuilder &b, const LaneReduction &r, ValueRang
                                  ValueRange rhs) {
   if (r.combine)
     return {combineAs(b, r, lhs[0], rhs[0])};
-  Block &body = r.combineFn.getBody().front();
-  IRMapping m;
-  m.map(body.getArguments().take_front(lhs.size()), lhs);
-  m.map(body.getArguments().drop_front(lhs.size()), rhs);
-  for (Operation &op : body.without_terminator())
-    b.clone(op, m);
-  return mapped(m, body.getTerminator()->getOperands());
+  SmallVector<Value> args(lhs);
+  llvm::append_range(args, rhs);
+  return cloneBody(b, r.combineFn.getBody().front(), args);
 }
 
 SmallVector<Value> stridedPartials(OpBuilder &b, Location loc, const LaneReduction &r, Value lb,

@@ -132,6 +132,11 @@ bool sameBounds(mlir::scf::ParallelOp a, mlir::scf::ParallelOp b, unsigned rank)
 mlir::Value combineWith(mlir::OpBuilder &b, mlir::Region &combine, mlir::Value lhs,
                         mlir::Value rhs);
 
+/// Each of `reduce`'s reductions applied to its accumulator in `acc` and its
+/// value in `values`.
+llvm::SmallVector<mlir::Value> combineEach(mlir::OpBuilder &b, mlir::scf::ReduceOp reduce,
+                                          mlir::ValueRange acc, mlir::ValueRange values);
+
 /// `reduction.combine` applied to (`acc`, `value`), as the loop applies it
 /// (the single form).
 mlir::Value combineAs(mlir::OpBuilder &b, const LaneReduction &r, mlir::Value acc,

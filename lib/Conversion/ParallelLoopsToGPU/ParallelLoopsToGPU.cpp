@@ -335,11 +335,9 @@ struct ParallelLoopsToGPUPass
                     delinearize(ib, loc, loop, counts, strided.getInductionVar()));
         for (Operation &op : loop.getBody()->without_terminator())
           ib.clone(op, mapping);
-        SmallVector<Value> next;
-        for (auto [k, acc] : llvm::enumerate(strided.getRegionIterArgs()))
-          next.push_back(combineWith(ib, reduce.getReductions()[k], acc,
-                                     mapping.lookupOrDefault(reduce.getOperands()[k])));
-        scf::YieldOp::create(ib, loc, next);
+        scf::YieldOp::create(ib, loc,
+                             combineEach(ib, reduce, strided.getRegionIterArgs(),
+                                         mapped(mapping, reduce.getOperands())));
         folded = SmallVector<Value>(strided.getResults());
       }
       blockTree(ib, loc, reduce, shared, tid, *folded, threads);
@@ -357,13 +355,11 @@ struct ParallelLoopsToGPUPass
       {
         OpBuilder::InsertionGuard guard(ib);
         ib.setInsertionPointToStart(strided.getBody());
-        SmallVector<Value> next;
-        for (auto [k, acc] : llvm::enumerate(strided.getRegionIterArgs())) {
-          Value v = memref::LoadOp::create(ib, loc, partials[k],
-                                           ValueRange{strided.getInductionVar()});
-          next.push_back(combineWith(ib, reduce.getReductions()[k], acc, v));
-        }
-        scf::YieldOp::create(ib, loc, next);
+        SmallVector<Value> values = llvm::map_to_vector(partials, [&](Value partial) -> Value {
+          return memref::LoadOp::create(ib, loc, partial, ValueRange{strided.getInductionVar()});
+        });
+        scf::YieldOp::create(ib, loc,
+                             combineEach(ib, reduce, strided.getRegionIterArgs(), values));
       }
       blockTree(ib, loc, reduce, shared, tid, strided.getResults(), threads);
       whenFirstThread(ib, tid, [&](OpBuilder &gb) {
