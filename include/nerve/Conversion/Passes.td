@@ -150,7 +150,9 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Lowers math functions in GPU code without unresolved library calls";
   let description = [{
     `math.sqrt`, `math.absf`, `math.fma`, `math.floor`, `math.ceil` become
-    LLVM intrinsics (single PTX instructions). When libdevice is linked
+    LLVM intrinsics (single PTX instructions), and so does an approximate
+    f32 `math.exp` (`afn`): `ex2.approx.ftz.f32` of x * log2(e), which
+    flushes results below 2^-126 to zero. When libdevice is linked
     (`libdevice=true`), the other functions are left for
     `convert-gpu-to-nvvm`, which calls libdevice's `__nv_*`. Without it, f32
     `exp`, `log`, `tanh`, `erf` and friends are expanded into polynomial
@@ -172,8 +174,9 @@ def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::ModuleOp"> {
     In a kernel whose floating-point buffers (its memref arguments) are all
     f16 or bf16, f32 `arith.divf`, `math.exp`, `math.log`, `math.log2` and
     `math.log10` get the `afn` fast-math flag: division becomes PTX's
-    `div.approx.f32` / `rcp.approx.f32` and the functions libdevice's
-    `__nv_fast_*` (`ex2.approx`, `lg2.approx`), a few instructions instead
+    `div.approx.f32` / `rcp.approx.f32`, exp `ex2.approx.ftz.f32`
+    (nerve-lower-gpu-math) and log libdevice's `__nv_fast_logf`
+    (`lg2.approx`), a few instructions instead
     of IEEE division's and the accurate functions' dozen or more. Their
     error (a few f32 ulps, 2^-22 relative) is four orders of magnitude below
     the 2^-11 rounding of the 16-bit results; 16-bit elementwise code was

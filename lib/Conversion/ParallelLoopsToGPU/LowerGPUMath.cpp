@@ -47,6 +47,29 @@ struct ToIntrinsic : OpRewritePattern<MathOp> {
   std::string intrinsic;
 };
 
+/// An approximate f32 exp (`afn`, set by nerve-half-storage-math or fast
+/// math) is 2^(x log2 e) on the special-function unit, flushing results
+/// below 2^-126 to zero: `ex2.approx.ftz.f32` is one instruction where
+/// `ex2.approx.f32` (libdevice's __nv_fast_expf) adds three to keep
+/// subnormal results, which no 16-bit result can use (f16's smallest is
+/// 2^-24; bf16's subnormals lie under 2^-126 too).
+struct ApproximateExp : OpRewritePattern<math::ExpOp> {
+  ApproximateExp(MLIRContext *ctx) : OpRewritePattern<math::ExpOp>(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rewriter) const override {
+    if (!op.getType().isF32() ||
+        !arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn))
+      return failure();
+    Location loc = op.getLoc();
+    Value log2e = arith::ConstantOp::create(rewriter, loc, op.getType(),
+                                            rewriter.getF32FloatAttr(1.4426950408889634f));
+    Value power = arith::MulFOp::create(rewriter, loc, op.getOperand(), log2e);
+    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
+        op, op.getType(), rewriter.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+        ValueRange{power});
+    return success();
+  }
+};
+
 /// rsqrt(x) = 1 / sqrt(x), both IEEE-rounded.
 struct ExpandRsqrt : OpRewritePattern<math::RsqrtOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -76,6 +99,7 @@ struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) { return true; });
     }
+    patterns.add<ApproximateExp>(ctx);
     patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, "llvm.sqrt");
     patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, "llvm.fabs");
     patterns.add<ToIntrinsic<math::FmaOp>>(ctx, "llvm.fma");

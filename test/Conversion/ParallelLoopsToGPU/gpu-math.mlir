@@ -12,6 +12,19 @@
 // NOLIB-LABEL: gpu.func @f32
 // NOLIB-NOT: math.
 // NOLIB: gpu.return
+
+// An approximate exp (afn) is 2^(x log2 e) on the special-function unit,
+// flushing subnormal results, with or without libdevice.
+// LIB-LABEL: gpu.func @approximate_exp
+// LIB: %[[LOG2E:.*]] = arith.constant 1.44269502 : f32
+// LIB: %[[POWER:.*]] = arith.mulf %{{.*}}, %[[LOG2E]] : f32
+// LIB: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[POWER]]) : (f32) -> f32
+// LIB-NOT: math.exp
+// LIB: gpu.return
+// NOLIB-LABEL: gpu.func @approximate_exp
+// NOLIB: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// NOLIB-NOT: math.
+// NOLIB: gpu.return
 module attributes {gpu.container_module} {
   gpu.module @m {
     gpu.func @f32(%x: f32, %p: memref<f32>) kernel {
@@ -23,6 +36,11 @@ module attributes {gpu.container_module} {
       %t = math.tanh %l : f32
       %q = math.powf %t, %x : f32
       memref.store %q, %p[] : memref<f32>
+      gpu.return
+    }
+    gpu.func @approximate_exp(%x: f32, %p: memref<f32>) kernel {
+      %e = math.exp %x fastmath<afn> : f32
+      memref.store %e, %p[] : memref<f32>
       gpu.return
     }
   }
