@@ -152,7 +152,9 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
     `math.sqrt`, `math.absf`, `math.fma`, `math.floor`, `math.ceil` become
     LLVM intrinsics (single PTX instructions), and so does an approximate
     f32 `math.exp` (`afn`): `ex2.approx.ftz.f32` of x * log2(e), which
-    flushes results below 2^-126 to zero. When libdevice is linked
+    flushes results below 2^-126 to zero; an approximate f32 division
+    whose divisor is at least 1 by construction (sigmoid's 1 + exp(-x))
+    becomes `rcp.approx.ftz` / `div.approx.ftz`. When libdevice is linked
     (`libdevice=true`), the other functions are left for
     `convert-gpu-to-nvvm`, which calls libdevice's `__nv_*`. Without it, f32
     `exp`, `log`, `tanh`, `erf` and friends are expanded into polynomial

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -26,6 +27,9 @@ namespace nerve {
 using namespace mlir;
 
 namespace {
+
+/// The special-function 2^x an approximate exp becomes.
+constexpr llvm::StringLiteral kApproximateExp2 = "llvm.nvvm.ex2.approx.ftz.f32";
 
 /// A math op that maps onto one LLVM intrinsic the NVPTX backend selects
 /// to a single instruction. It is called by name (llvm.call_intrinsic):
@@ -64,8 +68,78 @@ struct ApproximateExp : OpRewritePattern<math::ExpOp> {
                                             rewriter.getF32FloatAttr(1.4426950408889634f));
     Value power = arith::MulFOp::create(rewriter, loc, op.getOperand(), log2e);
     rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
-        op, op.getType(), rewriter.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+        op, op.getType(), rewriter.getStringAttr(kApproximateExp2),
         ValueRange{power});
+    return success();
+  }
+};
+
+/// Whether `value` is at least 0 (or NaN), by how it is computed: a
+/// constant, exp, |x|, sqrt, x * x, or a sum of such.
+bool isNonNegative(Value value, int depth = 0);
+
+/// Whether `value` is at least 1 (or NaN): a constant, or a sum of one
+/// such and a non-negative value (sigmoid's 1 + exp(-x)).
+bool isAtLeastOne(Value value, int depth = 0) {
+  FloatAttr constant;
+  if (matchPattern(value, m_Constant(&constant)))
+    return constant.getValueAsDouble() >= 1.0;
+  auto add = value.getDefiningOp<arith::AddFOp>();
+  if (!add || depth > 3)
+    return false;
+  return (isAtLeastOne(add.getLhs(), depth + 1) && isNonNegative(add.getRhs(), depth + 1)) ||
+         (isAtLeastOne(add.getRhs(), depth + 1) && isNonNegative(add.getLhs(), depth + 1));
+}
+
+bool isNonNegative(Value value, int depth) {
+  FloatAttr constant;
+  if (matchPattern(value, m_Constant(&constant)))
+    return constant.getValueAsDouble() >= 0.0;
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 3)
+    return false;
+  if (isa<math::ExpOp, math::AbsFOp, math::SqrtOp>(def))
+    return true;
+  // The same, already rewritten by the other patterns here.
+  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(def))
+    return llvm::is_contained(
+        ArrayRef<StringRef>{kApproximateExp2, "llvm.fabs.f32", "llvm.sqrt.f32"},
+        call.getIntrin());
+  if (auto mul = dyn_cast<arith::MulFOp>(def))
+    return mul.getLhs() == mul.getRhs();
+  if (auto add = dyn_cast<arith::AddFOp>(def))
+    return isNonNegative(add.getLhs(), depth + 1) && isNonNegative(add.getRhs(), depth + 1);
+  return false;
+}
+
+/// An approximate f32 division (`afn`) by a value known to be at least 1
+/// (sigmoid's 1 / (1 + exp(-x))) flushes subnormals: `div.approx.ftz` /
+/// `rcp.approx.ftz` are the special-function reciprocal and a multiply,
+/// where the non-ftz forms add a compare, two selects and a multiply to
+/// scale subnormal operands. With such a divisor a subnormal numerator or
+/// result can only come with a subnormal exact result (|a / b| <= |a|), so
+/// what is lost is what the approximate exp loses: results below 2^-126.
+/// Other divisors keep the non-ftz form: a subnormal divisor flushed would
+/// be a wrong result (infinity, or NaN over a subnormal numerator).
+struct ApproximateDivision : OpRewritePattern<arith::DivFOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(arith::DivFOp op, PatternRewriter &rewriter) const override {
+    // A constant divisor is LLVM's: x * (1 / c), one multiply.
+    if (!op.getType().isF32() ||
+        !arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn) ||
+        matchPattern(op.getRhs(), m_Constant()) || !isAtLeastOne(op.getRhs()))
+      return failure();
+    FloatAttr numerator;
+    if (matchPattern(op.getLhs(), m_Constant(&numerator)) &&
+        numerator.getValueAsDouble() == 1.0) {
+      rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
+          op, op.getType(), rewriter.getStringAttr("llvm.nvvm.rcp.approx.ftz.f"),
+          ValueRange{op.getRhs()});
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
+        op, op.getType(), rewriter.getStringAttr("llvm.nvvm.div.approx.ftz.f"),
+        ValueRange{op.getLhs(), op.getRhs()});
     return success();
   }
 };
@@ -99,7 +173,7 @@ struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) { return true; });
     }
-    patterns.add<ApproximateExp>(ctx);
+    patterns.add<ApproximateExp, ApproximateDivision>(ctx);
     patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, "llvm.sqrt");
     patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, "llvm.fabs");
     patterns.add<ToIntrinsic<math::FmaOp>>(ctx, "llvm.fma");

@@ -25,6 +25,25 @@
 // NOLIB: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // NOLIB-NOT: math.
 // NOLIB: gpu.return
+
+// An approximate division by what is at least 1 by construction (1 plus an
+// exp, a square, an |x|) flushes subnormals: the reciprocal when the
+// numerator is 1, the division otherwise. A divisor that may be subnormal,
+// or a constant one (LLVM multiplies by its reciprocal), keeps arith.divf.
+// LIB-LABEL: gpu.func @approximate_division
+// LIB: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// LIB: %[[DEN:.*]] = arith.addf %[[E]], %{{.*}} : f32
+// LIB: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"(%[[DEN]]) : (f32) -> f32
+// LIB: %[[SQ:.*]] = arith.mulf %[[X:.*]], %[[X]] : f32
+// LIB: %[[ABS:.*]] = llvm.call_intrinsic "llvm.fabs.f32"
+// LIB: %[[SUM:.*]] = arith.addf %[[SQ]], %[[ABS]] : f32
+// LIB: %[[DEN2:.*]] = arith.addf %[[SUM]], %{{.*}} : f32
+// LIB: llvm.call_intrinsic "llvm.nvvm.div.approx.ftz.f"(%{{.*}}, %[[DEN2]]) : (f32, f32) -> f32
+// LIB: arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
+// LIB: arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
+// LIB: arith.divf %{{.*}}, %{{.*}} : f32
+// LIB-NOT: llvm.nvvm
+// LIB: gpu.return
 module attributes {gpu.container_module} {
   gpu.module @m {
     gpu.func @f32(%x: f32, %p: memref<f32>) kernel {
@@ -41,6 +60,33 @@ module attributes {gpu.container_module} {
     gpu.func @approximate_exp(%x: f32, %p: memref<f32>) kernel {
       %e = math.exp %x fastmath<afn> : f32
       memref.store %e, %p[] : memref<f32>
+      gpu.return
+    }
+    gpu.func @approximate_division(%x: f32, %y: f32, %p: memref<5xf32>) kernel {
+      %one = arith.constant 1.0 : f32
+      %two = arith.constant 2.0 : f32
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %c4 = arith.constant 4 : index
+      %e = math.exp %x fastmath<afn> : f32
+      %den = arith.addf %e, %one : f32
+      %sigmoid = arith.divf %one, %den fastmath<afn> : f32
+      memref.store %sigmoid, %p[%c0] : memref<5xf32>
+      %sq = arith.mulf %x, %x : f32
+      %abs = math.absf %y : f32
+      %sum = arith.addf %sq, %abs : f32
+      %den2 = arith.addf %two, %sum : f32
+      %q = arith.divf %y, %den2 fastmath<afn> : f32
+      memref.store %q, %p[%c1] : memref<5xf32>
+      %maybe = arith.addf %one, %y : f32
+      %r = arith.divf %x, %maybe fastmath<afn> : f32
+      memref.store %r, %p[%c2] : memref<5xf32>
+      %half = arith.divf %x, %two fastmath<afn> : f32
+      memref.store %half, %p[%c3] : memref<5xf32>
+      %exact = arith.divf %x, %den : f32
+      memref.store %exact, %p[%c4] : memref<5xf32>
       gpu.return
     }
   }
