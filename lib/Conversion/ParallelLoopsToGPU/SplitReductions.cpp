@@ -12,11 +12,12 @@
 // takes a 16-byte vector of neighbouring columns (4 f32, 8 f16) and folds
 // them side by side, each in the order a thread of one column would (the
 // scalar form, run otherwise): the same bits either way. Kernel 2 has
-// blocks of 8 columns x 32 slices: slice s of a column combines chunks s,
-// s + 32, ... (their loads in flight together), then the column's first
+// blocks of S slices x 256 / S columns, S = 32 for many chunks and 4 for
+// few (two launches, one run): slice s of a column combines chunks s,
+// s + S, ... (their loads in flight together), then the column's first
 // slice combines the slices in order, through shared memory, and runs the
-// rest of the body. The chunking depends only on the sizes: the same bits
-// on every run. A fold of several accumulators that carries its combine
+// rest of the body. The chunking and S depend only on the sizes: the same
+// bits on every run. A fold of several accumulators that carries its combine
 // (an online softmax's maximum and sum, an argmax; see LaneReduction) folds
 // its chunks with its own step and merges them with the combine, a partial
 // buffer and a shared array per accumulator.
@@ -47,11 +48,21 @@ constexpr int64_t kTargetVectorThreads = 128 * 1024;
 constexpr int64_t kTargetScalarThreads = 256 * 1024;
 /// Rows a chunk keeps at least (fewer would make kernel 2 the larger one).
 constexpr int64_t kMinChunk = 64;
-/// Kernel 2's blocks: columns side by side (a warp's loads cover 32-byte
-/// sectors), each column's chunks split over slices (their loads in flight
-/// together: the chunks are many when the columns are few).
-constexpr int64_t kCombineColumns = 8;
-constexpr int64_t kCombineSlices = 32;
+/// Kernel 2's blocks: kCombineThreads threads, a column's chunks split over
+/// S slices (their loads in flight together), kCombineThreads / S columns
+/// side by side. Tall matrices have hundreds of chunks: kManySlices slices
+/// of 8 columns (32-byte sectors a warp). Wide ones have few (4096 x 65536:
+/// 16 chunks of 16-bit columns, 8 of f32): with 32 slices most had nothing
+/// to fold while 8192 blocks each combined 8 columns (15.6 us of a 16-bit
+/// column sum's 141 on an H200); kFewSlices slices of 64 columns take them
+/// in 5.5 us. A slice count chosen at run time served both but cost tall
+/// matrices 1-2 us (runtime strides, a merge loop instead of unrolled
+/// loads), so there are two launches, one run by the chunk count.
+constexpr int64_t kCombineThreads = 256;
+constexpr int64_t kManySlices = 32;
+constexpr int64_t kFewSlices = 4;
+/// Chunks a slice takes at least for kManySlices slices to be chosen.
+constexpr int64_t kChunksPerSlice = 4;
 
 /// The permutation of `rank` dimensions that swaps `d` and the last.
 AffineMap swapWithLastMap(unsigned rank, unsigned d, MLIRContext *ctx) {
@@ -279,72 +290,86 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
   }
   buildVectorsIfFit(b, loc, fits, vectorLanes, buildPartials);
 
-  // Kernel 2: blocks of kCombineColumns columns x kCombineSlices slices.
-  // Slice s of a column combines chunks s, s + kCombineSlices, ... (loads
-  // in flight together); slice 0 then combines the slices' partials in
-  // order, from shared memory, and runs the rest of the body.
+  // Kernel 2: blocks of (kCombineThreads / S) columns x S slices. Slice s
+  // of a column combines chunks s, s + S, ... (loads in flight together);
+  // slice 0 then combines the slices' partials in order, from shared
+  // memory, and runs the rest of the body. S is kManySlices when the
+  // chunks are many, kFewSlices otherwise: it depends only on the sizes.
   SmallVector<SharedArray> slices;
   for (Type accType : fold.getResultTypes())
-    slices.push_back({accType, kCombineColumns * kCombineSlices});
-  Value sharedBytes =
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(slices));
-  Value groups = arith::CeilDivUIOp::create(b, loc, total, indexConstant(b, loc, kCombineColumns));
-  Value combineBlock = indexConstant(b, loc, kCombineColumns * kCombineSlices);
-  buildLaunchOver(b, loc, groups, one, combineBlock, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-    SmallVector<Value> slicePartials = sharedArrays(ib, loc, slices);
-    Value tid = launch.getThreadIds().x;
-    Value columnsValue = indexConstant(ib, loc, kCombineColumns);
-    Value local = arith::RemUIOp::create(ib, loc, tid, columnsValue);
-    Value slice = arith::DivUIOp::create(ib, loc, tid, columnsValue);
-    auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, groups,
-                                    launch.getGridSize().x);
-    OpBuilder gb = OpBuilder::atBlockBegin(items.getBody());
-    Value column = arith::AddIOp::create(
-        gb, loc, arith::MulIOp::create(gb, loc, items.getInductionVar(), columnsValue), local);
-    Value exists = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::ult, column, total);
-    column = arith::SelectOp::create(
-        gb, loc, exists, column, arith::SubIOp::create(gb, loc, total, one));
-    SmallVector<Value> partial = stridedPartials(
-        gb, loc, *r, indexConstant(gb, loc, 0), chunks, one, slice,
-        indexConstant(gb, loc, kCombineSlices), /*width=*/1,
-        [&](OpBuilder &vb, Value k) {
-          Value at = arith::AddIOp::create(vb, loc, arith::MulIOp::create(vb, loc, k, total),
-                                           column);
-          return llvm::map_to_vector(partials, [&](Value buffer) -> Value {
-            return memref::LoadOp::create(vb, loc, buffer, ValueRange{at});
-          });
-        },
-        /*unroll=*/4, /*inOrder=*/false, FoldOf::Partials);
-    for (auto [value, shared] : llvm::zip(partial, slicePartials))
-      memref::StoreOp::create(gb, loc, value, shared, ValueRange{tid});
-    gpu::BarrierOp::create(gb, loc);
-    Value first = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::eq, slice,
-                                        indexConstant(gb, loc, 0));
-    auto finish = scf::IfOp::create(gb, loc, arith::AndIOp::create(gb, loc, first, exists),
-                                    /*withElseRegion=*/false);
-    {
-      OpBuilder fb = OpBuilder::atBlockBegin(&finish.getThenRegion().front());
-      IRMapping m;
-      m.map(loop.getInductionVars(), delinearize(fb, loc, loop, counts, column));
-      cloneBefore(fb, m);
-      SmallVector<Value> acc = mapped(m, fold.getInitArgs());
-      for (int64_t s = 0; s < kCombineSlices; ++s) {
-        Value at = arith::AddIOp::create(fb, loc, local, indexConstant(fb, loc, s * kCombineColumns));
-        acc = mergePartials(fb, *r, acc, llvm::map_to_vector(slicePartials, [&](Value shared) -> Value {
-          return memref::LoadOp::create(fb, loc, shared, ValueRange{at});
-        }));
+    slices.push_back({accType, kCombineThreads});
+  auto buildCombine = [&](OpBuilder &hb, int64_t sliceCount) {
+    int64_t width = kCombineThreads / sliceCount;
+    Value sharedBytes =
+        arith::ConstantIntOp::create(hb, loc, hb.getI32Type(), sharedArraysBytes(slices));
+    Value groups = arith::CeilDivUIOp::create(hb, loc, total, indexConstant(hb, loc, width));
+    Value combineBlock = indexConstant(hb, loc, kCombineThreads);
+    buildLaunchOver(hb, loc, groups, one, combineBlock, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+      SmallVector<Value> slicePartials = sharedArrays(ib, loc, slices);
+      Value tid = launch.getThreadIds().x;
+      Value columnsValue = indexConstant(ib, loc, width);
+      Value local = arith::RemUIOp::create(ib, loc, tid, columnsValue);
+      Value slice = arith::DivUIOp::create(ib, loc, tid, columnsValue);
+      auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, groups,
+                                      launch.getGridSize().x);
+      OpBuilder gb = OpBuilder::atBlockBegin(items.getBody());
+      Value column = arith::AddIOp::create(
+          gb, loc, arith::MulIOp::create(gb, loc, items.getInductionVar(), columnsValue), local);
+      Value exists = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::ult, column, total);
+      column = arith::SelectOp::create(
+          gb, loc, exists, column, arith::SubIOp::create(gb, loc, total, one));
+      SmallVector<Value> partial = stridedPartials(
+          gb, loc, *r, indexConstant(gb, loc, 0), chunks, one, slice,
+          indexConstant(gb, loc, sliceCount), /*width=*/1,
+          [&](OpBuilder &vb, Value k) {
+            Value at = arith::AddIOp::create(vb, loc, arith::MulIOp::create(vb, loc, k, total),
+                                             column);
+            return llvm::map_to_vector(partials, [&](Value buffer) -> Value {
+              return memref::LoadOp::create(vb, loc, buffer, ValueRange{at});
+            });
+          },
+          /*unroll=*/4, /*inOrder=*/false, FoldOf::Partials);
+      for (auto [value, shared] : llvm::zip(partial, slicePartials))
+        memref::StoreOp::create(gb, loc, value, shared, ValueRange{tid});
+      gpu::BarrierOp::create(gb, loc);
+      Value first = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::eq, slice,
+                                          indexConstant(gb, loc, 0));
+      auto finish = scf::IfOp::create(gb, loc, arith::AndIOp::create(gb, loc, first, exists),
+                                      /*withElseRegion=*/false);
+      {
+        OpBuilder fb = OpBuilder::atBlockBegin(&finish.getThenRegion().front());
+        IRMapping m;
+        m.map(loop.getInductionVars(), delinearize(fb, loc, loop, counts, column));
+        cloneBefore(fb, m);
+        SmallVector<Value> acc = mapped(m, fold.getInitArgs());
+        for (int64_t s = 0; s < sliceCount; ++s) {
+          Value at = arith::AddIOp::create(fb, loc, local, indexConstant(fb, loc, s * width));
+          acc = mergePartials(fb, *r, acc,
+                              llvm::map_to_vector(slicePartials, [&](Value shared) -> Value {
+                                return memref::LoadOp::create(fb, loc, shared, ValueRange{at});
+                              }));
+        }
+        m.map(fold.getResults(), acc);
+        bool after = false;
+        for (Operation &op : loop.getBody()->without_terminator()) {
+          if (after)
+            fb.clone(op, m);
+          after |= &op == fold.getOperation();
+        }
       }
-      m.map(fold.getResults(), acc);
-      bool after = false;
-      for (Operation &op : loop.getBody()->without_terminator()) {
-        if (after)
-          fb.clone(op, m);
-        after |= &op == fold.getOperation();
-      }
-    }
-    // The next group's slices overwrite the shared partials.
-    gpu::BarrierOp::create(gb, loc);
-  }, sharedBytes);
+      // The next group's slices overwrite the shared partials.
+      gpu::BarrierOp::create(gb, loc);
+    }, sharedBytes);
+  };
+  Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, chunks,
+                                     indexConstant(b, loc, kManySlices * kChunksPerSlice));
+  auto which = scf::IfOp::create(b, loc, many, /*withElseRegion=*/true);
+  {
+    OpBuilder tb = OpBuilder::atBlockBegin(&which.getThenRegion().front());
+    buildCombine(tb, kManySlices);
+    OpBuilder eb = OpBuilder::atBlockBegin(&which.getElseRegion().front());
+    buildCombine(eb, kFewSlices);
+  }
 
   auto func = loop->getParentOfType<func::FuncOp>();
   OpBuilder end(func.front().getTerminator());

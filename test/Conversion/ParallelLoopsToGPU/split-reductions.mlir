@@ -7,9 +7,10 @@
 // their rows in order into one partial per column (stored side by side at
 // partials[k * columns + column + j]) when the buffer allows vectors;
 // otherwise thread (k, column) folds one column in the same order (four
-// loads, then four combines). Kernel 2 has blocks of 8 columns x 32 slices: slice s
-// combines chunks s, s + 32, ... of its column; slice 0 combines the
-// slices' partials from shared memory in order, then stores.
+// loads, then four combines). Kernel 2 has blocks of 8 columns x 32 slices
+// when K >= 128, of 64 columns x 4 slices otherwise: slice s combines
+// chunks s, s + S, ... of its column; slice 0 combines the slices'
+// partials from shared memory in order, then stores.
 // CHECK-LABEL: func.func @column_max
 // CHECK:       %[[COLS:.*]] = memref.dim %{{.*}}, %c1
 // CHECK:       %[[ROWS:.*]] = memref.dim %{{.*}}, %c0
@@ -47,20 +48,31 @@
 // CHECK:             scf.for {{.*}} -> (f32) {
 // CHECK:             memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
 // CHECK:       }
-// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c1024_i32
-// CHECK:         %[[SLICES:.*]] = memref.view {{.*}} to memref<256xf32, #gpu.address_space<workgroup>>
-// CHECK:         %[[LOCAL:.*]] = arith.remui %{{.*}}, %c8
-// CHECK:         %[[SLICE:.*]] = arith.divui %{{.*}}, %c8
-// CHECK:         scf.for
-// CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
-// CHECK-COUNT-4:     memref.load %[[PARTIALS]]
-// CHECK:           memref.store %{{.*}}, %[[SLICES]][%{{.*}}]
-// CHECK-NEXT:      gpu.barrier
-// CHECK:           scf.if
-// CHECK-COUNT-32:    memref.load %[[SLICES]]
-// CHECK:             memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>
-// CHECK:           }
-// CHECK-NEXT:      gpu.barrier
+// CHECK:       %[[MANY:.*]] = arith.cmpi uge, %[[K]], %c128
+// CHECK:       scf.if %[[MANY]] {
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c1024_i32
+// CHECK:           %[[SLICES:.*]] = memref.view {{.*}} to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[LOCAL:.*]] = arith.remui %{{.*}}, %c8
+// CHECK:           %[[SLICE:.*]] = arith.divui %{{.*}}, %c8
+// CHECK:           scf.for
+// CHECK:             scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK-COUNT-4:       memref.load %[[PARTIALS]]
+// CHECK:             memref.store %{{.*}}, %[[SLICES]][%{{.*}}]
+// CHECK-NEXT:        gpu.barrier
+// CHECK:             scf.if
+// CHECK-COUNT-32:      memref.load %[[SLICES]]
+// CHECK:               memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>
+// CHECK:             }
+// CHECK-NEXT:        gpu.barrier
+// CHECK:       } else {
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c1024_i32
+// CHECK:           %[[FSLICES:.*]] = memref.view {{.*}} to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK:           arith.remui %{{.*}}, %c64
+// CHECK:           arith.divui %{{.*}}, %c64
+// CHECK:             scf.if
+// CHECK-COUNT-4:       memref.load %[[FSLICES]]
+// CHECK-NOT:           memref.load %[[FSLICES]]
+// CHECK:               memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>
 // CHECK:       gpu.dealloc %[[PARTIALS]]
 func.func @column_max(%x: memref<?x?xf32>, %m: memref<?xf32>) attributes {nerve.kernel} {
   %ninf = arith.constant 0xFF800000 : f32
