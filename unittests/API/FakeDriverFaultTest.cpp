@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 using namespace nerve;
@@ -180,6 +181,18 @@ tdim.kernel @softmax(%x: !m) -> (%y: !m) {
 }
 )";
 
+/// kRowSoftmax's module run on a `rows` x `cols` matrix of ones, in the
+/// stand-in driver's `fakeMode` when one is given.
+Status runRowSoftmax(Module &module, int64_t rows, int64_t cols,
+                     const char *fakeMode = nullptr) {
+  std::optional<FakeMode> mode;
+  if (fakeMode)
+    mode.emplace(fakeMode);
+  std::vector<float> x(rows * cols, 1.0f), y(x.size());
+  return module.run("softmax", {Arg::tensor(x.data(), {rows, cols}),
+                                Arg::tensor(y.data(), {rows, cols})});
+}
+
 TEST(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
   std::string why;
   if (!fakeDriver(&why))
@@ -191,21 +204,12 @@ TEST(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
   // time),
   // launched only after the kernel was allowed them (the stand-in driver
   // refuses the launch otherwise).
-  std::vector<float> x(2 * 20000, 1.0f), y(x.size());
-  auto run = [&] {
-    return (*module)->run("softmax", {Arg::tensor(x.data(), {2, 20000}),
-                                      Arg::tensor(y.data(), {2, 20000})});
-  };
-  Status small;
-  {
-    FakeMode mode("small-shared");
-    small = run();
-  }
+  Status small = runRowSoftmax(**module, 2, 20000, "small-shared");
   EXPECT_EQ(small.message(),
             "kernel softmax_kernel_0 needs 80000 bytes of shared memory a block, more than this "
             "GPU allows (was it compiled for another chip?): invalid argument "
             "(CUDA_ERROR_INVALID_VALUE)");
-  Status s = run();
+  Status s = runRowSoftmax(**module, 2, 20000);
   EXPECT_TRUE(s) << s.message();
 }
 
@@ -219,18 +223,9 @@ TEST(FakeDriverFault, RowsTooWideForABlockLaunchInClusters) {
   // sm_90: the stand-in driver checks that the grid is a whole number of
   // clusters of at most 8, and in mode "no-clusters" refuses them as a GPU
   // before sm_90 would.
-  std::vector<float> x(3 * 65536, 1.0f), y(x.size());
-  auto run = [&] {
-    return (*module)->run("softmax", {Arg::tensor(x.data(), {3, 65536}),
-                                      Arg::tensor(y.data(), {3, 65536})});
-  };
-  Status s = run();
+  Status s = runRowSoftmax(**module, 3, 65536);
   EXPECT_TRUE(s) << s.message();
-  Status refused;
-  {
-    FakeMode mode("no-clusters");
-    refused = run();
-  }
+  Status refused = runRowSoftmax(**module, 3, 65536, "no-clusters");
   EXPECT_NE(refused.message().find("in clusters of 8 blocks failed (thread block clusters need "
                                    "sm_90 or later)"),
             std::string::npos)

@@ -30,6 +30,9 @@ namespace {
 
 /// The special-function 2^x an approximate exp becomes.
 constexpr llvm::StringLiteral kApproximateExp2 = "llvm.nvvm.ex2.approx.ftz.f32";
+/// Intrinsics math ops become (ToIntrinsic adds the type's suffix).
+constexpr llvm::StringLiteral kFabs = "llvm.fabs";
+constexpr llvm::StringLiteral kSqrt = "llvm.sqrt";
 
 /// A math op that maps onto one LLVM intrinsic the NVPTX backend selects
 /// to a single instruction. It is called by name (llvm.call_intrinsic):
@@ -101,10 +104,10 @@ bool isNonNegative(Value value, int depth) {
   if (isa<math::ExpOp, math::AbsFOp, math::SqrtOp>(def))
     return true;
   // The same, already rewritten by the other patterns here.
-  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(def))
-    return llvm::is_contained(
-        ArrayRef<StringRef>{kApproximateExp2, "llvm.fabs.f32", "llvm.sqrt.f32"},
-        call.getIntrin());
+  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(def)) {
+    StringRef name = call.getIntrin();
+    return name == kApproximateExp2 || name.starts_with(kFabs) || name.starts_with(kSqrt);
+  }
   if (auto mul = dyn_cast<arith::MulFOp>(def))
     return mul.getLhs() == mul.getRhs();
   if (auto add = dyn_cast<arith::AddFOp>(def))
@@ -174,8 +177,8 @@ struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
           patterns, [](StringRef name) { return true; });
     }
     patterns.add<ApproximateExp, ApproximateDivision>(ctx);
-    patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, "llvm.sqrt");
-    patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, "llvm.fabs");
+    patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, kSqrt);
+    patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, kFabs);
     patterns.add<ToIntrinsic<math::FmaOp>>(ctx, "llvm.fma");
     patterns.add<ToIntrinsic<math::FloorOp>>(ctx, "llvm.floor");
     patterns.add<ToIntrinsic<math::CeilOp>>(ctx, "llvm.ceil");
