@@ -3,11 +3,11 @@
 // A column max (a fold along the outer dimension) is split into K chunks of
 // rows, K = ceil(131072 * 4 / columns) (a thread per 16-byte vector of
 // columns) capped so that chunks keep 64 rows. Kernel 1 has thread (k,
-// vector of four columns) fold its chunk, four vector loads in flight, then
-// their rows in order into one partial per column (stored side by side at
-// partials[k * columns + column + j]) when the buffer allows vectors;
-// otherwise thread (k, column) folds one column in the same order (four
-// loads, then four combines). Kernel 2 has blocks of 8 columns x 32 slices
+// vector of four columns) fold its chunk, eight vector loads in flight,
+// then their rows in order into one partial per column (stored side by side
+// at partials[k * columns + column + j]) when the buffer allows vectors;
+// otherwise thread (k, column) folds one column in the same order (eight
+// loads, then eight combines). Kernel 2 has blocks of 8 columns x 32 slices
 // when K >= 128, of 64 columns x 4 slices otherwise: slice s combines
 // chunks s, s + S, ... of its column; slice 0 combines the slices'
 // partials from shared memory in order, then stores.
@@ -24,14 +24,14 @@
 // CHECK:           scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             %[[CHUNK:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
 // CHECK:             scf.for {{.*}} iter_args(%[[P0:[^ ]*]] = %{{.*}}, %[[P1:[^ ]*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, f32, f32) {
-// CHECK-COUNT-4:       vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK-COUNT-8:       vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
 // CHECK-NOT:           vector.load
 // CHECK:               %[[R0:.*]] = arith.maximumf %[[P0]], %{{.*}} : f32
 // CHECK-NEXT:          arith.maximumf %[[P1]], %{{.*}} : f32
 // CHECK-NEXT:          arith.maximumf
 // CHECK-NEXT:          arith.maximumf
 // CHECK-NEXT:          arith.maximumf %[[R0]], %{{.*}} : f32
-// CHECK-COUNT-11:      arith.maximumf
+// CHECK-COUNT-27:      arith.maximumf
 // CHECK-NEXT:          scf.yield
 // CHECK:             scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK-COUNT-4:     memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
@@ -39,12 +39,16 @@
 // CHECK:         gpu.launch
 // CHECK:           scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             scf.for {{.*}} iter_args(%[[P:[^ ]*]] = %{{.*}}) -> (f32) {
-// CHECK-COUNT-4:       memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK-COUNT-8:       memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32>
 // CHECK-NEXT:          %[[S0:.*]] = arith.maximumf %[[P]], %{{.*}} : f32
 // CHECK-NEXT:          %[[S1:.*]] = arith.maximumf %[[S0]], %{{.*}} : f32
 // CHECK-NEXT:          %[[S2:.*]] = arith.maximumf %[[S1]], %{{.*}} : f32
 // CHECK-NEXT:          %[[S3:.*]] = arith.maximumf %[[S2]], %{{.*}} : f32
-// CHECK-NEXT:          scf.yield %[[S3]] : f32
+// CHECK-NEXT:          %[[S4:.*]] = arith.maximumf %[[S3]], %{{.*}} : f32
+// CHECK-NEXT:          %[[S5:.*]] = arith.maximumf %[[S4]], %{{.*}} : f32
+// CHECK-NEXT:          %[[S6:.*]] = arith.maximumf %[[S5]], %{{.*}} : f32
+// CHECK-NEXT:          %[[S7:.*]] = arith.maximumf %[[S6]], %{{.*}} : f32
+// CHECK-NEXT:          scf.yield %[[S7]] : f32
 // CHECK:             scf.for {{.*}} -> (f32) {
 // CHECK:             memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
 // CHECK:       }
@@ -187,14 +191,14 @@ func.func @column_major_rows(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?x
 
 // A column sum of f16 data (f32 arithmetic): eight columns a 16-byte vector,
 // the same 128K threads aimed at (1048576 columns = 131072 x 8), one f32
-// partial per column, folded in row order after four vector loads.
+// partial per column, folded in row order after eight vector loads.
 // CHECK-LABEL: func.func @column_sum_f16
 // CHECK:       arith.ceildivui %c1048576, %{{.*}} : index
 // CHECK:       scf.if
 // CHECK:         gpu.launch
 // CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK-COUNT-4:     vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?xf16>, vector<8xf16>
-// CHECK-COUNT-32:    arith.addf
+// CHECK-COUNT-8:     vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?xf16>, vector<8xf16>
+// CHECK-COUNT-64:    arith.addf
 // CHECK-NEXT:        scf.yield
 func.func @column_sum_f16(%x: memref<?x?xf16>, %s: memref<?xf32>) attributes {nerve.kernel} {
   %zero = arith.constant 0.0 : f32
@@ -228,7 +232,7 @@ func.func @column_sum_f16(%x: memref<?x?xf16>, %s: memref<?xf32>) attributes {ne
 // CHECK:       } else {
 // CHECK:         gpu.launch
 // CHECK:             scf.for {{.*}} iter_args(%[[S:[^ ]*]] = %{{.*}}, %[[M:[^ ]*]] = %{{.*}}) -> (f32, f32) {
-// CHECK-COUNT-4:       arith.mulf
+// CHECK-COUNT-8:       arith.mulf
 // CHECK-NEXT:          %[[S0:.*]] = arith.addf %[[S]], %{{.*}} : f32
 // CHECK-NEXT:          %[[M0:.*]] = arith.maximumf %[[M]], %{{.*}} : f32
 // CHECK-NEXT:          arith.addf %[[S0]]
