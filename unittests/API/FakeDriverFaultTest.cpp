@@ -55,15 +55,18 @@ struct FakeMode {
   ~FakeMode() { unsetenv("NERVE_FAKE_CUDA"); }
 };
 
-bool fakeDriver(std::string *why) {
-  if (!cudaAvailable(why))
-    return false;
-  if ((*cuda::Device::get())->name() != "nerve fake GPU") {
-    *why = "a real GPU is here (GpuFaultTest covers it)";
-    return false;
+/// Every test runs against the stand-in driver only (test/stubs/
+/// FakeCuda.cpp); with no driver or a real GPU it is skipped, saying why.
+class FakeDriverFault : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    if (!cudaAvailable(&why))
+      GTEST_SKIP() << why;
+    if ((*cuda::Device::get())->name() != "nerve fake GPU")
+      GTEST_SKIP() << "a real GPU is here (GpuFaultTest covers it)";
   }
-  return true;
-}
+};
 
 Result<std::shared_ptr<Module>> compileUncached(const char *spec) {
   CompileOptions o;
@@ -77,10 +80,7 @@ Status runOn(const Module &m, const std::string &entry) {
   return m.run(entry, {Arg::tensor(x.data(), {100}), Arg::tensor(y.data(), {100})});
 }
 
-TEST(FakeDriverFault, AFaultLosesCUDAForTheProcessAndCPUModulesGoOn) {
-  std::string why;
-  if (!fakeDriver(&why))
-    GTEST_SKIP() << why;
+TEST_F(FakeDriverFault, AFaultLosesCUDAForTheProcessAndCPUModulesGoOn) {
   expectInNewProcess([] {
     Problems p;
     auto twice = compileUncached(kSpec);
@@ -127,10 +127,7 @@ TEST(FakeDriverFault, AFaultLosesCUDAForTheProcessAndCPUModulesGoOn) {
   });
 }
 
-TEST(FakeDriverFault, ARefusedLaunchIsReportedByTheLaunch) {
-  std::string why;
-  if (!fakeDriver(&why))
-    GTEST_SKIP() << why;
+TEST_F(FakeDriverFault, ARefusedLaunchIsReportedByTheLaunch) {
   expectInNewProcess([] {
     Problems p;
     auto twice = compileUncached(kSpec);
@@ -146,10 +143,7 @@ TEST(FakeDriverFault, ARefusedLaunchIsReportedByTheLaunch) {
   });
 }
 
-TEST(FakeDriverFault, OutOfMemoryAndRejectedPTXLeaveOtherModulesUsable) {
-  std::string why;
-  if (!fakeDriver(&why))
-    GTEST_SKIP() << why;
+TEST_F(FakeDriverFault, OutOfMemoryAndRejectedPTXLeaveOtherModulesUsable) {
   auto twice = compileUncached(kSpec);
   ASSERT_TRUE(twice) << twice.message();
   Status s;
@@ -193,10 +187,7 @@ Status runRowSoftmax(Module &module, int64_t rows, int64_t cols,
                                 Arg::tensor(y.data(), {rows, cols})});
 }
 
-TEST(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
-  std::string why;
-  if (!fakeDriver(&why))
-    GTEST_SKIP() << why;
+TEST_F(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
   auto module = compileUncached(kRowSoftmax);
   ASSERT_TRUE(module) << module.message();
   // 20000 f32 columns: 80000 bytes of staging a block (sm_90 allows 227 KiB;
@@ -213,10 +204,7 @@ TEST(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
   EXPECT_TRUE(s) << s.message();
 }
 
-TEST(FakeDriverFault, RowsTooWideForABlockLaunchInClusters) {
-  std::string why;
-  if (!fakeDriver(&why))
-    GTEST_SKIP() << why;
+TEST_F(FakeDriverFault, RowsTooWideForABlockLaunchInClusters) {
   auto module = compileUncached(kRowSoftmax);
   ASSERT_TRUE(module) << module.message();
   // 65536 f32 columns (256 KiB) are split over a cluster of 8 blocks on
