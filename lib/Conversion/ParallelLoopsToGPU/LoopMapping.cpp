@@ -29,6 +29,24 @@ std::optional<unsigned> contiguousDim(MemRefType type) {
   return std::nullopt;
 }
 
+AffineMap swapWithLastMap(unsigned rank, unsigned d, MLIRContext *ctx) {
+  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, rank));
+  std::swap(order[d], order.back());
+  return AffineMap::getPermutationMap(order, ctx);
+}
+
+MemRefType transposedType(MemRefType type, unsigned d) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset); // known strided by contiguousDim
+  SmallVector<int64_t> shape(type.getShape());
+  std::swap(shape[d], shape.back());
+  std::swap(strides[d], strides.back());
+  return MemRefType::get(shape, type.getElementType(),
+                         StridedLayoutAttr::get(type.getContext(), offset, strides),
+                         type.getMemorySpace());
+}
+
 int64_t elementBytes(Value memref) {
   return llvm::divideCeil(cast<MemRefType>(memref.getType()).getElementTypeBitWidth(), 8);
 }

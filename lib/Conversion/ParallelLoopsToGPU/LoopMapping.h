@@ -32,6 +32,14 @@ mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
 /// The innermost dimension of `type` with a static unit stride, if any.
 std::optional<unsigned> contiguousDim(mlir::MemRefType type);
 
+/// The permutation of `rank` dimensions that swaps `d` and the last.
+mlir::AffineMap swapWithLastMap(unsigned rank, unsigned d, mlir::MLIRContext *ctx);
+
+/// `type` (strided) with dimension `d` and the last swapped: what
+/// memref.transpose by swapWithLastMap gives, a view whose last dimension
+/// is `d` (contiguous along it, vector loads may walk it).
+mlir::MemRefType transposedType(mlir::MemRefType type, unsigned d);
+
 /// Bytes of one element of `memref`.
 int64_t elementBytes(mlir::Value memref);
 

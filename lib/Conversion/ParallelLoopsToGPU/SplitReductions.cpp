@@ -70,27 +70,6 @@ constexpr int64_t kFewSlices = 4;
 /// Chunks a slice takes at least for kManySlices slices to be chosen.
 constexpr int64_t kChunksPerSlice = 4;
 
-/// The permutation of `rank` dimensions that swaps `d` and the last.
-AffineMap swapWithLastMap(unsigned rank, unsigned d, MLIRContext *ctx) {
-  SmallVector<unsigned> order = llvm::to_vector(llvm::seq<unsigned>(0, rank));
-  std::swap(order[d], order.back());
-  return AffineMap::getPermutationMap(order, ctx);
-}
-
-/// `type` with dimension `d` and the last swapped (what memref.transpose
-/// by swapWithLastMap gives).
-MemRefType transposedType(MemRefType type, unsigned d) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  (void)type.getStridesAndOffset(strides, offset); // known strided by contiguousDim
-  SmallVector<int64_t> shape(type.getShape());
-  std::swap(shape[d], shape.back());
-  std::swap(strides[d], strides.back());
-  return MemRefType::get(shape, type.getElementType(),
-                         StridedLayoutAttr::get(type.getContext(), offset, strides),
-                         type.getMemorySpace());
-}
-
 } // namespace
 
 bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockSize) {

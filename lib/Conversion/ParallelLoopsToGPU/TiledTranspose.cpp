@@ -17,13 +17,27 @@
 //     compute (p0 + tid / T + k*rows, q0 + tid % T), each k; x from tile
 //     barrier (before the next tile overwrites it)
 //
-// A tile spans 128 bytes of the widest element along both dimensions (32
-// f32, 64 f16), so that every global access of a warp covers whole 32-byte
-// sectors. Tile rows are padded by 4 bytes: the transposed reads of a warp
-// hit 32 distinct banks. A tile wholly inside the loop's bounds runs
-// unguarded; in one at the edge, loads past the bounds are clamped to the
-// last iteration and stores are skipped (with 64-bit indices, the clamps
-// and guards cost as much issue time as the arithmetic of a softmax).
+// Two forms, chosen at run time:
+//  - By 16-byte chunks, where a host check finds the staged buffers
+//    aligned and p's count a whole number of chunks (2- and 4-byte
+//    elements). A tile is 64 x 64 elements; a thread loads two chunks of
+//    tile rows into a shared tile whose chunks are swizzled (chunk j of row
+//    r at j ^ (r % 8)), so that both the row-wise stores and the chunk-wise
+//    reads of eight threads hit distinct banks; computing, a thread takes a
+//    chunk's elements. A block takes four tiles in turn, the next one's
+//    loads in flight while it computes the current one. Against the scalar
+//    form, f16 softmax of a column-major view went from 28-32% to 39-47%
+//    of the copy bandwidth on an H200: eight f16 of a chunk take one load and
+//    four registers where elements took eight of each, so more bytes are
+//    in flight per thread.
+//  - By elements otherwise. A tile spans 128 bytes of the widest element
+//    along both dimensions (32 f32, 64 f16), so that every global access of
+//    a warp covers whole 32-byte sectors. Tile rows are padded by 4 bytes:
+//    the transposed reads of a warp hit 32 distinct banks.
+// A tile wholly inside the loop's bounds runs unguarded; in one at the
+// edge, loads past the bounds are clamped to the last iteration (chunk)
+// and stores are skipped (with 64-bit indices, the clamps and guards cost
+// as much issue time as the arithmetic of a softmax).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,15 +47,28 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
 
 using namespace mlir;
 
 namespace nerve::loop_mapping {
 namespace {
 
+// The scalar form: blocks of 256 threads, tiles of 128 bytes a side.
 constexpr int64_t kTileThreads = 256;
 constexpr int64_t kTileLineBytes = 128;
+
+// The vector form: tiles of 64 x 64 elements (128 or 256 bytes a side),
+// two 16-byte chunks of each a thread, four tiles a block in turn. On an
+// H200 (softmax of a column-major view, three shapes) the alternatives
+// were slower: f16 tiles of 128 x 128 (2 or 4 chunks a thread) by 8-13%;
+// f32 tiles of 32 x 32 by 6-9%; f32 tiles of 64 x 64 by one chunk a
+// thread by 12-14%; a tile a block by 8-11%.
+constexpr int64_t kVectorTileSide = 64;
+constexpr int64_t kChunksPerThread = 2;
+constexpr int64_t kTilesPerBlock = 4;
 
 /// Which of `loop`'s dimensions `v` is the index of, or -1.
 int dimensionOf(scf::ParallelOp loop, Value v) {
@@ -107,6 +134,392 @@ std::optional<TransposePlan> matchTiledTranspose(scf::ParallelOp loop) {
   return plan;
 }
 
+/// The tiles of a planned loop, as host values both forms use.
+struct TileGrid {
+  mutable scf::ParallelOp loop; // op handles are values; accessors are not const
+  const TransposePlan &plan;
+  SmallVector<Value> counts;    ///< trip count per dimension
+  SmallVector<unsigned> others; ///< dimensions besides p and q: a tile per iteration
+  Value tilesP, tilesQ, work;   ///< tiles along p, along q, in all
+  int64_t side;                 ///< iterations of a tile along p and along q
+
+  /// The grid of tiles of `tileSide` iterations a side, built at `b`.
+  TileGrid sized(OpBuilder &b, Location loc, int64_t tileSide) const {
+    TileGrid g = *this;
+    g.side = tileSide;
+    Value sideV = indexConstant(b, loc, tileSide);
+    g.tilesP = arith::CeilDivUIOp::create(b, loc, counts[plan.p], sideV);
+    g.tilesQ = arith::CeilDivUIOp::create(b, loc, counts[plan.q], sideV);
+    g.work = arith::MulIOp::create(b, loc, g.tilesP, g.tilesQ);
+    for (unsigned d : others)
+      g.work = arith::MulIOp::create(b, loc, g.work, counts[d]);
+    return g;
+  }
+
+  /// The loop's index along `d` at its iteration `k`.
+  Value ivAt(OpBuilder &b, Location loc, unsigned d, Value k) const {
+    return arith::AddIOp::create(b, loc, loop.getLowerBound()[d],
+                                 arith::MulIOp::create(b, loc, k, loop.getStep()[d]));
+  }
+
+  /// Tile `item`: the loop's indices along the other dimensions (null
+  /// along p and q) and the tile's first iterations along p and q.
+  struct Tile {
+    SmallVector<Value> ivs;
+    Value p0, q0;
+  };
+  Tile decode(OpBuilder &b, Location loc, Value item) const {
+    Tile t;
+    t.ivs.resize(loop.getNumLoops());
+    Value tq = arith::RemUIOp::create(b, loc, item, tilesQ);
+    Value rest = arith::DivUIOp::create(b, loc, item, tilesQ);
+    Value tp = arith::RemUIOp::create(b, loc, rest, tilesP);
+    rest = arith::DivUIOp::create(b, loc, rest, tilesP);
+    for (int i = static_cast<int>(others.size()) - 1; i >= 0; --i) {
+      unsigned d = others[i];
+      Value k = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, counts[d]).getResult();
+      if (i > 0)
+        rest = arith::DivUIOp::create(b, loc, rest, counts[d]);
+      t.ivs[d] = ivAt(b, loc, d, k);
+    }
+    t.p0 = arith::MulIOp::create(b, loc, tp, indexConstant(b, loc, side));
+    t.q0 = arith::MulIOp::create(b, loc, tq, indexConstant(b, loc, side));
+    return t;
+  }
+
+  /// Whether tile `t` lies wholly inside the loop's bounds (all tiles but
+  /// the last along p and along q).
+  Value whole(OpBuilder &b, Location loc, const Tile &t) const {
+    auto fits = [&](unsigned d, Value origin) {
+      return arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ule,
+          arith::AddIOp::create(b, loc, origin, indexConstant(b, loc, side)), counts[d]);
+    };
+    return arith::AndIOp::create(b, loc, fits(plan.p, t.p0), fits(plan.q, t.q0));
+  }
+
+  /// `emit(builder, partial)` for whole tiles (partial false: no clamps,
+  /// no guards, fewer instructions per element, which the 64-bit index
+  /// arithmetic makes count) and for the rest.
+  void splitWhole(OpBuilder &b, Location loc, const Tile &t,
+                  function_ref<void(OpBuilder &, bool)> emit) const {
+    auto choice = scf::IfOp::create(b, loc, whole(b, loc, t), /*withElseRegion=*/true);
+    OpBuilder wholeBuilder = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+    emit(wholeBuilder, /*partial=*/false);
+    OpBuilder partialBuilder = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+    emit(partialBuilder, /*partial=*/true);
+  }
+
+  /// Clones the body's ops for each of `mappings` (iterations of the
+  /// loop), interleaved op by op so that their loads are in flight
+  /// together; `stagedValue(i, k)` replaces staged load i in iteration k;
+  /// with `valid`, iteration k stores only where valid[k].
+  void emitBody(OpBuilder &b, Location loc, MutableArrayRef<IRMapping> mappings,
+                function_ref<Value(unsigned, size_t)> stagedValue,
+                ArrayRef<Value> valid) const {
+    for (Operation &op : loop.getBody()->without_terminator()) {
+      auto stagedAt = llvm::find(plan.staged, &op);
+      for (auto [k, m] : llvm::enumerate(mappings)) {
+        if (stagedAt != plan.staged.end()) {
+          m.map(op.getResult(0), stagedValue(stagedAt - plan.staged.begin(), k));
+        } else if (isa<memref::StoreOp>(op) && !valid.empty()) {
+          auto inRange = scf::IfOp::create(b, loc, valid[k], /*withElseRegion=*/false);
+          OpBuilder sb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+          sb.clone(op, m);
+        } else {
+          b.clone(op, m);
+        }
+      }
+    }
+  }
+};
+
+/// The scalar form: each thread loads single elements, T = `side` of them
+/// a tile row; a tile per block at a time.
+void buildScalarTiles(OpBuilder &b, Location loc, const TileGrid &g) {
+  const TransposePlan &plan = g.plan;
+  scf::ParallelOp loop = g.loop;
+  unsigned rank = loop.getNumLoops(), p = plan.p, q = plan.q;
+  const int64_t side = g.side;
+  const int64_t rowsPerPass = kTileThreads / side;
+  const int64_t perThread = side * side / kTileThreads;
+
+  // One tile of shared memory per staged load, rows padded by 4 bytes.
+  SmallVector<int64_t> pitch;
+  SmallVector<SharedArray> arrays;
+  for (Operation *load : plan.staged) {
+    int64_t bytes = elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef());
+    pitch.push_back(side + std::max<int64_t>(1, 4 / bytes));
+    arrays.push_back({load->getResult(0).getType(), side * pitch.back()});
+  }
+  Value sharedSize =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(arrays));
+
+  buildLaunchOver(b, loc, g.work, indexConstant(b, loc, 1), indexConstant(b, loc, kTileThreads),
+                  [&](OpBuilder &ib, gpu::LaunchOp launch) {
+    auto c = [&](int64_t v) { return indexConstant(ib, loc, v); };
+    SmallVector<Value> tiles = sharedArrays(ib, loc, arrays);
+    Value tid = launch.getThreadIds().x;
+    Value tidMod = arith::RemUIOp::create(ib, loc, tid, c(side));
+    Value tidDiv = arith::DivUIOp::create(ib, loc, tid, c(side));
+    SmallVector<Value> last(rank);
+    for (unsigned d : {p, q})
+      last[d] = arith::SubIOp::create(ib, loc, g.counts[d], c(1));
+
+    auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, g.work,
+                                    launch.getGridSize().x);
+    OpBuilder lb = OpBuilder::atBlockBegin(items.getBody());
+    TileGrid::Tile tile = g.decode(lb, loc, items.getInductionVar());
+
+    g.splitWhole(lb, loc, tile, [&](OpBuilder &tb, bool partial) {
+      auto tc = [&](int64_t v) { return indexConstant(tb, loc, v); };
+      SmallVector<Value> at = tile.ivs;
+      // Position `local` of the tile along dimension d and whether it
+      // exists; in a partial tile, clamped to the last iteration.
+      auto along = [&](unsigned d, Value origin, Value local) -> std::pair<Value, Value> {
+        Value k = arith::AddIOp::create(tb, loc, origin, local);
+        if (!partial)
+          return {g.ivAt(tb, loc, d, k), Value()};
+        Value exists = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, k, g.counts[d]);
+        return {g.ivAt(tb, loc, d, arith::SelectOp::create(tb, loc, exists, k, last[d])),
+                exists};
+      };
+      // A thread's own column of the tile along p (loads) and along q (compute).
+      Value pOfThread = along(p, tile.p0, tidMod).first;
+      auto [qOfThread, qExists] = along(q, tile.q0, tidMod);
+
+      // Staged loads, threads consecutive along p: all loads first, so that
+      // they are in flight together, then the shared stores.
+      SmallVector<std::pair<Value, Value>> loaded; // (value, tile position), by tile
+      SmallVector<unsigned> tileOf;
+      for (int64_t k = 0; k < perThread; ++k) {
+        Value qLocal = arith::AddIOp::create(tb, loc, tidDiv, tc(k * rowsPerPass));
+        at[p] = pOfThread;
+        at[q] = along(q, tile.q0, qLocal).first;
+        IRMapping m;
+        m.map(loop.getInductionVars(), at);
+        for (auto [i, load] : llvm::enumerate(plan.staged)) {
+          Value pos = arith::AddIOp::create(
+              tb, loc, arith::MulIOp::create(tb, loc, qLocal, tc(pitch[i])), tidMod);
+          loaded.push_back({tb.clone(*load, m)->getResult(0), pos});
+          tileOf.push_back(i);
+        }
+      }
+      for (auto [entry, i] : llvm::zip(loaded, tileOf))
+        memref::StoreOp::create(tb, loc, entry.first, tiles[i], ValueRange{entry.second});
+      gpu::BarrierOp::create(tb, loc);
+
+      // The body, threads consecutive along q; in a partial tile, stores
+      // only where they exist.
+      SmallVector<IRMapping> mappings(perThread);
+      SmallVector<Value> valid;
+      SmallVector<Value> tileAt(perThread * plan.staged.size());
+      for (int64_t k = 0; k < perThread; ++k) {
+        Value pLocal = arith::AddIOp::create(tb, loc, tidDiv, tc(k * rowsPerPass));
+        auto [pIv, pExists] = along(p, tile.p0, pLocal);
+        at[p] = pIv;
+        at[q] = qOfThread;
+        if (partial)
+          valid.push_back(arith::AndIOp::create(tb, loc, pExists, qExists));
+        mappings[k].map(loop.getInductionVars(), at);
+        for (unsigned i = 0; i < plan.staged.size(); ++i)
+          tileAt[k * plan.staged.size() + i] = arith::AddIOp::create(
+              tb, loc, arith::MulIOp::create(tb, loc, tidMod, tc(pitch[i])), pLocal);
+      }
+      g.emitBody(tb, loc, mappings, [&](unsigned i, size_t k) -> Value {
+        return memref::LoadOp::create(tb, loc, tiles[i],
+                                      ValueRange{tileAt[k * plan.staged.size() + i]});
+      }, valid);
+      // The next tile's loads overwrite the shared tiles.
+      gpu::BarrierOp::create(tb, loc);
+    });
+  }, sharedSize);
+}
+
+/// Tiles a block takes in turn in the vector form: while it computes one,
+/// the next one's loads are in flight.
+/// The vector form (2- and 4-byte elements, `lanes` of them a 16-byte
+/// chunk): loading, threads take the chunks of a tile row by row (rows
+/// along q); the shared tile holds chunk j of row r at position j ^ (r % 8),
+/// so that the eight threads of a row's eight chunks, and the eight
+/// threads reading the chunks at one position of eight consecutive rows,
+/// hit distinct banks. Computing, a thread takes a chunk: `lanes`
+/// consecutive iterations along p at one along q, threads consecutive
+/// along q. `views` are the staged loads' buffers with their contiguous
+/// dimension last (swaps[i]: the dimension swapped with the last, or -1).
+void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Value> views,
+                      ArrayRef<int> swaps, int64_t lanes) {
+  const TransposePlan &plan = g.plan;
+  scf::ParallelOp loop = g.loop;
+  unsigned p = plan.p, q = plan.q;
+  const int64_t side = g.side;
+  const int64_t chunksPerRow = side / lanes;
+  const int64_t perThread = kChunksPerThread;
+  const int64_t threads = side * chunksPerRow / perThread;
+  const int64_t perBlock = kTilesPerBlock;
+
+  SmallVector<SharedArray> arrays;
+  for (Operation *load : plan.staged)
+    arrays.push_back({load->getResult(0).getType(), side * side});
+  Value sharedSize =
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(arrays));
+
+  buildLaunchOver(b, loc, g.work, indexConstant(b, loc, perBlock),
+                  indexConstant(b, loc, threads), [&](OpBuilder &ib, gpu::LaunchOp launch) {
+    auto c = [&](int64_t v) { return indexConstant(ib, loc, v); };
+    SmallVector<Value> tiles = sharedArrays(ib, loc, arrays);
+    Value tid = launch.getThreadIds().x;
+    Value lastChunk = arith::SubIOp::create(ib, loc, g.counts[p], c(lanes));
+    Value lastQ = arith::SubIOp::create(ib, loc, g.counts[q], c(1));
+    // Chunk k of a thread: tid + k * threads, numbered row by row while
+    // loading (rows along q), column by column while computing.
+    SmallVector<Value> loadRow, loadChunk, computeRow, computeChunk;
+    for (int64_t k = 0; k < perThread; ++k) {
+      Value chunk = arith::AddIOp::create(ib, loc, tid, c(k * threads));
+      loadRow.push_back(arith::DivUIOp::create(ib, loc, chunk, c(chunksPerRow)));
+      loadChunk.push_back(arith::RemUIOp::create(ib, loc, chunk, c(chunksPerRow)));
+      computeRow.push_back(arith::RemUIOp::create(ib, loc, chunk, c(side)));
+      computeChunk.push_back(arith::DivUIOp::create(ib, loc, chunk, c(side)));
+    }
+    // Where chunk `chunk` of tile row `row` lies in a shared tile.
+    auto swizzled = [&](OpBuilder &sb, Value row, Value chunk) -> Value {
+      auto sc = [&](int64_t v) { return indexConstant(sb, loc, v); };
+      Value position = arith::XOrIOp::create(
+          sb, loc, chunk, arith::RemUIOp::create(sb, loc, row, sc(8)));
+      return arith::AddIOp::create(sb, loc, arith::MulIOp::create(sb, loc, row, sc(side)),
+                                   arith::MulIOp::create(sb, loc, position, sc(lanes)));
+    };
+
+    // This thread's chunks of tile `item`, every staged load's (clamped to
+    // the last chunk and row in a tile at the edge).
+    auto loadTile = [&](OpBuilder &tb, Value item) {
+      TileGrid::Tile tile = g.decode(tb, loc, item);
+      SmallVector<Value> loaded;
+      for (int64_t k = 0; k < perThread; ++k) {
+        Value pk = arith::MinUIOp::create(
+            tb, loc,
+            arith::AddIOp::create(tb, loc, tile.p0,
+                                  arith::MulIOp::create(tb, loc, loadChunk[k],
+                                                        indexConstant(tb, loc, lanes))),
+            lastChunk);
+        Value qk = arith::MinUIOp::create(
+            tb, loc, arith::AddIOp::create(tb, loc, tile.q0, loadRow[k]), lastQ);
+        SmallVector<Value> at = tile.ivs;
+        at[p] = g.ivAt(tb, loc, p, pk);
+        at[q] = g.ivAt(tb, loc, q, qk);
+        IRMapping m;
+        m.map(loop.getInductionVars(), at);
+        for (auto [i, op] : llvm::enumerate(plan.staged)) {
+          auto load = llvm::cast<memref::LoadOp>(op);
+          SmallVector<Value> indices = mapped(m, load.getIndices());
+          if (swaps[i] >= 0)
+            std::swap(indices[swaps[i]], indices.back());
+          loaded.push_back(vectorLoad(tb, loc, views[i], indices, lanes));
+        }
+      }
+      return loaded;
+    };
+
+    Value bid = launch.getBlockIds().x, grid = launch.getGridSize().x;
+    auto items = scf::ForOp::create(ib, loc, bid, g.work, grid, loadTile(ib, bid));
+    OpBuilder lb = OpBuilder::atBlockBegin(items.getBody());
+    Value item = items.getInductionVar();
+    ValueRange current = items.getRegionIterArgs();
+    for (int64_t k = 0; k < perThread; ++k)
+      for (unsigned i = 0; i < plan.staged.size(); ++i)
+        vectorStore(lb, loc, current[k * plan.staged.size() + i], tiles[i],
+                    ValueRange{swizzled(lb, loadRow[k], loadChunk[k])});
+    gpu::BarrierOp::create(lb, loc);
+
+    // The next tile's loads, in flight while this one computes.
+    Value next = arith::AddIOp::create(lb, loc, item, grid);
+    auto prefetch = scf::IfOp::create(
+        lb, loc, TypeRange(current),
+        arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, next, g.work),
+        /*withElseRegion=*/true);
+    {
+      OpBuilder pb = OpBuilder::atBlockBegin(&prefetch.getThenRegion().front());
+      scf::YieldOp::create(pb, loc, loadTile(pb, next));
+      OpBuilder eb = OpBuilder::atBlockBegin(&prefetch.getElseRegion().front());
+      scf::YieldOp::create(eb, loc, current);
+    }
+
+    TileGrid::Tile tile = g.decode(lb, loc, item);
+    g.splitWhole(lb, loc, tile, [&](OpBuilder &tb, bool partial) {
+      auto tc = [&](int64_t v) { return indexConstant(tb, loc, v); };
+      SmallVector<IRMapping> mappings(perThread * lanes);
+      SmallVector<Value> valid, staged(perThread * lanes * plan.staged.size());
+      for (int64_t k = 0; k < perThread; ++k) {
+        Value pk = arith::AddIOp::create(
+            tb, loc, tile.p0, arith::MulIOp::create(tb, loc, computeChunk[k], tc(lanes)));
+        Value qk = arith::AddIOp::create(tb, loc, tile.q0, computeRow[k]);
+        if (partial) {
+          // Whole chunks (the host checked that p's count is a multiple of
+          // the vector): the chunk exists or not as a whole.
+          valid.append(lanes, arith::AndIOp::create(
+              tb, loc, arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, pk, g.counts[p]),
+              arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, qk, g.counts[q])));
+          pk = arith::MinUIOp::create(tb, loc, pk, lastChunk);
+          qk = arith::MinUIOp::create(tb, loc, qk, lastQ);
+        }
+        SmallVector<Value> at = tile.ivs;
+        at[q] = g.ivAt(tb, loc, q, qk);
+        for (int64_t l = 0; l < lanes; ++l) {
+          Value pl = l == 0 ? pk : arith::AddIOp::create(tb, loc, pk, tc(l)).getResult();
+          at[p] = g.ivAt(tb, loc, p, pl);
+          mappings[k * lanes + l].map(loop.getInductionVars(), at);
+        }
+        for (unsigned i = 0; i < plan.staged.size(); ++i) {
+          Value vec = vectorLoad(tb, loc, tiles[i],
+                                 ValueRange{swizzled(tb, computeRow[k], computeChunk[k])}, lanes);
+          for (int64_t l = 0; l < lanes; ++l)
+            staged[(k * lanes + l) * plan.staged.size() + i] =
+                vector::ExtractOp::create(tb, loc, vec, l);
+        }
+      }
+      g.emitBody(tb, loc, mappings, [&](unsigned i, size_t e) {
+        return staged[e * plan.staged.size() + i];
+      }, valid);
+    });
+    // The next tile overwrites the shared tiles.
+    gpu::BarrierOp::create(lb, loc);
+    scf::YieldOp::create(lb, loc, prefetch.getResults());
+  }, sharedSize);
+}
+
+/// Elements of a 16-byte vector for the vector form of `plan`'s loop: its
+/// staged loads and stores all of 2 or 4 bytes an element, the staged
+/// loads' buffers (defined outside the loop) vector-accessible along p
+/// through a view that makes p's dimension their last, p's step 1. 0 when
+/// the scalar form must do.
+int64_t vectorTileLanes(scf::ParallelOp loop, const TransposePlan &plan,
+                        SmallVectorImpl<int> &swaps) {
+  if (getConstantIntValue(loop.getStep()[plan.p]) != 1)
+    return 0;
+  int64_t bytes = 0;
+  auto sameBytes = [&](Value memref) {
+    int64_t b = elementBytes(memref);
+    if (bytes == 0)
+      bytes = b;
+    return b == bytes && (b == 2 || b == 4);
+  };
+  for (Operation *op : plan.staged) {
+    auto load = llvm::cast<memref::LoadOp>(op);
+    MemRefType type = load.getMemRefType();
+    unsigned along = *contiguousDim(type);
+    int swap = along + 1 == type.getRank() ? -1 : static_cast<int>(along);
+    if (!sameBytes(load.getMemRef()) ||
+        loop->isAncestor(load.getMemRef().getParentBlock()->getParentOp()) ||
+        !vectorLanesOf(swap < 0 ? type : transposedType(type, swap)))
+      return 0;
+    swaps.push_back(swap);
+  }
+  for (auto store : loop.getBody()->getOps<memref::StoreOp>())
+    if (!sameBytes(store.getMemRef()))
+      return 0;
+  return 16 / bytes;
+}
+
 } // namespace
 
 FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
@@ -121,15 +534,13 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
   for (auto store : body->getOps<memref::StoreOp>())
     widest = std::max(widest, elementBytes(store.getMemRef()));
   const int64_t side = std::clamp<int64_t>(kTileLineBytes / widest, 16, 64);
-  const int64_t rowsPerPass = kTileThreads / side;
-  const int64_t perThread = side * side / kTileThreads;
 
   Location loc = loop.getLoc();
   OpBuilder b(loop);
-  SmallVector<Value> counts = tripCounts(b, loop).first;
+  TileGrid grid{loop, *plan, tripCounts(b, loop).first, {}, {}, {}, {}, side};
   // Fewer than half a tile along p would leave most of every tile idle:
   // such loops keep the usual mapping (a copy of the loop, for the caller).
-  Value tall = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, counts[p],
+  Value tall = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, grid.counts[p],
                                              indexConstant(b, loc, side / 2));
   std::optional<int64_t> known = getConstantIntValue(tall);
   if (known && !*known)
@@ -141,152 +552,35 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
     fallback = llvm::cast<scf::ParallelOp>(eb.clone(*loop));
     b.setInsertionPointToStart(&choice.getThenRegion().front());
   }
-  Value sideV = indexConstant(b, loc, side);
-  Value tilesP = arith::CeilDivUIOp::create(b, loc, counts[p], sideV);
-  Value tilesQ = arith::CeilDivUIOp::create(b, loc, counts[q], sideV);
-  Value work = arith::MulIOp::create(b, loc, tilesP, tilesQ);
-  SmallVector<unsigned> others;
   for (unsigned d = 0; d < rank; ++d)
-    if (d != p && d != q) {
-      others.push_back(d);
-      work = arith::MulIOp::create(b, loc, work, counts[d]);
-    }
+    if (d != p && d != q)
+      grid.others.push_back(d);
 
-  // One tile of shared memory per staged load, rows padded by 4 bytes.
-  SmallVector<int64_t> pitch;
-  SmallVector<SharedArray> arrays;
-  for (Operation *load : plan->staged) {
-    int64_t bytes = elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef());
-    pitch.push_back(side + std::max<int64_t>(1, 4 / bytes));
-    arrays.push_back({load->getResult(0).getType(), side * pitch.back()});
+  // By 16-byte chunks where a host check finds the staged buffers aligned
+  // (and p's count a whole number of them), else by elements.
+  SmallVector<int> swaps;
+  int64_t lanes = vectorTileLanes(loop, *plan, swaps);
+  SmallVector<Value> views;
+  Value fits;
+  if (lanes > 1) {
+    for (auto [op, swap] : llvm::zip(plan->staged, swaps)) {
+      Value memref = llvm::cast<memref::LoadOp>(op).getMemRef();
+      views.push_back(swap < 0 ? memref
+                               : memref::TransposeOp::create(
+                                     b, loc, memref,
+                                     AffineMapAttr::get(swapWithLastMap(
+                                         llvm::cast<MemRefType>(memref.getType()).getRank(),
+                                         swap, b.getContext())))
+                                     .getResult());
+    }
+    fits = vectorAccessesFit(b, loc, views, lanes, grid.counts[p], loop.getLowerBound()[p]);
   }
-  Value sharedSize =
-      arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(arrays));
-
-  buildLaunchOver(b, loc, work, indexConstant(b, loc, 1), indexConstant(b, loc, kTileThreads),
-                  [&](OpBuilder &ib, gpu::LaunchOp launch) {
-    auto c = [&](int64_t v) { return indexConstant(ib, loc, v); };
-    SmallVector<Value> tiles = sharedArrays(ib, loc, arrays);
-    Value tid = launch.getThreadIds().x;
-    Value tidMod = arith::RemUIOp::create(ib, loc, tid, c(side));
-    Value tidDiv = arith::DivUIOp::create(ib, loc, tid, c(side));
-    SmallVector<Value> last(rank);
-    for (unsigned d : {p, q})
-      last[d] = arith::SubIOp::create(ib, loc, counts[d], c(1));
-
-    auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, work,
-                                    launch.getGridSize().x);
-    OpBuilder lb = OpBuilder::atBlockBegin(items.getBody());
-    auto lc = [&](int64_t v) { return indexConstant(lb, loc, v); };
-    Value rest = items.getInductionVar();
-    Value tq = arith::RemUIOp::create(lb, loc, rest, tilesQ);
-    rest = arith::DivUIOp::create(lb, loc, rest, tilesQ);
-    Value tp = arith::RemUIOp::create(lb, loc, rest, tilesP);
-    rest = arith::DivUIOp::create(lb, loc, rest, tilesP);
-    SmallVector<Value> ivs(rank);
-    auto ivAt = [&](OpBuilder &at, unsigned d, Value k) -> Value {
-      return arith::AddIOp::create(at, loc, loop.getLowerBound()[d],
-                                   arith::MulIOp::create(at, loc, k, loop.getStep()[d]));
-    };
-    for (int i = static_cast<int>(others.size()) - 1; i >= 0; --i) {
-      unsigned d = others[i];
-      Value k = i == 0 ? rest : arith::RemUIOp::create(lb, loc, rest, counts[d]).getResult();
-      if (i > 0)
-        rest = arith::DivUIOp::create(lb, loc, rest, counts[d]);
-      ivs[d] = ivAt(lb, d, k);
-    }
-    Value p0 = arith::MulIOp::create(lb, loc, tp, lc(side));
-    Value q0 = arith::MulIOp::create(lb, loc, tq, lc(side));
-
-    // One tile; `partial` when it may reach past the loop's bounds.
-    auto emitTile = [&](OpBuilder &tb, bool partial) {
-      auto tc = [&](int64_t v) { return indexConstant(tb, loc, v); };
-      SmallVector<Value> at = ivs;
-      // Position `local` of the tile along dimension d and whether it
-      // exists; in a partial tile, clamped to the last iteration.
-      auto along = [&](unsigned d, Value origin, Value local) -> std::pair<Value, Value> {
-        Value k = arith::AddIOp::create(tb, loc, origin, local);
-        if (!partial)
-          return {ivAt(tb, d, k), Value()};
-        Value exists = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, k, counts[d]);
-        return {ivAt(tb, d, arith::SelectOp::create(tb, loc, exists, k, last[d])), exists};
-      };
-      // A thread's own column of the tile along p (loads) and along q (compute).
-      Value pOfThread = along(p, p0, tidMod).first;
-      auto [qOfThread, qExists] = along(q, q0, tidMod);
-
-      // Staged loads, threads consecutive along p: all loads first, so that
-      // they are in flight together, then the shared stores.
-      SmallVector<std::pair<Value, Value>> loaded; // (value, tile position), by tile
-      SmallVector<unsigned> tileOf;
-      for (int64_t k = 0; k < perThread; ++k) {
-        Value qLocal = arith::AddIOp::create(tb, loc, tidDiv, tc(k * rowsPerPass));
-        at[p] = pOfThread;
-        at[q] = along(q, q0, qLocal).first;
-        IRMapping m;
-        m.map(loop.getInductionVars(), at);
-        for (auto [i, load] : llvm::enumerate(plan->staged)) {
-          Value pos = arith::AddIOp::create(
-              tb, loc, arith::MulIOp::create(tb, loc, qLocal, tc(pitch[i])), tidMod);
-          loaded.push_back({tb.clone(*load, m)->getResult(0), pos});
-          tileOf.push_back(i);
-        }
-      }
-      for (auto [entry, i] : llvm::zip(loaded, tileOf))
-        memref::StoreOp::create(tb, loc, entry.first, tiles[i], ValueRange{entry.second});
-      gpu::BarrierOp::create(tb, loc);
-
-      // The body, threads consecutive along q, its iterations interleaved op
-      // by op (their loads in flight together); in a partial tile, stores
-      // only where they exist.
-      SmallVector<IRMapping> mappings(perThread);
-      SmallVector<Value> valid(perThread), tileAt(perThread * plan->staged.size());
-      for (int64_t k = 0; k < perThread; ++k) {
-        Value pLocal = arith::AddIOp::create(tb, loc, tidDiv, tc(k * rowsPerPass));
-        auto [pIv, pExists] = along(p, p0, pLocal);
-        at[p] = pIv;
-        at[q] = qOfThread;
-        if (partial)
-          valid[k] = arith::AndIOp::create(tb, loc, pExists, qExists);
-        mappings[k].map(loop.getInductionVars(), at);
-        for (unsigned i = 0; i < plan->staged.size(); ++i)
-          tileAt[k * plan->staged.size() + i] = arith::AddIOp::create(
-              tb, loc, arith::MulIOp::create(tb, loc, tidMod, tc(pitch[i])), pLocal);
-      }
-      for (Operation &op : body->without_terminator()) {
-        auto stagedAt = llvm::find(plan->staged, &op);
-        for (int64_t k = 0; k < perThread; ++k) {
-          if (stagedAt != plan->staged.end()) {
-            unsigned i = stagedAt - plan->staged.begin();
-            Value v = memref::LoadOp::create(tb, loc, tiles[i],
-                                             ValueRange{tileAt[k * plan->staged.size() + i]});
-            mappings[k].map(op.getResult(0), v);
-          } else if (isa<memref::StoreOp>(op) && valid[k]) {
-            auto inRange = scf::IfOp::create(tb, loc, valid[k], /*withElseRegion=*/false);
-            OpBuilder sb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
-            sb.clone(op, mappings[k]);
-          } else {
-            tb.clone(op, mappings[k]);
-          }
-        }
-      }
-      // The next tile's loads overwrite the shared tiles.
-      gpu::BarrierOp::create(tb, loc);
-    };
-    // Tiles wholly inside the bounds (all but the last along p and q) need
-    // no clamps and no guards: fewer instructions per element, which the
-    // 64-bit index arithmetic makes count.
-    auto fits = [&](unsigned d, Value origin) {
-      return arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ule,
-                                   arith::AddIOp::create(lb, loc, origin, lc(side)), counts[d]);
-    };
-    Value whole = arith::AndIOp::create(lb, loc, fits(p, p0), fits(q, q0));
-    auto choice = scf::IfOp::create(lb, loc, whole, /*withElseRegion=*/true);
-    OpBuilder wholeBuilder = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-    emitTile(wholeBuilder, /*partial=*/false);
-    OpBuilder partialBuilder = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
-    emitTile(partialBuilder, /*partial=*/true);
-  }, sharedSize);
+  buildVectorsIfFit(b, loc, fits, lanes, [&](OpBuilder &fb, int64_t l) {
+    if (l > 1)
+      buildVectorTiles(fb, loc, grid.sized(fb, loc, kVectorTileSide), views, swaps, l);
+    else
+      buildScalarTiles(fb, loc, grid.sized(fb, loc, side));
+  });
   loop.erase();
   return fallback;
 }

@@ -1,19 +1,61 @@
 // RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
 
 // y[r, c] (contiguous along c) from a column-major x[r, c] (contiguous
-// along r): 32 x 32 tiles of f32, a block of 256 threads each. The block
+// along r). Fewer than 16 rows keep the usual mapping (the copy in the
+// last else branch). Otherwise, in tiles, by one of two forms that a host
+// check of x picks.
+//
+// By 16-byte chunks (x read through a transposed view, contiguous along
+// its last dimension): 64 x 64 tiles of f32, 512 threads a block, two
+// chunks each. A block loads its first tile's chunks, then in a loop over
+// its tiles (four apart) stores them into the shared tile, meets at a
+// barrier, loads the next tile's chunks (if there is one), computes from
+// the shared tile's chunks with threads consecutive along c (four
+// iterations a chunk), and meets again before the next tile. A tile
+// wholly inside the bounds stores unguarded; one at the edge stores only
+// where the chunk and the column exist. s[r] (a value per row) is read
+// directly.
+// CHECK-LABEL: func.func @transposed
+// CHECK:       %[[TALL:.*]] = arith.cmpi uge, %{{.*}}, %c16{{.*}} : index
+// CHECK:       scf.if %[[TALL]] {
+// CHECK:         %[[VIEW:.*]] = memref.transpose %arg0 (d0, d1) -> (d1, d0) : memref<?x?xf32, strided<[1, ?]>> to memref<?x?xf32, strided<[?, 1]>>
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c512{{.*}}, {{.*}}) dynamic_shared_memory_size %c16384_i32
+// CHECK:           %[[VTILE:.*]] = memref.view {{.*}} to memref<4096xf32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-2:   vector.load %[[VIEW]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32, strided<[?, 1]>>, vector<4xf32>
+// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>) {
+// CHECK-COUNT-2:     vector.store %{{.*}}, %[[VTILE]][%{{.*}}] {alignment = 16 : i64}
+// CHECK-NEXT:        gpu.barrier
+// CHECK:             %[[NEXT:.*]]:2 = scf.if %{{.*}} -> (vector<4xf32>, vector<4xf32>) {
+// CHECK-COUNT-2:       vector.load %[[VIEW]]
+// CHECK:             } else {
+// CHECK:             scf.if %{{.*}} {
+// CHECK-NOT:           arith.minui
+// CHECK:               vector.load %[[VTILE]]
+// CHECK-COUNT-4:       vector.extract
+// CHECK:               vector.load %[[VTILE]]
+// CHECK-COUNT-4:       vector.extract
+// CHECK-COUNT-8:       memref.load %arg1[%{{.*}}] : memref<?xf32>
+// CHECK-COUNT-8:       math.exp
+// CHECK-COUNT-8:       arith.divf
+// CHECK-NOT:           scf.if
+// CHECK-COUNT-8:       memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK-NEXT:        } else {
+// CHECK:               arith.minui
+// CHECK-COUNT-8:       math.exp
+// CHECK:               scf.if %{{.*}} {
+// CHECK-NEXT:            memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK:             gpu.barrier
+// CHECK-NEXT:        scf.yield %[[NEXT]]#0, %[[NEXT]]#1
+//
+// By elements: 32 x 32 tiles of f32, a block of 256 threads each. The block
 // loads x's tile with threads consecutive along r into shared memory (rows
 // padded to 33), meets at a barrier, computes with threads consecutive
 // along c (four iterations each), x read from the tile transposed, and
 // meets again before the next tile. A tile wholly inside the bounds does
 // so with no clamps and no guards; one at the edge clamps its loads to the
-// last iteration and stores only where the iteration exists. s[r] (a value
-// per row) is read directly. Fewer than 16 rows keep the usual mapping
-// (the copy in the else branch).
-// CHECK-LABEL: func.func @transposed
-// CHECK:       %[[TALL:.*]] = arith.cmpi uge, %{{.*}}, %c16{{.*}} : index
-// CHECK:       scf.if %[[TALL]] {
-// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c4224_i32
+// last iteration and stores only where the iteration exists.
+// CHECK:         } else {
+// CHECK:           gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c4224_i32
 // CHECK:           %[[TILE:.*]] = memref.view {{.*}} to memref<1056xf32, #gpu.address_space<workgroup>>
 // CHECK:           scf.for
 // CHECK:             %[[PFITS:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
@@ -70,11 +112,20 @@ func.func @transposed(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?xf32>,
 
 // -----
 
-// f16: tiles of 64 x 64 (128 bytes along both), rows padded by two
-// elements (4 bytes), sixteen iterations a thread; enough rows known
-// statically: no fallback.
+// f16: by 16-byte chunks, 64 x 64 tiles (128 bytes a side), 256 threads
+// with two chunks of eight each; by elements, 64 x 64 tiles too, rows
+// padded by two elements (4 bytes), sixteen iterations a thread. Enough
+// rows known statically: no fallback.
 // CHECK-LABEL: func.func @transposed_f16
 // CHECK-NOT:   arith.cmpi uge
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c8192_i32
+// CHECK:         memref.view {{.*}} to memref<4096xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-2: vector.load {{.*}} vector<8xf16>
+// CHECK:         gpu.barrier
+// CHECK-COUNT-16: arith.extf
+// CHECK-COUNT-16: arith.truncf
+// CHECK:         gpu.barrier
+// CHECK:       } else {
 // CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c8448_i32
 // CHECK:         memref.view {{.*}} to memref<4224xf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-16: memref.load %arg0
@@ -104,8 +155,12 @@ func.func @transposed_f16(%x: memref<4096x?xf16, strided<[1, 4096]>>,
 // -----
 
 // A batch dimension besides the pair: tiles per (batch, tile of r, tile of
-// c), the batch index from the block's item.
+// c), the batch index from the block's item; chunks read through a view
+// with r last.
 // CHECK-LABEL: func.func @batched
+// CHECK:       memref.transpose %arg0 (d0, d1, d2) -> (d0, d2, d1)
+// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c16384_i32
+// CHECK:         gpu.barrier
 // CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c4224_i32
 // CHECK:         gpu.barrier
 // CHECK:       } else {
