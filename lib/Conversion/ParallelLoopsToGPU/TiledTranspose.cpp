@@ -50,7 +50,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-
 using namespace mlir;
 
 namespace nerve::loop_mapping {
