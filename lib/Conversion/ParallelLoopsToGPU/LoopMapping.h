@@ -90,6 +90,11 @@ struct LaneReduction {
   /// other values they use: what each iteration folds in.
   llvm::SmallVector<mlir::Operation *> step;
   llvm::SmallVector<mlir::Value> stepInputs;
+  /// Carried form, on a loop marked nerve::kMaxSumExpAttrName (an online
+  /// softmax's statistics, accumulators (m, s)): which of stepInputs is
+  /// the value v an iteration folds in as (v, 1). A block of iterations may
+  /// then fold as foldMaxSumExpBlock does.
+  std::optional<unsigned> maxSumExpValue;
 
   unsigned numAccumulators() const { return loop.getNumResults(); }
   bool isStep(mlir::Operation *op) const { return llvm::is_contained(step, op); }
@@ -184,6 +189,16 @@ mlir::Value stridedPartial(mlir::OpBuilder &b, mlir::Location loc, const LaneRed
                            llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Value)> valueAt,
                            int64_t unroll = 4);
 
+/// Folds `values` (of consecutive iterations) into the accumulators (m, s)
+/// of a fold marked nerve::kMaxSumExpAttrName as a block: m' = the larger
+/// of m and the values' maximum, s' = s exp(m - m') + the sum of
+/// exp(v - m'), a term 1 where its two sides are equal (both infinite
+/// included, as the online merge takes them). One exp a value, as the
+/// step, but the steps' compares, selects and rescales of s once a block,
+/// and a dependence chain of a few ops where the steps chain them all.
+void foldMaxSumExpBlock(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::MutableArrayRef<mlir::Value> acc, llvm::ArrayRef<mlir::Value> values);
+
 /// What the values of a strided fold are: r.stepInputs of an iteration
 /// (folded in by the loop's step) or partial accumulator tuples (merged).
 enum class FoldOf { Inputs, Partials };
@@ -197,7 +212,9 @@ enum class FoldOf { Inputs, Partials };
 /// give it. With `inOrder`, each fold keeps one partial tuple instead of
 /// `unroll` and takes its iterations in order (the bits of a sequential
 /// fold): the loads of `unroll` iterations are still in flight together,
-/// with 1/`unroll` of the partials' registers.
+/// with 1/`unroll` of the partials' registers; a maximum-and-sum-of-exp
+/// fold (r.maxSumExpValue) takes those `unroll` iterations as one block
+/// (foldMaxSumExpBlock), its bits those of that order.
 llvm::SmallVector<mlir::Value> stridedPartials(
     mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r, mlir::Value lb,
     mlir::Value ub, mlir::Value step, mlir::Value lane, mlir::Value lanes, int64_t width,

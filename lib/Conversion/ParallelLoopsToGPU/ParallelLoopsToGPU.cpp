@@ -125,7 +125,10 @@ struct ParallelLoopsToGPUPass
       if (failed(mapFunction(func)))
         return signalPassFailure();
     }
-    module.walk([](scf::ForOp fold) { fold->removeAttr(nerve::kCombineAttrName); });
+    module.walk([](scf::ForOp fold) {
+      fold->removeAttr(nerve::kCombineAttrName);
+      fold->removeAttr(nerve::kMaxSumExpAttrName);
+    });
     for (Operation *fn : combines)
       fn->erase();
   }

@@ -178,6 +178,10 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
                     if (combineFn)
                       finals.front().getDefiningOp()->setAttr(
                           kCombineAttrName, FlatSymbolRefAttr::get(combineFn));
+                    if (combineFn && overInOrder.size() == 1 &&
+                        op->hasAttr(tdim::kMaxSumExpAttrName))
+                      finals.front().getDefiningOp()->setAttr(nerve::kMaxSumExpAttrName,
+                                                              b.getUnitAttr());
                     SmallVector<Value> results = finals;
                     if (!op.getPost().empty()) {
                       Value count = arith::ConstantIndexOp::create(b, l, 1);

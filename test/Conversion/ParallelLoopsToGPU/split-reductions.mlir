@@ -284,3 +284,84 @@ func.func private @merge(%s1: f32, %m1: f32, %s2: f32, %m2: f32) -> (f32, f32) {
   %m = arith.maximumf %m1, %m2 : f32
   return %s, %m : f32, f32
 }
+
+// -----
+
+// A fold marked nerve.max_sum_exp (an online softmax's statistics, from a
+// tdim.reduce that tdim-decompose marked): kernel 1 takes the rows in
+// flight as blocks, two of four rows for f32 vectors. A block's maximum as
+// a tree, the new maximum, one exp against it per value (1 where equal)
+// summed as a tree, the running sum rescaled once; no step-by-step
+// minimum. The tail and kernel 2 fold as before.
+// CHECK-LABEL: func.func @max_sum_exp
+// CHECK:       gpu.launch
+// CHECK:           scf.for {{.*}} iter_args(%[[M:arg[0-9]+]] = %{{[^,]*}}, %[[S:arg[0-9]+]] = %{{[^,]*}}, {{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-COUNT-8:     vector.load %arg0{{.*}} vector<4xf32>
+// CHECK-NOT:         arith.minimumf
+// CHECK:             %[[A:.*]] = arith.maximumf
+// CHECK-NEXT:        %[[B:.*]] = arith.maximumf
+// CHECK-NEXT:        %[[BLOCK:.*]] = arith.maximumf %[[A]], %[[B]] : f32
+// CHECK-NEXT:        %[[M1:.*]] = arith.maximumf %[[M]], %[[BLOCK]] : f32
+// CHECK-NOT:         arith.minimumf
+// CHECK-COUNT-4:     math.exp
+// CHECK-NOT:         arith.minimumf
+// CHECK:             %[[SAME:.*]] = arith.cmpf oeq, %[[M]], %[[M1]] : f32
+// CHECK-NEXT:        %[[D:.*]] = arith.subf %[[M]], %[[M1]] : f32
+// CHECK-NEXT:        %[[E:.*]] = math.exp %[[D]] : f32
+// CHECK-NEXT:        %[[SCALE:.*]] = arith.select %[[SAME]], %{{.*}}, %[[E]] : f32
+// CHECK-NEXT:        %[[RESCALED:.*]] = arith.mulf %[[S]], %[[SCALE]] : f32
+// CHECK-NEXT:        %[[S1:.*]] = arith.addf %[[RESCALED]], %{{.*}} : f32
+// CHECK:             arith.maximumf
+// CHECK-NEXT:        arith.maximumf
+// CHECK-NEXT:        arith.maximumf
+// CHECK-NEXT:        %[[M2:.*]] = arith.maximumf %[[M1]], %{{.*}} : f32
+// CHECK-NOT:         arith.minimumf
+// CHECK:             arith.mulf %[[S1]], %{{.*}} : f32
+// CHECK:             scf.yield
+// CHECK:           scf.for
+// CHECK:             arith.minimumf
+func.func @max_sum_exp(%x: memref<?x?xf32>, %m: memref<?xf32>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%c) = (%c0) to (%cols) step (%c1) {
+    %rows = memref.dim %x, %c0 : memref<?x?xf32>
+    %r:2 = scf.for %i = %c0 to %rows step %c1 iter_args(%am = %ninf, %as = %zero) -> (f32, f32) {
+      %v = memref.load %x[%i, %c] : memref<?x?xf32>
+      %hi = arith.maximumf %am, %v : f32
+      %lo = arith.minimumf %am, %v : f32
+      %same = arith.cmpf oeq, %am, %v : f32
+      %d = arith.subf %lo, %hi : f32
+      %e = math.exp %d : f32
+      %scale = arith.select %same, %one, %e : f32
+      %ge = arith.cmpf oge, %am, %v : f32
+      %keep = arith.select %ge, %as, %one : f32
+      %scaled = arith.select %ge, %one, %as : f32
+      %t = arith.mulf %scaled, %scale : f32
+      %ns = arith.addf %t, %keep : f32
+      scf.yield %hi, %ns : f32, f32
+    } {nerve.combine = @online, nerve.max_sum_exp}
+    memref.store %r#0, %m[%c] : memref<?xf32>
+    memref.store %r#1, %s[%c] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func private @online(%m1: f32, %s1: f32, %m2: f32, %s2: f32) -> (f32, f32) {
+  %one = arith.constant 1.0 : f32
+  %m = arith.maximumf %m1, %m2 : f32
+  %lo = arith.minimumf %m1, %m2 : f32
+  %same = arith.cmpf oeq, %m1, %m2 : f32
+  %d = arith.subf %lo, %m : f32
+  %e = math.exp %d : f32
+  %scale = arith.select %same, %one, %e : f32
+  %first = arith.cmpf oge, %m1, %m2 : f32
+  %larger = arith.select %first, %s1, %s2 : f32
+  %smaller = arith.select %first, %s2, %s1 : f32
+  %scaled = arith.mulf %smaller, %scale : f32
+  %s = arith.addf %scaled, %larger : f32
+  return %m, %s : f32, f32
+}

@@ -118,6 +118,69 @@ tdim.kernel @combines(%x: !tdim.tensor<[r: ?, c: ?], f32>, %k: !tdim.tensor<[], 
   tdim.return
 }
 
+
+// -----
+
+// A reduce marked tdim.max_sum_exp (an online softmax's statistics, as
+// tdim-decompose builds them) marks its fold nerve.max_sum_exp beside its
+// combine; an unmarked one does not.
+// CHECK-LABEL: func.func @max_sum_exp
+// CHECK: scf.for {{.*}} -> (f32, f32) {
+// CHECK: } {nerve.combine = @max_sum_exp_combine, nerve.max_sum_exp}
+// CHECK: scf.for {{.*}} -> (f32, f32) {
+// CHECK-NOT: nerve.max_sum_exp
+// CHECK: return
+!mx = !tdim.tensor<[r: ?, c: ?], f32>
+!cv = !tdim.tensor<[c: ?], f32>
+tdim.kernel @max_sum_exp(%x: !mx) -> (%mo: !cv, %so: !cv, %no: !cv, %to: !cv) {
+  tdim.reduce ins(%x : !mx) outs(%mo, %so : !cv, !cv) over [r]
+      init [0xFF800000 : f32, 0.0 : f32] attributes {tdim.max_sum_exp}
+    map {
+    ^bb0(%v: f32):
+      %one = arith.constant 1.0 : f32
+      tdim.yield %v, %one : f32, f32
+    }
+    combine {
+    ^bb0(%m1: f32, %s1: f32, %m2: f32, %s2: f32):
+      %one = arith.constant 1.0 : f32
+      %m = arith.maximumf %m1, %m2 : f32
+      %lo = arith.minimumf %m1, %m2 : f32
+      %same = arith.cmpf oeq, %m1, %m2 : f32
+      %d = arith.subf %lo, %m : f32
+      %e = math.exp %d : f32
+      %scale = arith.select %same, %one, %e : f32
+      %first = arith.cmpf oge, %m1, %m2 : f32
+      %larger = arith.select %first, %s1, %s2 : f32
+      %smaller = arith.select %first, %s2, %s1 : f32
+      %scaled = arith.mulf %smaller, %scale : f32
+      %s = arith.addf %scaled, %larger : f32
+      tdim.yield %m, %s : f32, f32
+    }
+  tdim.reduce ins(%x : !mx) outs(%no, %to : !cv, !cv) over [r]
+      init [0xFF800000 : f32, 0.0 : f32]
+    map {
+    ^bb0(%v: f32):
+      %one = arith.constant 1.0 : f32
+      tdim.yield %v, %one : f32, f32
+    }
+    combine {
+    ^bb0(%m1: f32, %s1: f32, %m2: f32, %s2: f32):
+      %one = arith.constant 1.0 : f32
+      %m = arith.maximumf %m1, %m2 : f32
+      %lo = arith.minimumf %m1, %m2 : f32
+      %same = arith.cmpf oeq, %m1, %m2 : f32
+      %d = arith.subf %lo, %m : f32
+      %e = math.exp %d : f32
+      %scale = arith.select %same, %one, %e : f32
+      %first = arith.cmpf oge, %m1, %m2 : f32
+      %larger = arith.select %first, %s1, %s2 : f32
+      %smaller = arith.select %first, %s2, %s1 : f32
+      %scaled = arith.mulf %smaller, %scale : f32
+      %s = arith.addf %scaled, %larger : f32
+      tdim.yield %m, %s : f32, f32
+    }
+  tdim.return
+}
 // -----
 
 // A contraction accumulates products in f32 over the dimension the output

@@ -17,6 +17,13 @@ namespace nerve {
 /// the accumulators' identities.
 constexpr llvm::StringLiteral kCombineAttrName = "nerve.combine";
 
+/// On such an scf.for of two f32 accumulators (m, s), from a `tdim.reduce`
+/// marked tdim::kMaxSumExpAttrName: each iteration folds a value v in as
+/// (v, 1) with the online merge of a maximum and a sum of exp(x - maximum),
+/// so a block of iterations may fold at once (their maximum first, then one
+/// exp each).
+constexpr llvm::StringLiteral kMaxSumExpAttrName = "nerve.max_sum_exp";
+
 /// The memref a `!tdim.tensor` lowers to: its dimensions in list order,
 /// identity layout when row-major, else its strides and offset.
 mlir::MemRefType convertTdimTensorType(tdim::TdimTensorType type);

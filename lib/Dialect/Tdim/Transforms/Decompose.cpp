@@ -79,6 +79,8 @@ onlineMaxAndSum(OpBuilder &b, Location loc, Value x, DimAttr dim, Type compute, 
   auto reduce = ReduceOp::create(b, loc, ValueRange{x}, ValueRange{max, normalizer},
                                  b.getArrayAttr({dim}),
                                  b.getArrayAttr({negInf, b.getFloatAttr(compute, 0.0)}));
+  if (compute.isF32())
+    reduce->setAttr(kMaxSumExpAttrName, b.getUnitAttr());
   buildRegion(b, loc, reduce.getMap(), computeTypesOf({x}),
               [&](OpBuilder &rb, Location l, ValueRange a) {
                 return SmallVector<Value>{a[0], floatConst(rb, l, compute, 1.0)};
