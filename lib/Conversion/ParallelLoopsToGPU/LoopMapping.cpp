@@ -236,16 +236,17 @@ std::optional<LaneReduction> matchFold(scf::ForOp loop) {
     // The value of a maximum-and-sum-of-exp fold: the other operand of the
     // step's maximum of m.
     Value m = loop.getRegionIterArgs()[0];
-    if (loop->hasAttr(nerve::kMaxSumExpAttrName) && loop.getNumResults() == 2 &&
-        llvm::all_of(loop.getResultTypes(), [](Type t) { return t.isF32(); }))
-      for (Operation *op : r.step)
-        if (auto max = dyn_cast<arith::MaximumFOp>(op); max && llvm::is_contained(
-                                                             max->getOperands(), m)) {
-          Value v = max.getLhs() == m ? max.getRhs() : max.getLhs();
-          if (auto at = llvm::find(r.stepInputs, v); at != r.stepInputs.end())
-            r.maxSumExpValue = at - r.stepInputs.begin();
-          break;
-        }
+    bool marked = loop->hasAttr(nerve::kMaxSumExpAttrName) && loop.getNumResults() == 2 &&
+                  llvm::all_of(loop.getResultTypes(), [](Type t) { return t.isF32(); });
+    for (Operation *op : r.step) {
+      auto max = dyn_cast<arith::MaximumFOp>(op);
+      if (!marked || !max || !llvm::is_contained(max->getOperands(), m))
+        continue;
+      Value v = max.getLhs() == m ? max.getRhs() : max.getLhs();
+      if (auto at = llvm::find(r.stepInputs, v); at != r.stepInputs.end())
+        r.maxSumExpValue = at - r.stepInputs.begin();
+      break;
+    }
     return r;
   }
 
@@ -486,21 +487,27 @@ static int64_t maxSumExpBlockRows(int64_t width, int64_t inFlight) {
   return width >= 8 ? inFlight : std::min<int64_t>(inFlight, 4);
 }
 
-void foldMaxSumExpBlock(OpBuilder &b, Location loc, MutableArrayRef<Value> acc,
-                        ArrayRef<Value> values) {
-  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-  // The block's maximum as a tree (a short dependence chain), then the new
-  // maximum.
-  SmallVector<Value> level(values);
+/// `values` combined pairwise, level by level: a dependence chain of
+/// log2(their count) ops.
+static Value pairwise(SmallVector<Value> level, function_ref<Value(Value, Value)> combine) {
   while (level.size() > 1) {
     SmallVector<Value> next;
     for (size_t i = 0; i + 1 < level.size(); i += 2)
-      next.push_back(arith::MaximumFOp::create(b, loc, level[i], level[i + 1]));
+      next.push_back(combine(level[i], level[i + 1]));
     if (level.size() % 2)
       next.push_back(level.back());
     level = std::move(next);
   }
-  Value max = arith::MaximumFOp::create(b, loc, acc[0], level.front());
+  return level.front();
+}
+
+void foldMaxSumExpBlock(OpBuilder &b, Location loc, MutableArrayRef<Value> acc,
+                        ArrayRef<Value> values) {
+  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+  Value blockMax = pairwise(SmallVector<Value>(values), [&](Value x, Value y) -> Value {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  });
+  Value max = arith::MaximumFOp::create(b, loc, acc[0], blockMax);
   // exp(x - max), 1 where x equals it (both infinite included), as the
   // online merge takes it.
   auto scaled = [&](Value x) -> Value {
@@ -508,20 +515,11 @@ void foldMaxSumExpBlock(OpBuilder &b, Location loc, MutableArrayRef<Value> acc,
     Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, max));
     return arith::SelectOp::create(b, loc, same, one, e);
   };
-  SmallVector<Value> terms;
-  for (Value v : values)
-    terms.push_back(scaled(v));
-  // The block's terms summed as a tree, then added to the rescaled sum.
-  while (terms.size() > 1) {
-    SmallVector<Value> next;
-    for (size_t i = 0; i + 1 < terms.size(); i += 2)
-      next.push_back(arith::AddFOp::create(b, loc, terms[i], terms[i + 1]));
-    if (terms.size() % 2)
-      next.push_back(terms.back());
-    terms = std::move(next);
-  }
-  Value sum = arith::MulFOp::create(b, loc, acc[1], scaled(acc[0]));
-  acc[1] = arith::AddFOp::create(b, loc, sum, terms.front());
+  Value blockSum = pairwise(llvm::map_to_vector(values, scaled), [&](Value x, Value y) -> Value {
+    return arith::AddFOp::create(b, loc, x, y);
+  });
+  Value rescaled = arith::MulFOp::create(b, loc, acc[1], scaled(acc[0]));
+  acc[1] = arith::AddFOp::create(b, loc, rescaled, blockSum);
   acc[0] = max;
 }
 
