@@ -236,16 +236,16 @@ std::optional<LaneReduction> matchFold(scf::ForOp loop) {
     // The value of a maximum-and-sum-of-exp fold: the other operand of the
     // step's maximum of m.
     Value m = loop.getRegionIterArgs()[0];
-    bool marked = loop->hasAttr(nerve::kMaxSumExpAttrName) && loop.getNumResults() == 2 &&
-                  llvm::all_of(loop.getResultTypes(), [](Type t) { return t.isF32(); });
-    for (Operation *op : r.step) {
-      auto max = dyn_cast<arith::MaximumFOp>(op);
-      if (!marked || !max || !llvm::is_contained(max->getOperands(), m))
-        continue;
-      Value v = max.getLhs() == m ? max.getRhs() : max.getLhs();
-      if (auto at = llvm::find(r.stepInputs, v); at != r.stepInputs.end())
-        r.maxSumExpValue = at - r.stepInputs.begin();
-      break;
+    if (loop->hasAttr(nerve::kMaxSumExpAttrName) && loop.getNumResults() == 2 &&
+        llvm::all_of(loop.getResultTypes(), [](Type t) { return t.isF32(); })) {
+      auto isMaxOfM = [&](Operation *op) {
+        return isa<arith::MaximumFOp>(op) && llvm::is_contained(op->getOperands(), m);
+      };
+      if (auto max = llvm::find_if(r.step, isMaxOfM); max != r.step.end()) {
+        Value v = (*max)->getOperand(0) == m ? (*max)->getOperand(1) : (*max)->getOperand(0);
+        if (auto at = llvm::find(r.stepInputs, v); at != r.stepInputs.end())
+          r.maxSumExpValue = at - r.stepInputs.begin();
+      }
     }
     return r;
   }

@@ -536,7 +536,8 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
 
   Location loc = loop.getLoc();
   OpBuilder b(loop);
-  TileGrid grid{loop, *plan, tripCounts(b, loop).first, {}, {}, {}, {}, side};
+  // The tiles' size and count come with the form (TileGrid::sized).
+  TileGrid grid{loop, *plan, tripCounts(b, loop).first, {}, {}, {}, {}, 0};
   // Fewer than half a tile along p would leave most of every tile idle:
   // such loops keep the usual mapping (a copy of the loop, for the caller).
   Value tall = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, grid.counts[p],
