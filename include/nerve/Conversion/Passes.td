@@ -149,12 +149,18 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
 def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Lowers math functions in GPU code without unresolved library calls";
   let description = [{
-    `math.sqrt`, `math.absf`, `math.fma`, `math.floor`, `math.ceil` become
-    LLVM intrinsics (single PTX instructions), and so does an approximate
-    f32 `math.exp` (`afn`): `ex2.approx.ftz.f32` of x * log2(e), which
-    flushes results below 2^-126 to zero; an approximate f32 division
-    whose divisor is at least 1 by construction (sigmoid's 1 + exp(-x))
-    becomes `rcp.approx.ftz` / `div.approx.ftz`. When libdevice is linked
+    `math.sqrt`, `math.absf`, `math.fma`, `math.copysign`, `math.floor`,
+    `math.ceil` become LLVM intrinsics (single PTX instructions), and so
+    does an approximate f32 `math.exp` (`afn`): `ex2.approx.ftz.f32` of
+    x * log2(e), which flushes results below 2^-126 to zero; an approximate
+    f32 division whose divisor is at least 1 by construction (sigmoid's
+    1 + exp(-x)) becomes `rcp.approx.ftz` / `div.approx.ftz`. An
+    approximate f32 `math.log1p` is a series where |x| < 1/32 and
+    `lg2.approx.ftz`(1 + x) * ln 2 elsewhere; an approximate f32
+    `math.tanh` a series where |x| < 1/4 and 1 - 2 / (2^(2|x| log2 e) + 1)
+    with the sign of x elsewhere (special-function 2^x and reciprocal):
+    both err by at most about 2^-17 relative, where PTX's `tanh.approx`
+    errs by 2^-11. When libdevice is linked
     (`libdevice=true`), the other functions are left for
     `convert-gpu-to-nvvm`, which calls libdevice's `__nv_*`. Without it, f32
     `exp`, `log`, `tanh`, `erf` and friends are expanded into polynomial
@@ -171,17 +177,18 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
 }
 
 def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::ModuleOp"> {
-  let summary = "Approximate f32 division, exp and log in kernels whose data is 16-bit";
+  let summary = "Approximate f32 division, exp, log, log1p and tanh in kernels whose data is 16-bit";
   let description = [{
     In a kernel whose floating-point buffers (its memref arguments) are all
-    f16 or bf16, f32 `arith.divf`, `math.exp`, `math.log`, `math.log2` and
-    `math.log10` get the `afn` fast-math flag: division becomes PTX's
-    `div.approx.f32` / `rcp.approx.f32`, exp `ex2.approx.ftz.f32`
-    (nerve-lower-gpu-math) and log libdevice's `__nv_fast_logf`
-    (`lg2.approx`), a few instructions instead
-    of IEEE division's and the accurate functions' dozen or more. Their
-    error (a few f32 ulps, 2^-22 relative) is four orders of magnitude below
-    the 2^-11 rounding of the 16-bit results; 16-bit elementwise code was
+    f16 or bf16, f32 `arith.divf`, `math.exp`, `math.log`, `math.log2`,
+    `math.log10`, `math.log1p` and `math.tanh` get the `afn` fast-math
+    flag: division becomes PTX's `div.approx.f32` / `rcp.approx.f32`, exp
+    `ex2.approx.ftz.f32`, log1p and tanh series and special-function forms
+    (nerve-lower-gpu-math), log libdevice's `__nv_fast_logf` (`lg2.approx`),
+    a few instructions instead of IEEE division's and the accurate
+    functions' dozen or more. Their error (a few f32 ulps, 2^-22 relative;
+    2^-17 at most for log1p) is far below the 2^-11 rounding of the 16-bit
+    results; 16-bit elementwise code was
     bound by instructions per element, not by bytes. Kernels that read or
     write any f32 or f64 buffer keep exact math, except scratch: a buffer
     the host code takes from `gpu.alloc` and only launches kernels with,

@@ -2,10 +2,11 @@
 //
 // A kernel that loads and stores only f16/bf16 computes in f32 and rounds
 // every result to 16 bits (2^-11 relative); IEEE division and the accurate
-// exp/log cost a dozen or more instructions per element, which bound such
-// kernels (16-bit maps ran at 72-77% of the copy bandwidth where f32 maps
-// ran at 95-98%). Their approximate forms err by a few f32 ulps, far below
-// the rounding that follows, so these kernels get them (`afn`).
+// exp/log/log1p/tanh cost a dozen or more instructions per element, which
+// bound such kernels (16-bit maps ran at 72-77% of the copy bandwidth where
+// f32 maps ran at 95-98%). Their approximate forms err by a few f32 ulps
+// (log1p 2^-17 at most), far below the rounding that follows, so these
+// kernels get them (`afn`).
 //
 // Scratch buffers the host code allocates for its launches alone (a row's
 // maximum and sum between the kernels of a softmax) are f32 but never seen
@@ -87,7 +88,8 @@ bool onlyHalfStorage(gpu::GPUFuncOp kernel, ArrayRef<bool> scratch) {
 
 void approximate(gpu::GPUFuncOp kernel) {
   kernel.walk([](Operation *op) {
-    if (!isa<arith::DivFOp, math::ExpOp, math::LogOp, math::Log2Op, math::Log10Op>(op) ||
+    if (!isa<arith::DivFOp, math::ExpOp, math::LogOp, math::Log2Op, math::Log10Op, math::Log1pOp,
+             math::TanhOp>(op) ||
         !op->getResult(0).getType().isF32())
       return;
     auto fm = cast<arith::ArithFastMathInterface>(op);

@@ -30,9 +30,32 @@ namespace {
 
 /// The special-function 2^x an approximate exp becomes.
 constexpr llvm::StringLiteral kApproximateExp2 = "llvm.nvvm.ex2.approx.ftz.f32";
+/// The special-function log2 and reciprocal, flushing subnormals.
+constexpr llvm::StringLiteral kApproximateLog2 = "llvm.nvvm.lg2.approx.ftz.f";
+constexpr llvm::StringLiteral kApproximateReciprocal = "llvm.nvvm.rcp.approx.ftz.f";
 /// Intrinsics math ops become (ToIntrinsic adds the type's suffix).
 constexpr llvm::StringLiteral kFabs = "llvm.fabs";
 constexpr llvm::StringLiteral kSqrt = "llvm.sqrt";
+constexpr double kLog2E = 1.4426950408889634;
+
+/// Whether `op` is an f32 function that may be approximated (`afn`).
+bool approximatesF32(Operation *op) {
+  auto fm = dyn_cast<arith::ArithFastMathInterface>(op);
+  return fm && op->getResult(0).getType().isF32() &&
+         arith::bitEnumContainsAll(fm.getFastMathFlagsAttr().getValue(),
+                                   arith::FastMathFlags::afn);
+}
+
+Value f32Constant(OpBuilder &b, Location loc, double value) {
+  return arith::ConstantOp::create(b, loc, b.getF32Type(), b.getF32FloatAttr(float(value)));
+}
+
+/// A call of the f32 intrinsic `name` on `operand`.
+Value callF32(OpBuilder &b, Location loc, StringRef name, Value operand) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr(name),
+                                       ValueRange{operand})
+      .getResult(0);
+}
 
 /// A math op that maps onto one LLVM intrinsic the NVPTX backend selects
 /// to a single instruction. It is called by name (llvm.call_intrinsic):
@@ -63,16 +86,12 @@ struct ToIntrinsic : OpRewritePattern<MathOp> {
 struct ApproximateExp : OpRewritePattern<math::ExpOp> {
   ApproximateExp(MLIRContext *ctx) : OpRewritePattern<math::ExpOp>(ctx, /*benefit=*/2) {}
   LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rewriter) const override {
-    if (!op.getType().isF32() ||
-        !arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn))
+    if (!approximatesF32(op))
       return failure();
     Location loc = op.getLoc();
-    Value log2e = arith::ConstantOp::create(rewriter, loc, op.getType(),
-                                            rewriter.getF32FloatAttr(1.4426950408889634f));
-    Value power = arith::MulFOp::create(rewriter, loc, op.getOperand(), log2e);
-    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
-        op, op.getType(), rewriter.getStringAttr(kApproximateExp2),
-        ValueRange{power});
+    Value power = arith::MulFOp::create(rewriter, loc, op.getOperand(),
+                                        f32Constant(rewriter, loc, kLog2E));
+    rewriter.replaceOp(op, callF32(rewriter, loc, kApproximateExp2, power));
     return success();
   }
 };
@@ -128,21 +147,85 @@ struct ApproximateDivision : OpRewritePattern<arith::DivFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::DivFOp op, PatternRewriter &rewriter) const override {
     // A constant divisor is LLVM's: x * (1 / c), one multiply.
-    if (!op.getType().isF32() ||
-        !arith::bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn) ||
-        matchPattern(op.getRhs(), m_Constant()) || !isAtLeastOne(op.getRhs()))
+    if (!approximatesF32(op) || matchPattern(op.getRhs(), m_Constant()) ||
+        !isAtLeastOne(op.getRhs()))
       return failure();
     FloatAttr numerator;
     if (matchPattern(op.getLhs(), m_Constant(&numerator)) &&
         numerator.getValueAsDouble() == 1.0) {
       rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
-          op, op.getType(), rewriter.getStringAttr("llvm.nvvm.rcp.approx.ftz.f"),
+          op, op.getType(), rewriter.getStringAttr(kApproximateReciprocal),
           ValueRange{op.getRhs()});
       return success();
     }
     rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
         op, op.getType(), rewriter.getStringAttr("llvm.nvvm.div.approx.ftz.f"),
         ValueRange{op.getLhs(), op.getRhs()});
+    return success();
+  }
+};
+
+/// An approximate f32 log1p (`afn`) with a relative error far below 16-bit
+/// rounding everywhere (libdevice's log1pf is a long polynomial, and the
+/// special-function log2 of 1 + x alone errs by 2^-22 absolute, so
+/// relatively without bound near x = 0): where |x| < 1/32 the series
+/// x (1 - x/2 + x^2/3 - x^3/4) (truncation under 2^-22 relative), elsewhere
+/// `lg2.approx.ftz`(1 + x) * ln 2, whose result is then at least 0.03 in
+/// magnitude (relative error about 2^-17). 1 + x is never subnormal, so the
+/// flush loses nothing; -1 gives -inf, below -1 and NaN give NaN.
+struct ApproximateLog1p : OpRewritePattern<math::Log1pOp> {
+  ApproximateLog1p(MLIRContext *ctx) : OpRewritePattern<math::Log1pOp>(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(math::Log1pOp op, PatternRewriter &rewriter) const override {
+    if (!approximatesF32(op))
+      return failure();
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    auto c = [&](double v) { return f32Constant(rewriter, loc, v); };
+    Value series = math::FmaOp::create(rewriter, loc, x, c(-0.25), c(1.0 / 3.0));
+    series = math::FmaOp::create(rewriter, loc, series, x, c(-0.5));
+    series = math::FmaOp::create(rewriter, loc, series, x, c(1.0));
+    series = arith::MulFOp::create(rewriter, loc, series, x);
+    Value onePlus = arith::AddFOp::create(rewriter, loc, x, c(1.0));
+    Value log2 = callF32(rewriter, loc, kApproximateLog2, onePlus);
+    Value log = arith::MulFOp::create(rewriter, loc, log2, c(0.69314718055994531));
+    Value small = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT,
+                                        math::AbsFOp::create(rewriter, loc, x), c(1.0 / 32));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, series, log);
+    return success();
+  }
+};
+
+/// An approximate f32 tanh (`afn`), again far below 16-bit rounding (PTX's
+/// `tanh.approx` errs by 2^-11, as much as the rounding itself): where
+/// |x| < 1/4 the odd series x + x^3 (-1/3 + x^2 (2/15 - 17/315 x^2))
+/// (truncation under 2^-21 relative); elsewhere 1 - 2 / (2^(2|x| log2 e) + 1)
+/// with the sign of x, on the special-function 2^x and reciprocal (flushing
+/// nothing: the reciprocal's input is at least 2), whose result is then at
+/// least 0.24 (relative error about 2^-20). Large |x| and infinities give
+/// +-1 (the reciprocal of infinity is 0), NaN gives NaN.
+struct ApproximateTanh : OpRewritePattern<math::TanhOp> {
+  ApproximateTanh(MLIRContext *ctx) : OpRewritePattern<math::TanhOp>(ctx, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(math::TanhOp op, PatternRewriter &rewriter) const override {
+    if (!approximatesF32(op))
+      return failure();
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    auto c = [&](double v) { return f32Constant(rewriter, loc, v); };
+    Value square = arith::MulFOp::create(rewriter, loc, x, x);
+    Value series = math::FmaOp::create(rewriter, loc, square, c(-17.0 / 315), c(2.0 / 15));
+    series = math::FmaOp::create(rewriter, loc, series, square, c(-1.0 / 3));
+    series = arith::MulFOp::create(rewriter, loc, series, square);
+    series = math::FmaOp::create(rewriter, loc, series, x, x);
+    Value magnitude = math::AbsFOp::create(rewriter, loc, x);
+    Value power = arith::MulFOp::create(rewriter, loc, magnitude, c(2 * kLog2E));
+    Value exp = callF32(rewriter, loc, kApproximateExp2, power);
+    Value denominator = arith::AddFOp::create(rewriter, loc, exp, c(1.0));
+    Value reciprocal = callF32(rewriter, loc, kApproximateReciprocal, denominator);
+    Value large = math::FmaOp::create(rewriter, loc, reciprocal, c(-2.0), c(1.0));
+    Value signedLarge = math::CopySignOp::create(rewriter, loc, large, x);
+    Value small =
+        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT, magnitude, c(0.25));
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, series, signedLarge);
     return success();
   }
 };
@@ -176,10 +259,11 @@ struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) { return true; });
     }
-    patterns.add<ApproximateExp, ApproximateDivision>(ctx);
+    patterns.add<ApproximateExp, ApproximateDivision, ApproximateLog1p, ApproximateTanh>(ctx);
     patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, kSqrt);
     patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, kFabs);
     patterns.add<ToIntrinsic<math::FmaOp>>(ctx, "llvm.fma");
+    patterns.add<ToIntrinsic<math::CopySignOp>>(ctx, "llvm.copysign");
     patterns.add<ToIntrinsic<math::FloorOp>>(ctx, "llvm.floor");
     patterns.add<ToIntrinsic<math::CeilOp>>(ctx, "llvm.ceil");
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -44,6 +44,71 @@
 // LIB: arith.divf %{{.*}}, %{{.*}} : f32
 // LIB-NOT: llvm.nvvm
 // LIB: gpu.return
+// An approximate log1p: the series where |x| < 1/32, else the
+// special-function log2 of 1 + x times ln 2; libdevice or not.
+// LIB-LABEL: gpu.func @approximate_log1p
+// LIB-DAG: %[[X:.*]] = llvm.load
+// LIB-DAG: %[[QUARTER:.*]] = arith.constant -2.500000e-01 : f32
+// LIB-DAG: %[[THIRD:.*]] = arith.constant 0.333333343 : f32
+// LIB-DAG: %[[HALF:.*]] = arith.constant -5.000000e-01 : f32
+// LIB-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// LIB-DAG: %[[LN2:.*]] = arith.constant 0.693147182 : f32
+// LIB-DAG: %[[LIMIT:.*]] = arith.constant 3.125000e-02 : f32
+// LIB: %[[S1:.*]] = llvm.call_intrinsic "llvm.fma.f32"(%[[X]], %[[QUARTER]], %[[THIRD]])
+// LIB: %[[S2:.*]] = llvm.call_intrinsic "llvm.fma.f32"(%[[S1]], %[[X]], %[[HALF]])
+// LIB: %[[S3:.*]] = llvm.call_intrinsic "llvm.fma.f32"(%[[S2]], %[[X]], %[[ONE]])
+// LIB: %[[SERIES:.*]] = arith.mulf %[[S3]], %[[X]] : f32
+// LIB: %[[U:.*]] = arith.addf %[[X]], %[[ONE]] : f32
+// LIB: %[[LOG2:.*]] = llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"(%[[U]])
+// LIB: %[[LOG:.*]] = arith.mulf %[[LOG2]], %[[LN2]] : f32
+// LIB: %[[ABS:.*]] = llvm.call_intrinsic "llvm.fabs.f32"(%[[X]])
+// LIB: %[[SMALL:.*]] = arith.cmpf olt, %[[ABS]], %[[LIMIT]] : f32
+// LIB: arith.select %[[SMALL]], %[[SERIES]], %[[LOG]] : f32
+// LIB-NOT: math.
+// LIB: gpu.return
+// NOLIB-LABEL: gpu.func @approximate_log1p
+// NOLIB: llvm.call_intrinsic "llvm.nvvm.lg2.approx.ftz.f"
+// NOLIB-NOT: math.
+// NOLIB: gpu.return
+
+// An approximate tanh: the odd series where |x| < 1/4, else
+// 1 - 2 / (2^(2|x| log2 e) + 1) with the sign of x; libdevice or not.
+// LIB-LABEL: gpu.func @approximate_tanh
+// LIB-DAG: %[[X:.*]] = llvm.load
+// LIB-DAG: %[[C7:.*]] = arith.constant -0.0539682545 : f32
+// LIB-DAG: %[[C5:.*]] = arith.constant 0.13333334 : f32
+// LIB-DAG: %[[C3:.*]] = arith.constant -0.333333343 : f32
+// LIB-DAG: %[[TWOLOG2E:.*]] = arith.constant 2.885390e+00 : f32
+// LIB-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// LIB-DAG: %[[MTWO:.*]] = arith.constant -2.000000e+00 : f32
+// LIB-DAG: %[[LIMIT:.*]] = arith.constant 2.500000e-01 : f32
+// LIB: %[[SQ:.*]] = arith.mulf %[[X]], %[[X]] : f32
+// LIB: %[[S1:.*]] = llvm.call_intrinsic "llvm.fma.f32"(%[[SQ]], %[[C7]], %[[C5]])
+// LIB: %[[S2:.*]] = llvm.call_intrinsic "llvm.fma.f32"(%[[S1]], %[[SQ]], %[[C3]])
+// LIB: %[[S3:.*]] = arith.mulf %[[S2]], %[[SQ]] : f32
+// LIB: %[[SERIES:.*]] = llvm.call_intrinsic "llvm.fma.f32"(%[[S3]], %[[X]], %[[X]])
+// LIB: %[[ABS:.*]] = llvm.call_intrinsic "llvm.fabs.f32"(%[[X]])
+// LIB: %[[POWER:.*]] = arith.mulf %[[ABS]], %[[TWOLOG2E]] : f32
+// LIB: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[POWER]])
+// LIB: %[[DEN:.*]] = arith.addf %[[E]], %[[ONE]] : f32
+// LIB: %[[R:.*]] = llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"(%[[DEN]])
+// LIB: %[[LARGE:.*]] = llvm.call_intrinsic "llvm.fma.f32"(%[[R]], %[[MTWO]], %[[ONE]])
+// LIB: %[[SIGNED:.*]] = llvm.call_intrinsic "llvm.copysign.f32"(%[[LARGE]], %[[X]])
+// LIB: %[[SMALL:.*]] = arith.cmpf olt, %[[ABS]], %[[LIMIT]] : f32
+// LIB: arith.select %[[SMALL]], %[[SERIES]], %[[SIGNED]] : f32
+// LIB-NOT: math.
+// LIB: gpu.return
+// NOLIB-LABEL: gpu.func @approximate_tanh
+// NOLIB: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+// NOLIB-NOT: math.
+// NOLIB: gpu.return
+
+// Without afn, log1p and tanh stay library functions.
+// LIB-LABEL: gpu.func @exact_log1p_tanh
+// LIB: math.log1p
+// LIB: math.tanh
+// LIB-NOT: llvm.nvvm
+// LIB: gpu.return
 module attributes {gpu.container_module} {
   gpu.module @m {
     gpu.func @f32(%x: f32, %p: memref<f32>) kernel {
@@ -87,6 +152,25 @@ module attributes {gpu.container_module} {
       memref.store %half, %p[%c3] : memref<5xf32>
       %exact = arith.divf %x, %den : f32
       memref.store %exact, %p[%c4] : memref<5xf32>
+      gpu.return
+    }
+    gpu.func @approximate_log1p(%p: !llvm.ptr) kernel {
+      %x = llvm.load %p : !llvm.ptr -> f32
+      %l = math.log1p %x fastmath<afn> : f32
+      llvm.store %l, %p : f32, !llvm.ptr
+      gpu.return
+    }
+    gpu.func @approximate_tanh(%p: !llvm.ptr) kernel {
+      %x = llvm.load %p : !llvm.ptr -> f32
+      %t = math.tanh %x fastmath<afn> : f32
+      llvm.store %t, %p : f32, !llvm.ptr
+      gpu.return
+    }
+    gpu.func @exact_log1p_tanh(%p: !llvm.ptr) kernel {
+      %x = llvm.load %p : !llvm.ptr -> f32
+      %l = math.log1p %x : f32
+      %t = math.tanh %l : f32
+      llvm.store %t, %p : f32, !llvm.ptr
       gpu.return
     }
   }

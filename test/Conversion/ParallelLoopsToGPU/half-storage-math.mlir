@@ -1,12 +1,15 @@
 // RUN: nerve-opt %s --nerve-half-storage-math | FileCheck %s
 
 // A kernel whose floating-point buffers are all 16-bit gets approximate f32
-// division, exp and log (afn); other math (tanh) and f64 stay exact.
+// division, exp, log, log1p and tanh (afn); other math (erf) and f64 stay
+// exact.
 // CHECK-LABEL: gpu.func @half_only
 // CHECK:         math.exp %{{.*}} fastmath<afn> : f32
 // CHECK:         math.log %{{.*}} fastmath<afn> : f32
 // CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
-// CHECK:         math.tanh %{{.*}} : f32
+// CHECK:         math.tanh %{{.*}} fastmath<afn> : f32
+// CHECK:         math.log1p %{{.*}} fastmath<afn> : f32
+// CHECK:         math.erf %{{.*}} : f32
 // CHECK-NOT:     fastmath
 // CHECK:         arith.divf %{{.*}}, %{{.*}} : f64
 // CHECK:         gpu.return
@@ -56,8 +59,10 @@ module attributes {gpu.container_module} {
       %l = math.log %e : f32
       %q = arith.divf %one, %l : f32
       %t = math.tanh %q : f32
+      %p = math.log1p %t : f32
+      %f = math.erf %p : f32
       %dd = arith.divf %d, %d : f64
-      %r = arith.truncf %t : f32 to f16
+      %r = arith.truncf %f : f32 to f16
       memref.store %r, %y[%c0] : memref<?xf16>
       gpu.return
     }

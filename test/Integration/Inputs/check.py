@@ -12,7 +12,7 @@ the helpers reduce over names:
     sum(x, 'c')  amax(x, 'c')  amin(x, 'c')  mean(x, 'c')  argmax(x, 'c')
     softmax(x, 'c')  log_softmax(x, 'c')  layer_norm(x, ['c'], w, b, eps)
     contract(a, b, keep=['i', 'j'])  concat([a, b], 'c')  where(cond, a, b)
-    exp log sqrt tanh abs sigmoid softplus erf maximum minimum clip
+    exp log log1p sqrt tanh abs sigmoid softplus erf maximum minimum clip
 
 so a reference reads like the op it checks. An assignment to a name that is
 not an output binds a helper for the ones after it; for neurons:
@@ -154,6 +154,7 @@ exp, log, sqrt, tanh, abs_ = (_unary(np.exp), _unary(np.log), _unary(np.sqrt),
 sigmoid = _unary(lambda v: 1 / (1 + np.exp(-v)))
 softplus = _unary(lambda v: np.maximum(v, 0) + np.log1p(np.exp(-np.abs(v))))
 erf = _unary(np.vectorize(math.erf))
+log1p = _unary(np.log1p)
 sum, amax, amin, mean = (_reduce(np.sum), _reduce(np.max), _reduce(np.min), _reduce(np.mean))
 maximum, minimum = _binary_fn(np.maximum), _binary_fn(np.minimum)
 
