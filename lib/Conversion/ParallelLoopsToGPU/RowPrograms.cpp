@@ -424,8 +424,12 @@ public:
     // number of 16 columns that fits a block's staging. It takes the place
     // of the kernels for a block alone on its SM and for rows staged in
     // part (softmax and log_softmax over 65536 columns on an H200: 69-75%
-    // of the copy bandwidth with those, 74-81% on clusters).
+    // of the copy bandwidth with those, 74-81% on clusters), except in
+    // programs whose elementwise pass loads more (finalReadsOnlyRows): they
+    // keep those kernels and take clusters only where a block would stage
+    // the row in part.
     Value clustered, clusterSize, slice, sliceShared;
+    bool clusterOnlyTooWide = !finalReadsOnlyRows();
     if (clusterBlocks > 1 && vectors && fitsAll && clusterable()) {
       Value c16 = indexConstant(b, loc, 16);
       Value rowBytes =
@@ -443,8 +447,14 @@ public:
                                      arith::CeilDivUIOp::create(b, loc, columns, clusterSize),
                                      c16),
           c16);
-      Value wide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rowBytes,
-                                         indexConstant(b, loc, stagingBytes / 2));
+      // Rows whose staging would take more than half of a block's, or with
+      // other loads in the elementwise pass, more than all of it.
+      Value one = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+      Value wide = clusterOnlyTooWide
+                       ? arith::XOrIOp::create(b, loc, fitsAll, one).getResult()
+                       : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rowBytes,
+                                               indexConstant(b, loc, stagingBytes / 2))
+                             .getResult();
       Value sliceFits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, slice,
                                               indexConstant(b, loc, fit));
       Value wideVectors = arith::AndIOp::create(b, loc, wide, vectors);
@@ -452,10 +462,14 @@ public:
       sliceShared = arith::IndexCastOp::create(
           b, loc, b.getI32Type(),
           arith::MulIOp::create(b, loc, slice, indexConstant(b, loc, bytesPerColumn)));
-      Value one = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-      Value shares = arith::AndIOp::create(b, loc, fitsAll,
-                                           arith::XOrIOp::create(b, loc, wideVectors, one));
-      fitsProgram = arith::OrIOp::create(b, loc, shares, clustered);
+      if (clusterOnlyTooWide) {
+        // The other kernels stay for rows a block stages whole or half.
+        fitsProgram = arith::OrIOp::create(b, loc, fitsProgram, clustered);
+      } else {
+        Value shares = arith::AndIOp::create(b, loc, fitsAll,
+                                             arith::XOrIOp::create(b, loc, wideVectors, one));
+        fitsProgram = arith::OrIOp::create(b, loc, shares, clustered);
+      }
     }
     Operation *resume =
         g.final ? g.final->getNextNode() : g.stats.back()->getNextNode();
@@ -555,14 +569,14 @@ public:
     if (vectors) {
       auto choice = scf::IfOp::create(kb, loc, vectors, /*withElseRegion=*/true);
       OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-      if (clustered) {
-        auto split = scf::IfOp::create(vb, loc, clustered, /*withElseRegion=*/true);
-        OpBuilder cb = OpBuilder::atBlockBegin(&split.getThenRegion().front());
-        buildKernel(cb, g.lanes, false, indexConstant(cb, loc, kClusterThreads), clusterSize);
-        OpBuilder sharing = OpBuilder::atBlockBegin(&split.getElseRegion().front());
-        buildKernel(sharing, g.lanes, false, threads);
-      } else if (fitsAll) {
-        auto whole = scf::IfOp::create(vb, loc, fitsAll, /*withElseRegion=*/true);
+      // Without clusters: rows staged whole (by a block alone on its SM or
+      // sharing it) or in part.
+      auto buildBlocks = [&](OpBuilder &at) {
+        if (!fitsAll) {
+          buildKernel(at, g.lanes, false, threads);
+          return;
+        }
+        auto whole = scf::IfOp::create(at, loc, fitsAll, /*withElseRegion=*/true);
         OpBuilder wb = OpBuilder::atBlockBegin(&whole.getThenRegion().front());
         auto alone = scf::IfOp::create(wb, loc, solo, /*withElseRegion=*/true);
         OpBuilder ab = OpBuilder::atBlockBegin(&alone.getThenRegion().front());
@@ -571,8 +585,18 @@ public:
         buildKernel(sharing, g.lanes, false, threads);
         OpBuilder pb = OpBuilder::atBlockBegin(&whole.getElseRegion().front());
         buildKernel(pb, g.lanes, true, indexConstant(pb, loc, kSoloThreads));
+      };
+      if (clustered) {
+        auto split = scf::IfOp::create(vb, loc, clustered, /*withElseRegion=*/true);
+        OpBuilder cb = OpBuilder::atBlockBegin(&split.getThenRegion().front());
+        buildKernel(cb, g.lanes, false, indexConstant(cb, loc, kClusterThreads), clusterSize);
+        OpBuilder other = OpBuilder::atBlockBegin(&split.getElseRegion().front());
+        if (clusterOnlyTooWide)
+          buildBlocks(other);
+        else
+          buildKernel(other, g.lanes, false, threads);
       } else {
-        buildKernel(vb, g.lanes, false, threads);
+        buildBlocks(vb);
       }
       OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
       buildKernel(sb, 1, false, threads);
@@ -611,16 +635,22 @@ private:
   Value isBlockFirstThread;              ///< thread 0 of this block
 
   /// Whether the cluster form applies: every reduction's total is a value
-  /// that LLVM loads and stores as it is, and the elementwise pass reads
-  /// nothing from memory but the staged inputs and the statistics. Its
-  /// other loads (layer_norm's weight and bias) took ptxas to 59-62
-  /// registers a thread, four blocks an SM, and the cluster form below the
-  /// block alone on its SM (H200, 4096 x 65536 f16: 65% of the copy
-  /// bandwidth against 75%; f32 65% either way).
+  /// that LLVM loads and stores as it is.
   bool clusterable() const {
-    for (auto &[op, r] : g.reductions)
-      if (!r.combine || !op->getResult(0).getType().isIntOrFloat())
-        return false;
+    return llvm::all_of(g.reductions, [](auto &entry) {
+      return entry.second.combine && entry.first->getResult(0).getType().isIntOrFloat();
+    });
+  }
+
+  /// Whether the elementwise pass reads nothing from memory but the staged
+  /// inputs and the statistics. Its other loads (layer_norm's weight and
+  /// bias, from L2 for every row) took ptxas to 59-62 registers a thread,
+  /// four blocks an SM, and the cluster form below a block alone on its SM
+  /// that stages the row whole (H200, 4096 x 65536 f16: 65% of the copy
+  /// bandwidth against 75%), though above one that stages it in part
+  /// (f32: 65% against 60-61%). Such programs take clusters only for rows
+  /// too wide for one block's staging.
+  bool finalReadsOnlyRows() const {
     if (g.final)
       for (auto load : g.final.getBody()->getOps<memref::LoadOp>())
         if (!g.buffers.contains(load.getMemref()) &&

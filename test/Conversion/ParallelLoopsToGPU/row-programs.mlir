@@ -273,6 +273,73 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.k
 
 // -----
 
+// An elementwise pass that loads more than the staged row and the
+// statistics (a weight per column, as layer_norm's) keeps the kernels of a
+// block that stages the row whole, alone on its SM or not, and in part; it
+// runs on clusters only rows too wide for a block to stage whole (here
+// more than 57856 f32 columns).
+// CHECK-LABEL: func.func @weighted_rows
+// CLUSTER-LABEL: func.func @weighted_rows
+// CLUSTER:         %[[FITS_ALL:.*]] = arith.cmpi ule, %{{.*}}, %c57856{{.*}} : index
+// CLUSTER:         %[[PROGRAM:.*]] = arith.ori %[[FITS_ALL]], %{{.*}} : i1
+// CLUSTER:         %[[SOLO:.*]] = arith.cmpi ugt, %{{.*}}, %c115712_i32 : i32
+// CLUSTER:         %[[TOO_WIDE:.*]] = arith.xori %[[FITS_ALL]], %true{{.*}} : i1
+// CLUSTER:         %[[SLICEFITS:.*]] = arith.cmpi ule, %{{.*}}, %c57856{{.*}} : index
+// CLUSTER:         %[[WIDEVEC:.*]] = arith.andi %[[TOO_WIDE]], %[[VECTORS:.*]] : i1
+// CLUSTER:         %[[CLUSTERED:.*]] = arith.andi %[[WIDEVEC]], %[[SLICEFITS]] : i1
+// CLUSTER:         %[[ANY:.*]] = arith.ori %[[PROGRAM]], %[[CLUSTERED]] : i1
+// CLUSTER:         scf.if %[[ANY]] {
+// CLUSTER:           scf.if %[[VECTORS]] {
+// CLUSTER:             scf.if %[[CLUSTERED]] {
+// CLUSTER:               gpu.launch clusters
+// CLUSTER:             } else {
+// CLUSTER-NEXT:          scf.if %[[FITS_ALL]] {
+// CLUSTER-NEXT:            scf.if %[[SOLO]] {
+// CLUSTER:                   gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.*}} = %c1024{{.*}}, {{.*}})
+// CLUSTER-NOT:                 cluster
+// CLUSTER:                 } else {
+// CLUSTER:                   gpu.launch blocks
+// CLUSTER-NOT:                 cluster
+// CLUSTER:               } else {
+//                          Staged in part: only where clusters do not fit.
+// CLUSTER:                 gpu.launch blocks({{.*}}) threads({{.*}}) in (%{{.*}} = %c1024{{.*}}, {{.*}})
+// CLUSTER-NOT:               cluster
+// CLUSTER:           } else {
+// CLUSTER:             gpu.launch blocks
+// CLUSTER-NOT:           cluster
+// CLUSTER:         } else {
+func.func @weighted_rows(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %ninf = arith.constant 0xFF800000 : f32
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %max = memref.alloc(%rows) : memref<?xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %cols = memref.dim %x, %c1 : memref<?x?xf32>
+    %m = scf.for %c = %c0 to %cols step %c1 iter_args(%acc = %ninf) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x?xf32>
+      %n = arith.maximumf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %m, %max[%r] : memref<?xf32>
+    scf.reduce
+  }
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%r, %c] : memref<?x?xf32>
+    %m = memref.load %max[%r] : memref<?xf32>
+    %s = memref.load %w[%c] : memref<?xf32>
+    %d = arith.subf %v, %m : f32
+    %q = arith.mulf %d, %s : f32
+    memref.store %q, %y[%r, %c] : memref<?x?xf32>
+    scf.reduce
+  }
+  memref.dealloc %max : memref<?xf32>
+  return
+}
+
+// -----
+
 // An elementwise pass that writes what the reductions read (in place) is
 // not taken into a row program: the row sum runs a row per warp and the
 // pass is a launch of its own.
