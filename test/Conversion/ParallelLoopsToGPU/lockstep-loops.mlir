@@ -99,6 +99,56 @@ func.func @walk_2d(%x: memref<?x?x?xf32>, %y: memref<?x?x?xf32>, %w: memref<f32>
   return
 }
 
+// Rows of 16-bit data walk in blocks of 128 threads (a 0-d f32 parameter
+// is not a row); rows of f16 and f32 data keep the option's 256.
+// CHECK-LABEL: func.func @walk_half
+// CHECK: } else {
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c128,
+// CHECK: arith.muli %{{.*}}, %c128
+// CHECK: memref.load %arg2[]
+// CHECK: memref.store
+// CHECK-NEXT: gpu.barrier
+// CHECK-LABEL: func.func @walk_mixed
+// CHECK: } else {
+// CHECK: gpu.launch
+// CHECK-SAME: threads({{.*}}) in ({{.*}} = %c256,
+// CHECK: gpu.barrier
+func.func @walk_half(%x: memref<?x?xf16>, %y: memref<?x?xbf16>, %w: memref<f32>)
+    attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.dim %x, %c0 : memref<?x?xf16>
+  %n = memref.dim %x, %c1 : memref<?x?xf16>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %s = %c0 to %t step %c1 {
+      %a = memref.load %x[%s, %i] : memref<?x?xf16>
+      %p = memref.load %w[] : memref<f32>
+      %e = arith.extf %a : f16 to f32
+      %r = arith.mulf %e, %p : f32
+      %h = arith.truncf %r : f32 to bf16
+      memref.store %h, %y[%s, %i] : memref<?x?xbf16>
+    }
+    scf.reduce
+  }
+  return
+}
+func.func @walk_mixed(%x: memref<?x?xf16>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = memref.dim %x, %c0 : memref<?x?xf16>
+  %n = memref.dim %x, %c1 : memref<?x?xf16>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %s = %c0 to %t step %c1 {
+      %a = memref.load %x[%s, %i] : memref<?x?xf16>
+      %e = arith.extf %a : f16 to f32
+      memref.store %e, %y[%s, %i] : memref<?x?xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
 // Not in lockstep (a thread per iteration, no barrier): a walk that reads
 // back what it writes (a repeated last iteration would race with it), one
 // whose length depends on the iteration (threads would reach different
