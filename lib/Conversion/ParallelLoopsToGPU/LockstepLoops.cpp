@@ -148,10 +148,12 @@ static ValueRange buildWalk(
 
 /// Threads of a block that walks 16-bit rows. Such a neuron's forward
 /// kernel takes 96 registers a thread (its pipelined time blocks of 32
-/// steps), two blocks of 256 an SM: at 1024 x 65536 on an H200, blocks of
-/// 128 moved 85.1-85.6% of the copy bandwidth in inference (IF, LIF, PLIF;
-/// f16 and bf16) against 83.1-84.9% with 256, and 512 less; LIF's f16
-/// backward 72.2% against 70.8-71.2% (nerve-run's byte count).
+/// steps), two blocks of 256 an SM: at 1024 x 65536 on an H200, 16-bit
+/// inference moved 84.6-85.6% of the copy bandwidth with blocks of 128
+/// against 83.5-84.5% with 256 (IF, LIF, PLIF; f16 and bf16), IF and LIF
+/// training 81.0-82.8% against 80.4-80.9%, PLIF training 75.3-75.7%
+/// against 76.2-76.3%; 64 and 512 threads were slower
+/// (docs/decisions.md).
 constexpr int64_t kHalfRowThreads = 128;
 
 /// Whether every floating-point element `loop`'s body loads or stores in

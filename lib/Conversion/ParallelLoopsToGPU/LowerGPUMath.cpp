@@ -77,24 +77,33 @@ struct ToIntrinsic : OpRewritePattern<MathOp> {
   std::string intrinsic;
 };
 
-/// An approximate f32 exp (`afn`, set by nerve-half-storage-math or fast
-/// math) is 2^(x log2 e) on the special-function unit, flushing results
-/// below 2^-126 to zero: `ex2.approx.ftz.f32` is one instruction where
-/// `ex2.approx.f32` (libdevice's __nv_fast_expf) adds three to keep
-/// subnormal results, which no 16-bit result can use (f16's smallest is
-/// 2^-24; bf16's subnormals lie under 2^-126 too).
-struct ApproximateExp : OpRewritePattern<math::ExpOp> {
-  ApproximateExp(MLIRContext *ctx) : OpRewritePattern<math::ExpOp>(ctx, /*benefit=*/2) {}
-  LogicalResult matchAndRewrite(math::ExpOp op, PatternRewriter &rewriter) const override {
+/// An approximate f32 function of one operand (`afn`, set by
+/// nerve-half-storage-math or fast math) rewritten into what `expand`
+/// builds from the operand; ahead of MLIR's polynomial approximations of
+/// the same ops (benefit 2), which run without libdevice.
+template <typename MathOp>
+struct ApproximateFunction : OpRewritePattern<MathOp> {
+  using Expand = Value (*)(OpBuilder &, Location, Value);
+  ApproximateFunction(MLIRContext *ctx, Expand expand)
+      : OpRewritePattern<MathOp>(ctx, /*benefit=*/2), expand(expand) {}
+  LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
     if (!approximatesF32(op))
       return failure();
-    Location loc = op.getLoc();
-    Value power = arith::MulFOp::create(rewriter, loc, op.getOperand(),
-                                        f32Constant(rewriter, loc, kLog2E));
-    rewriter.replaceOp(op, callF32(rewriter, loc, kApproximateExp2, power));
+    rewriter.replaceOp(op, expand(rewriter, op.getLoc(), op.getOperand()));
     return success();
   }
+  Expand expand;
 };
+
+/// An approximate exp: 2^(x log2 e) on the special-function unit, flushing
+/// results below 2^-126 to zero: `ex2.approx.ftz.f32` is one instruction
+/// where `ex2.approx.f32` (libdevice's __nv_fast_expf) adds three to keep
+/// subnormal results, which no 16-bit result can use (f16's smallest is
+/// 2^-24; bf16's subnormals lie under 2^-126 too).
+Value approximateExp(OpBuilder &b, Location loc, Value x) {
+  Value power = arith::MulFOp::create(b, loc, x, f32Constant(b, loc, kLog2E));
+  return callF32(b, loc, kApproximateExp2, power);
+}
 
 /// Whether `value` is at least 0 (or NaN), by how it is computed: a
 /// constant, exp, |x|, sqrt, x * x, or a sum of such.
@@ -165,7 +174,7 @@ struct ApproximateDivision : OpRewritePattern<arith::DivFOp> {
   }
 };
 
-/// An approximate f32 log1p (`afn`) with a relative error far below 16-bit
+/// An approximate log1p with a relative error far below 16-bit
 /// rounding everywhere (libdevice's log1pf is a long polynomial, and the
 /// special-function log2 of 1 + x alone errs by 2^-22 absolute, so
 /// relatively without bound near x = 0): where |x| < 1/32 the series
@@ -173,29 +182,21 @@ struct ApproximateDivision : OpRewritePattern<arith::DivFOp> {
 /// `lg2.approx.ftz`(1 + x) * ln 2, whose result is then at least 0.03 in
 /// magnitude (relative error about 2^-17). 1 + x is never subnormal, so the
 /// flush loses nothing; -1 gives -inf, below -1 and NaN give NaN.
-struct ApproximateLog1p : OpRewritePattern<math::Log1pOp> {
-  ApproximateLog1p(MLIRContext *ctx) : OpRewritePattern<math::Log1pOp>(ctx, /*benefit=*/2) {}
-  LogicalResult matchAndRewrite(math::Log1pOp op, PatternRewriter &rewriter) const override {
-    if (!approximatesF32(op))
-      return failure();
-    Location loc = op.getLoc();
-    Value x = op.getOperand();
-    auto c = [&](double v) { return f32Constant(rewriter, loc, v); };
-    Value series = math::FmaOp::create(rewriter, loc, x, c(-0.25), c(1.0 / 3.0));
-    series = math::FmaOp::create(rewriter, loc, series, x, c(-0.5));
-    series = math::FmaOp::create(rewriter, loc, series, x, c(1.0));
-    series = arith::MulFOp::create(rewriter, loc, series, x);
-    Value onePlus = arith::AddFOp::create(rewriter, loc, x, c(1.0));
-    Value log2 = callF32(rewriter, loc, kApproximateLog2, onePlus);
-    Value log = arith::MulFOp::create(rewriter, loc, log2, c(0.69314718055994531));
-    Value small = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT,
-                                        math::AbsFOp::create(rewriter, loc, x), c(1.0 / 32));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, series, log);
-    return success();
-  }
-};
+Value approximateLog1p(OpBuilder &b, Location loc, Value x) {
+  auto c = [&](double v) { return f32Constant(b, loc, v); };
+  Value series = math::FmaOp::create(b, loc, x, c(-0.25), c(1.0 / 3.0));
+  series = math::FmaOp::create(b, loc, series, x, c(-0.5));
+  series = math::FmaOp::create(b, loc, series, x, c(1.0));
+  series = arith::MulFOp::create(b, loc, series, x);
+  Value onePlus = arith::AddFOp::create(b, loc, x, c(1.0));
+  Value log2 = callF32(b, loc, kApproximateLog2, onePlus);
+  Value log = arith::MulFOp::create(b, loc, log2, c(0.69314718055994531));
+  Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                      math::AbsFOp::create(b, loc, x), c(1.0 / 32));
+  return arith::SelectOp::create(b, loc, small, series, log);
+}
 
-/// An approximate f32 tanh (`afn`), again far below 16-bit rounding (PTX's
+/// An approximate tanh, again far below 16-bit rounding (PTX's
 /// `tanh.approx` errs by 2^-11, as much as the rounding itself): where
 /// |x| < 1/4 the odd series x + x^3 (-1/3 + x^2 (2/15 - 17/315 x^2))
 /// (truncation under 2^-21 relative); elsewhere 1 - 2 / (2^(2|x| log2 e) + 1)
@@ -203,32 +204,23 @@ struct ApproximateLog1p : OpRewritePattern<math::Log1pOp> {
 /// nothing: the reciprocal's input is at least 2), whose result is then at
 /// least 0.24 (relative error about 2^-20). Large |x| and infinities give
 /// +-1 (the reciprocal of infinity is 0), NaN gives NaN.
-struct ApproximateTanh : OpRewritePattern<math::TanhOp> {
-  ApproximateTanh(MLIRContext *ctx) : OpRewritePattern<math::TanhOp>(ctx, /*benefit=*/2) {}
-  LogicalResult matchAndRewrite(math::TanhOp op, PatternRewriter &rewriter) const override {
-    if (!approximatesF32(op))
-      return failure();
-    Location loc = op.getLoc();
-    Value x = op.getOperand();
-    auto c = [&](double v) { return f32Constant(rewriter, loc, v); };
-    Value square = arith::MulFOp::create(rewriter, loc, x, x);
-    Value series = math::FmaOp::create(rewriter, loc, square, c(-17.0 / 315), c(2.0 / 15));
-    series = math::FmaOp::create(rewriter, loc, series, square, c(-1.0 / 3));
-    series = arith::MulFOp::create(rewriter, loc, series, square);
-    series = math::FmaOp::create(rewriter, loc, series, x, x);
-    Value magnitude = math::AbsFOp::create(rewriter, loc, x);
-    Value power = arith::MulFOp::create(rewriter, loc, magnitude, c(2 * kLog2E));
-    Value exp = callF32(rewriter, loc, kApproximateExp2, power);
-    Value denominator = arith::AddFOp::create(rewriter, loc, exp, c(1.0));
-    Value reciprocal = callF32(rewriter, loc, kApproximateReciprocal, denominator);
-    Value large = math::FmaOp::create(rewriter, loc, reciprocal, c(-2.0), c(1.0));
-    Value signedLarge = math::CopySignOp::create(rewriter, loc, large, x);
-    Value small =
-        arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT, magnitude, c(0.25));
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, small, series, signedLarge);
-    return success();
-  }
-};
+Value approximateTanh(OpBuilder &b, Location loc, Value x) {
+  auto c = [&](double v) { return f32Constant(b, loc, v); };
+  Value square = arith::MulFOp::create(b, loc, x, x);
+  Value series = math::FmaOp::create(b, loc, square, c(-17.0 / 315), c(2.0 / 15));
+  series = math::FmaOp::create(b, loc, series, square, c(-1.0 / 3));
+  series = arith::MulFOp::create(b, loc, series, square);
+  series = math::FmaOp::create(b, loc, series, x, x);
+  Value magnitude = math::AbsFOp::create(b, loc, x);
+  Value power = arith::MulFOp::create(b, loc, magnitude, c(2 * kLog2E));
+  Value exp = callF32(b, loc, kApproximateExp2, power);
+  Value denominator = arith::AddFOp::create(b, loc, exp, c(1.0));
+  Value reciprocal = callF32(b, loc, kApproximateReciprocal, denominator);
+  Value large = math::FmaOp::create(b, loc, reciprocal, c(-2.0), c(1.0));
+  Value signedLarge = math::CopySignOp::create(b, loc, large, x);
+  Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, magnitude, c(0.25));
+  return arith::SelectOp::create(b, loc, small, series, signedLarge);
+}
 
 /// rsqrt(x) = 1 / sqrt(x), both IEEE-rounded.
 struct ExpandRsqrt : OpRewritePattern<math::RsqrtOp> {
@@ -259,7 +251,10 @@ struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) { return true; });
     }
-    patterns.add<ApproximateExp, ApproximateDivision, ApproximateLog1p, ApproximateTanh>(ctx);
+    patterns.add<ApproximateFunction<math::ExpOp>>(ctx, approximateExp);
+    patterns.add<ApproximateFunction<math::Log1pOp>>(ctx, approximateLog1p);
+    patterns.add<ApproximateFunction<math::TanhOp>>(ctx, approximateTanh);
+    patterns.add<ApproximateDivision>(ctx);
     patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, kSqrt);
     patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, kFabs);
     patterns.add<ToIntrinsic<math::FmaOp>>(ctx, "llvm.fma");
