@@ -50,10 +50,9 @@ Value f32Constant(OpBuilder &b, Location loc, double value) {
   return arith::ConstantOp::create(b, loc, b.getF32Type(), b.getF32FloatAttr(float(value)));
 }
 
-/// A call of the f32 intrinsic `name` on `operand`.
-Value callF32(OpBuilder &b, Location loc, StringRef name, Value operand) {
-  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr(name),
-                                       ValueRange{operand})
+/// A call of the f32 intrinsic `name` on `operands`.
+Value callF32(OpBuilder &b, Location loc, StringRef name, ValueRange operands) {
+  return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(), b.getStringAttr(name), operands)
       .getResult(0);
 }
 
@@ -162,14 +161,11 @@ struct ApproximateDivision : OpRewritePattern<arith::DivFOp> {
     FloatAttr numerator;
     if (matchPattern(op.getLhs(), m_Constant(&numerator)) &&
         numerator.getValueAsDouble() == 1.0) {
-      rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
-          op, op.getType(), rewriter.getStringAttr(kApproximateReciprocal),
-          ValueRange{op.getRhs()});
+      rewriter.replaceOp(op, callF32(rewriter, op.getLoc(), kApproximateReciprocal, op.getRhs()));
       return success();
     }
-    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
-        op, op.getType(), rewriter.getStringAttr("llvm.nvvm.div.approx.ftz.f"),
-        ValueRange{op.getLhs(), op.getRhs()});
+    rewriter.replaceOp(op, callF32(rewriter, op.getLoc(), "llvm.nvvm.div.approx.ftz.f",
+                                   {op.getLhs(), op.getRhs()}));
     return success();
   }
 };
