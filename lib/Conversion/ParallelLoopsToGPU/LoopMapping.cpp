@@ -633,6 +633,26 @@ Value warpButterfly(OpBuilder &b, Location loc, const LaneReduction &r, Value pa
   return partial;
 }
 
+Value blockCombine(OpBuilder &b, Location loc, const LaneReduction &r, Value partial,
+                   Value scratch, Value warp, Value isLaneZero, Value warps) {
+  auto leader = scf::IfOp::create(b, loc, isLaneZero, /*withElseRegion=*/false);
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(&leader.getThenRegion().front());
+    memref::StoreOp::create(lb, loc, partial, scratch, ValueRange{warp});
+  }
+  gpu::BarrierOp::create(b, loc);
+  Value one = indexConstant(b, loc, 1);
+  Value total = memref::LoadOp::create(b, loc, scratch, ValueRange{indexConstant(b, loc, 0)});
+  auto fold = scf::ForOp::create(b, loc, one, warps, one, ValueRange{total});
+  {
+    OpBuilder fb = OpBuilder::atBlockBegin(fold.getBody());
+    Value v = memref::LoadOp::create(fb, loc, scratch, ValueRange{fold.getInductionVar()});
+    scf::YieldOp::create(fb, loc, combineAs(fb, r, fold.getRegionIterArgs()[0], v));
+  }
+  gpu::BarrierOp::create(b, loc);
+  return fold.getResult(0);
+}
+
 Value hostTripCount(OpBuilder &host, scf::ForOp inner, Operation *loop, IRMapping &m) {
   Value lb = hoistOutOf(host, inner.getLowerBound(), loop, m);
   Value ub = hoistOutOf(host, inner.getUpperBound(), loop, m);

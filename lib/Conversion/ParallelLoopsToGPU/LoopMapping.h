@@ -226,6 +226,15 @@ llvm::SmallVector<mlir::Value> stridedPartials(
 mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r,
                           mlir::Value partial);
 
+/// Combines the totals of a block's warps (each warp's `partial` after
+/// warpButterfly, the same on all its lanes) in warp order through
+/// `scratch`, a workgroup buffer of at least `warps` elements: every thread
+/// ends with the block's total. Two barriers, so the scratch may be reused
+/// at once; every thread of the block must reach them.
+mlir::Value blockCombine(mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r,
+                         mlir::Value partial, mlir::Value scratch, mlir::Value warp,
+                         mlir::Value isLaneZero, mlir::Value warps);
+
 /// Maps a row program that starts at `first` (see RowPrograms.cpp) onto one
 /// launch, a block per row, which may take up to `sharedBytes` of dynamic
 /// shared memory, or, for wide rows, a cluster of up to `clusterBlocks`

@@ -427,49 +427,6 @@ struct ParallelLoopsToGPUPass
   /// and 65536 x 1024 within 0.5 points); f32 with 8 no faster than 4.
   static int64_t vectorsInFlight(int64_t vectorLanes) { return vectorLanes > 4 ? 8 : 4; }
 
-  /// The 32 lanes of a warp split `r` (lane l takes iterations l, l + 32,
-  /// ...), then combine their partials by shuffles; every lane ends with
-  /// the loop's result. With `vectorLanes` > 1 (r runs from 0 by 1 over a
-  /// whole number of vectors: mapRowsToWarps checks), lane l takes vectors
-  /// l, l + 32, ... of that many iterations, its loads along r one vector
-  /// load each, the vector's values combined in order.
-  static Value warpReduce(OpBuilder &b, Location loc, const LaneReduction &r,
-                          IRMapping &mapping, Value lane, int64_t vectorLanes) {
-    Value warpLanes = indexConstant(b, loc, kWarpSize);
-    Value partial;
-    if (vectorLanes > 1) {
-      Value iv = r.loop.getInductionVar();
-      partial = vectorPartial(
-          b, loc, r, mapping, Value(), mapping.lookupOrDefault(r.loop.getUpperBound()), lane,
-          warpLanes,
-          vectorLanes, vectorsInFlight(vectorLanes),
-          [&](OpBuilder &vb, MutableArrayRef<IRMapping> maps) {
-            for (Operation &op : r.loop.getBody()->without_terminator()) {
-              if (&op == r.combine)
-                continue;
-              auto load = dyn_cast<memref::LoadOp>(op);
-              if (load && !load.getIndices().empty() && load.getIndices().back() == iv) {
-                IRMapping &first = maps.front();
-                Value vec = vectorLoad(vb, loc, first.lookupOrDefault(load.getMemRef()),
-                                       mapped(first, load.getIndices()), vectorLanes);
-                unpackLanes(vb, loc, vec, load.getResult(), maps);
-                continue;
-              }
-              for (IRMapping &m : maps)
-                vb.clone(op, m);
-            }
-          });
-    } else {
-      partial = stridedPartial(
-          b, loc, r, mapping.lookupOrDefault(r.loop.getLowerBound()),
-          mapping.lookupOrDefault(r.loop.getUpperBound()),
-          mapping.lookupOrDefault(r.loop.getStep()), lane, warpLanes,
-          [&](OpBuilder &vb, Value iv) { return laneValue(vb, r, mapping, iv); });
-    }
-    partial = warpButterfly(b, loc, r, partial);
-    return combineAs(b, r, mapping.lookupOrDefault(r.loop.getInitArgs()[0]), partial);
-  }
-
   /// The vector lanes `r`'s loads along its index allow (16 bytes of the
   /// narrowest element type, at most 8), adding the buffers to `buffers`;
   /// 1 when it runs from other than 0 by 1 or loads none that way.
@@ -490,18 +447,67 @@ struct ParallelLoopsToGPUPass
     return lanes;
   }
 
+  /// Thread `lane` of `lanes` splitting `r`: its partial value. Lane l
+  /// takes iterations l, l + lanes, ...; with `vectorLanes` > 1 (r runs
+  /// from 0 by 1 over a whole number of vectors: mapRowsToWarps checks),
+  /// vectors l, l + lanes, ... of that many iterations, its loads along r
+  /// one vector load each, the vector's values combined in order.
+  static Value lanePartial(OpBuilder &b, Location loc, const LaneReduction &r,
+                           IRMapping &mapping, Value lane, Value lanes, int64_t vectorLanes) {
+    if (vectorLanes > 1) {
+      Value iv = r.loop.getInductionVar();
+      return vectorPartial(
+          b, loc, r, mapping, Value(), mapping.lookupOrDefault(r.loop.getUpperBound()), lane,
+          lanes, vectorLanes, vectorsInFlight(vectorLanes),
+          [&](OpBuilder &vb, MutableArrayRef<IRMapping> maps) {
+            for (Operation &op : r.loop.getBody()->without_terminator()) {
+              if (&op == r.combine)
+                continue;
+              auto load = dyn_cast<memref::LoadOp>(op);
+              if (load && !load.getIndices().empty() && load.getIndices().back() == iv) {
+                IRMapping &first = maps.front();
+                Value vec = vectorLoad(vb, loc, first.lookupOrDefault(load.getMemRef()),
+                                       mapped(first, load.getIndices()), vectorLanes);
+                unpackLanes(vb, loc, vec, load.getResult(), maps);
+                continue;
+              }
+              for (IRMapping &m : maps)
+                vb.clone(op, m);
+            }
+          });
+    }
+    return stridedPartial(
+        b, loc, r, mapping.lookupOrDefault(r.loop.getLowerBound()),
+        mapping.lookupOrDefault(r.loop.getUpperBound()),
+        mapping.lookupOrDefault(r.loop.getStep()), lane, lanes,
+        [&](OpBuilder &vb, Value iv) { return laneValue(vb, r, mapping, iv); });
+  }
+
+  /// The iterations a thread of a row's block takes at least before the
+  /// row runs on a block instead of a warp: a whole round of its loads in
+  /// flight (lanePartial's unrolled chunk).
+  static int64_t blockRowIterations(int64_t threads, int64_t vectorLanes) {
+    return threads * (vectorLanes > 1 ? vectorLanes * vectorsInFlight(vectorLanes) : 4);
+  }
+
   /// A parallel loop over rows whose body reduces each row with a
   /// sequential loop (a row sum, the max and the sum of a softmax, the
   /// statistics of a layer norm) runs one row per warp: lanes split each
-  /// reduction (warpReduce), compute what the body computes between them
-  /// together, and lane 0 alone writes. Returns false, changing nothing,
-  /// when the body is anything else, or its reductions are statically short
-  /// (then a thread per row is better). When the reductions' loads along
-  /// the row allow 16-byte vectors, a host check at run time (whole number
-  /// of vectors per row, aligned buffers) picks a launch whose lanes load
-  /// by vectors or the scalar one.
+  /// reduction (lanePartial), combine by shuffles, compute what the body
+  /// computes between them together, and lane 0 alone writes. Rows long
+  /// enough that each thread of a block has a whole round of loads
+  /// (blockRowIterations) run one per block instead, the warps' totals
+  /// combined in order through shared memory: a row per warp leaves a
+  /// 4096 x 65536 f32 sum with half the warps an SM holds and its last rows
+  /// on few SMs (H200: 97.4% of the copy bandwidth against 104.1% a row
+  /// per block; f16 87.9 against 98.1). The host picks by the rows' length.
+  /// Returns false, changing nothing, when the body is anything else, or
+  /// its reductions are statically short (then a thread per row is
+  /// better). When the reductions' loads along the row allow 16-byte
+  /// vectors, a host check at run time (whole number of vectors per row,
+  /// aligned buffers) picks a launch whose lanes load by vectors or the
+  /// scalar one.
   bool mapRowsToWarps(scf::ParallelOp loop) {
-    constexpr int64_t kLanes = kWarpSize;
     Block *body = loop.getBody();
     llvm::DenseMap<Operation *, LaneReduction> reductions;
     for (Operation &op : body->without_terminator()) {
@@ -530,30 +536,58 @@ struct ParallelLoopsToGPUPass
     SmallVector<Value> counts;
     Value rows;
     std::tie(counts, rows) = tripCounts(b, loop);
-    int64_t threads = std::max<int64_t>(kLanes, blockSize / kLanes * kLanes);
-    auto build = [&](OpBuilder &hb, int64_t vectorLanes) {
+    int64_t threads = std::max<int64_t>(kWarpSize, blockSize / kWarpSize * kWarpSize);
+    // `rowBlocks`: a block per row (all its threads split each reduction),
+    // else a warp per row.
+    auto buildLaunch = [&](OpBuilder &hb, int64_t vectorLanes, bool rowBlocks) {
+      int64_t rowsPerBlock = rowBlocks ? 1 : threads / kWarpSize;
       Value block = indexConstant(hb, loc, threads);
-      Value warps = indexConstant(hb, loc, threads / kLanes);
-      buildLaunchOver(hb, loc, rows, warps, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+      Value perBlock = indexConstant(hb, loc, rowsPerBlock);
+      buildLaunchOver(hb, loc, rows, perBlock, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
         Value tid = launch.getThreadIds().x;
-        Value lanes = indexConstant(ib, loc, kLanes);
-        Value lane = arith::RemUIOp::create(ib, loc, tid, lanes);
-        Value warp = arith::DivUIOp::create(ib, loc, tid, lanes);
-        Value first = arith::AddIOp::create(
-            ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, warps), warp);
-        Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, warps);
-        Value isLeader = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,
-                                               indexConstant(ib, loc, 0));
-        // Every lane of a warp walks the same rows: the shuffles see all 32.
+        Value warpSize = indexConstant(ib, loc, kWarpSize);
+        Value lane = arith::RemUIOp::create(ib, loc, tid, warpSize);
+        Value warp = arith::DivUIOp::create(ib, loc, tid, warpSize);
+        Value isLaneZero = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,
+                                                 indexConstant(ib, loc, 0));
+        Value first = arith::MulIOp::create(ib, loc, launch.getBlockIds().x, perBlock);
+        Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, perBlock);
+        Value isLeader = isLaneZero;
+        if (rowBlocks)
+          isLeader = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid,
+                                           indexConstant(ib, loc, 0));
+        else
+          first = arith::AddIOp::create(ib, loc, first, warp);
+        // Every lane of a warp (of a block, for rowBlocks: the barriers
+        // see all threads) walks the same rows.
         auto rowLoop = scf::ForOp::create(ib, loc, first, rows, stride);
         OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
         IRMapping mapping;
         mapping.map(loop.getInductionVars(),
                     delinearize(rb, loc, loop, counts, rowLoop.getInductionVar()));
+        DenseMap<Type, Value> scratchOf;
+        auto reduce = [&](const LaneReduction &r) {
+          Value partial = rowBlocks ? lanePartial(rb, loc, r, mapping, tid, block, vectorLanes)
+                                    : lanePartial(rb, loc, r, mapping, lane, warpSize,
+                                                  vectorLanes);
+          partial = warpButterfly(rb, loc, r, partial);
+          if (rowBlocks) {
+            Value &scratch = scratchOf[partial.getType()];
+            if (!scratch)
+              scratch = launch.addWorkgroupAttribution(
+                  MemRefType::get({threads / kWarpSize}, partial.getType(),
+                                  MemRefLayoutAttrInterface(),
+                                  gpu::AddressSpaceAttr::get(rb.getContext(),
+                                                             gpu::AddressSpace::Workgroup)),
+                  loc);
+            partial = blockCombine(rb, loc, r, partial, scratch, warp, isLaneZero,
+                                   indexConstant(rb, loc, threads / kWarpSize));
+          }
+          return combineAs(rb, r, mapping.lookupOrDefault(r.loop.getInitArgs()[0]), partial);
+        };
         for (Operation &op : body->without_terminator()) {
           if (auto it = reductions.find(&op); it != reductions.end()) {
-            mapping.map(op.getResult(0),
-                        warpReduce(rb, loc, it->second, mapping, lane, vectorLanes));
+            mapping.map(op.getResult(0), reduce(it->second));
           } else if (isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)) {
             rb.clone(op, mapping);
           } else {
@@ -565,10 +599,35 @@ struct ParallelLoopsToGPUPass
       });
     };
 
+    // Each reduction's trip count on the host, when it is known there.
+    SmallVector<Value> trips;
+    for (Operation &op : body->without_terminator())
+      if (auto it = reductions.find(&op); it != reductions.end())
+        trips.push_back(hostTripCount(b, it->second.loop, loop));
+    bool tripsKnown = llvm::all_of(trips, [](Value t) { return bool(t); });
+
+    // A block per row where every reduction is long enough.
+    auto build = [&](OpBuilder &hb, int64_t vectorLanes) {
+      if (!tripsKnown)
+        return buildLaunch(hb, vectorLanes, /*rowBlocks=*/false);
+      Value least = indexConstant(hb, loc, blockRowIterations(threads, vectorLanes));
+      Value longRows;
+      for (Value trip : trips) {
+        Value isLong = hb.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, trip, least);
+        longRows = longRows ? hb.createOrFold<arith::AndIOp>(loc, longRows, isLong) : isLong;
+      }
+      auto choice = scf::IfOp::create(hb, loc, longRows, /*withElseRegion=*/true);
+      OpBuilder tb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+      buildLaunch(tb, vectorLanes, /*rowBlocks=*/true);
+      OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+      buildLaunch(eb, vectorLanes, /*rowBlocks=*/false);
+    };
+
     // Vectors when every reduction allows the same lanes and its trip count
     // is known on the host.
     int64_t vectorLanes = 0;
     Value fits;
+    unsigned index = 0;
     for (Operation &op : body->without_terminator()) {
       auto it = reductions.find(&op);
       if (it == reductions.end())
@@ -576,7 +635,8 @@ struct ParallelLoopsToGPUPass
       const LaneReduction &r = it->second;
       llvm::SetVector<Value> buffers;
       int64_t lanes = reductionLanes(r, buffers);
-      Value trip = lanes > 1 ? hostTripCount(b, r.loop, loop) : Value();
+      Value trip = lanes > 1 ? trips[index] : Value();
+      ++index;
       if (!trip || (vectorLanes && lanes != vectorLanes)) {
         vectorLanes = 1;
         break;

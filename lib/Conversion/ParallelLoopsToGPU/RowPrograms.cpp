@@ -907,25 +907,9 @@ private:
       stagedAlready.insert(input);
     pendingStaged.clear();
     partial = warpButterfly(b, loc, r, partial);
-    Value buffer = scratch(partial.getType());
-    auto leader = scf::IfOp::create(b, loc, isLaneZero, /*withElseRegion=*/false);
-    {
-      OpBuilder lb2 = OpBuilder::atBlockBegin(&leader.getThenRegion().front());
-      memref::StoreOp::create(lb2, loc, partial, buffer, ValueRange{warp});
-    }
-    gpu::BarrierOp::create(b, loc);
-    Value one = indexConstant(b, loc, 1);
     Value warps = arith::DivUIOp::create(b, loc, blockThreads, indexConstant(b, loc, kWarpSize));
-    Value total = memref::LoadOp::create(b, loc, buffer, ValueRange{indexConstant(b, loc, 0)});
-    auto fold = scf::ForOp::create(b, loc, one, warps, one, ValueRange{total});
-    {
-      OpBuilder fb = OpBuilder::atBlockBegin(fold.getBody());
-      Value v = memref::LoadOp::create(fb, loc, buffer, ValueRange{fold.getInductionVar()});
-      scf::YieldOp::create(fb, loc, combineAs(fb, r, fold.getRegionIterArgs()[0], v));
-    }
-    // The scratch is reused by the next reduction.
-    gpu::BarrierOp::create(b, loc);
-    Value result = fold.getResult(0);
+    Value result = blockCombine(b, loc, r, partial, scratch(partial.getType()), warp, isLaneZero,
+                                warps);
     if (clusterBlockCount)
       result = clusterTotal(b, r, result);
     return combineAs(b, r, m.lookupOrDefault(r.loop.getInitArgs()[0]), result);

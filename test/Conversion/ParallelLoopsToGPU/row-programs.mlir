@@ -197,18 +197,36 @@
 // CHECK:           scf.for
 // CHECK:             memref.store %{{.*}}, %[[Y]]
 // CHECK:       } else {
-//                Each reduction a row per warp, its lanes loading vectors
-//                when the buffers allow.
+//                Each reduction a row per block (long rows) or per warp,
+//                its threads loading vectors when the buffers allow.
+// CHECK:         gpu.launch
+// CHECK:           vector.load %[[X]]
+// CHECK:           gpu.barrier
+// CHECK:         } else {
 // CHECK:         gpu.launch
 // CHECK:           vector.load %[[X]]
 // CHECK:           gpu.shuffle
+// CHECK:         } else {
+// CHECK:         arith.cmpi uge, %{{.*}}, %c1024
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load
+// CHECK:           gpu.barrier
 // CHECK:         } else {
 // CHECK:         gpu.launch
 // CHECK-NOT:       vector.load
 // CHECK:           gpu.shuffle
 // CHECK:         gpu.launch
 // CHECK:           vector.load %[[X]]
+// CHECK:           gpu.barrier
+// CHECK:         } else {
+// CHECK:         gpu.launch
+// CHECK:           vector.load %[[X]]
 // CHECK:           gpu.shuffle
+// CHECK:         } else {
+// CHECK:         arith.cmpi uge, %{{.*}}, %c1024
+// CHECK:         gpu.launch
+// CHECK-NOT:       vector.load
+// CHECK:           gpu.barrier
 // CHECK:         } else {
 // CHECK:         gpu.launch
 // CHECK-NOT:       vector.load
@@ -347,8 +365,15 @@ func.func @weighted_rows(%x: memref<?x?xf32>, %w: memref<?xf32>, %y: memref<?x?x
 // CHECK-NOT:   dynamic_shared_memory
 // CHECK:       gpu.launch
 // CHECK:         vector.load
+// CHECK:         gpu.barrier
+// CHECK:       gpu.launch
+// CHECK:         vector.load
 // CHECK:         gpu.shuffle
 // CHECK:       } else {
+// CHECK:       arith.cmpi uge, %{{.*}}, %c1024
+// CHECK:       gpu.launch
+// CHECK-NOT:     vector.load
+// CHECK:         gpu.barrier
 // CHECK:       gpu.launch
 // CHECK-NOT:     vector.load
 // CHECK:         gpu.shuffle

@@ -235,19 +235,24 @@ func.func @column_major(%x: memref<?x?xf32, strided<[1, ?]>>, %y: memref<?x?xf32
 
 // -----
 
-// A row reduction run a row per warp: when its loads along the row allow
-// vectors, lane l folds vectors l, l + 32, ... (four in flight), each
-// vector's values combined in order, under the same host check; else the
-// scalar launch.
+// A row reduction run a row per warp (or per block, for long rows): when
+// its loads along the row allow vectors, lane l folds vectors l, l + 32,
+// ... (four in flight), each vector's values combined in order, under the
+// same host check; else the scalar launches.
 // CHECK-LABEL: func.func @row_sum
 // CHECK:       memref.extract_aligned_pointer_as_index
 // CHECK:       scf.if %{{.*}} {
+// CHECK:         gpu.launch
+// CHECK:           vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK:           gpu.barrier
+// CHECK:         } else {
 // CHECK:         gpu.launch
 // CHECK:           scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK:             vector.load %{{.*}} {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
 // CHECK-COUNT-4:     arith.addf
 // CHECK:           gpu.shuffle xor
 // CHECK:       } else {
+// CHECK:         arith.cmpi uge, %{{.*}}, %c1024
 // CHECK:         gpu.launch
 // CHECK-NOT:       vector.load
 // CHECK:           gpu.shuffle xor
