@@ -161,7 +161,7 @@ struct ParallelLoopsToGPUPass
         else if (Operation *resume = mapRowProgram(loop, sharedBytes, clusterBlocks,
                                                    [&](scf::ParallelOp alone,
                                                        int64_t minColumns) {
-                   if (!mapRowsToWarps(alone))
+                   if (!mapRowsToWarps(alone, minColumns))
                      mapParallel(alone, minColumns);
                  }))
           next = resume; // after the loops the program took in
@@ -506,8 +506,10 @@ struct ParallelLoopsToGPUPass
   /// better). When the reductions' loads along the row allow 16-byte
   /// vectors, a host check at run time (whole number of vectors per row,
   /// aligned buffers) picks a launch whose lanes load by vectors or the
-  /// scalar one.
-  bool mapRowsToWarps(scf::ParallelOp loop) {
+  /// scalar one. `minColumns`: what the caller knows the rows' length to be
+  /// at least (a row program's rows too wide for it); rows known to be long
+  /// get only the launch with a block per row.
+  bool mapRowsToWarps(scf::ParallelOp loop, int64_t minColumns = 0) {
     Block *body = loop.getBody();
     llvm::DenseMap<Operation *, LaneReduction> reductions;
     for (Operation &op : body->without_terminator()) {
@@ -608,6 +610,8 @@ struct ParallelLoopsToGPUPass
 
     // A block per row where every reduction is long enough.
     auto build = [&](OpBuilder &hb, int64_t vectorLanes) {
+      if (minColumns >= blockRowIterations(threads, vectorLanes))
+        return buildLaunch(hb, vectorLanes, /*rowBlocks=*/true);
       if (!tripsKnown)
         return buildLaunch(hb, vectorLanes, /*rowBlocks=*/false);
       Value least = indexConstant(hb, loc, blockRowIterations(threads, vectorLanes));
