@@ -161,11 +161,11 @@ struct ParallelLoopsToGPUPass
         else if (Operation *resume = mapRowProgram(loop, sharedBytes, clusterBlocks,
                                                    [&](scf::ParallelOp alone,
                                                        int64_t minColumns) {
-                   if (!mapRowsToWarps(alone, minColumns))
+                   if (!mapRowReductions(alone, minColumns))
                      mapParallel(alone, minColumns);
                  }))
           next = resume; // after the loops the program took in
-        else if (!mapRowsToWarps(loop) && !mapSplitReduction(loop, blockSize)) {
+        else if (!mapRowReductions(loop) && !mapSplitReduction(loop, blockSize)) {
           loop = collapseNested(loop);
           if (!mapTransposedStaging(loop, blockSize)) {
             FailureOr<scf::ParallelOp> tiled = mapTiledTranspose(loop);
@@ -449,7 +449,7 @@ struct ParallelLoopsToGPUPass
 
   /// Thread `lane` of `lanes` splitting `r`: its partial value. Lane l
   /// takes iterations l, l + lanes, ...; with `vectorLanes` > 1 (r runs
-  /// from 0 by 1 over a whole number of vectors: mapRowsToWarps checks),
+  /// from 0 by 1 over a whole number of vectors: mapRowReductions checks),
   /// vectors l, l + lanes, ... of that many iterations, its loads along r
   /// one vector load each, the vector's values combined in order.
   static Value lanePartial(OpBuilder &b, Location loc, const LaneReduction &r,
@@ -509,7 +509,7 @@ struct ParallelLoopsToGPUPass
   /// scalar one. `minColumns`: what the caller knows the rows' length to be
   /// at least (a row program's rows too wide for it); rows known to be long
   /// get only the launch with a block per row.
-  bool mapRowsToWarps(scf::ParallelOp loop, int64_t minColumns = 0) {
+  bool mapRowReductions(scf::ParallelOp loop, int64_t minColumns = 0) {
     Block *body = loop.getBody();
     llvm::DenseMap<Operation *, LaneReduction> reductions;
     for (Operation &op : body->without_terminator()) {
