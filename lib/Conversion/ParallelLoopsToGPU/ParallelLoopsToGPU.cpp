@@ -508,7 +508,8 @@ struct ParallelLoopsToGPUPass
   /// aligned buffers) picks a launch whose lanes load by vectors or the
   /// scalar one. `minColumns`: what the caller knows the rows' length to be
   /// at least (a row program's rows too wide for it); rows known to be long
-  /// get only the launch with a block per row.
+  /// get only the launch with a block per row, and so do rows of a static
+  /// length the launch of their length.
   bool mapRowReductions(scf::ParallelOp loop, int64_t minColumns = 0) {
     Block *body = loop.getBody();
     llvm::DenseMap<Operation *, LaneReduction> reductions;
@@ -607,17 +608,35 @@ struct ParallelLoopsToGPUPass
       if (auto it = reductions.find(&op); it != reductions.end())
         trips.push_back(hostTripCount(b, it->second.loop, loop));
     bool tripsKnown = llvm::all_of(trips, [](Value t) { return bool(t); });
+    // The shortest reduction's trip count when all are known statically.
+    std::optional<int64_t> staticTrip;
+    for (auto &entry : reductions) {
+      scf::ForOp inner = entry.second.loop;
+      auto lb = getConstantIntValue(inner.getLowerBound());
+      auto ub = getConstantIntValue(inner.getUpperBound());
+      auto step = getConstantIntValue(inner.getStep());
+      if (!lb || !ub || !step || *step <= 0) {
+        staticTrip.reset();
+        break;
+      }
+      int64_t trip = std::max<int64_t>(0, (*ub - *lb + *step - 1) / *step);
+      staticTrip = staticTrip ? std::min(*staticTrip, trip) : trip;
+    }
 
     // A block per row where every reduction is long enough.
     auto build = [&](OpBuilder &hb, int64_t vectorLanes) {
-      if (minColumns >= blockRowIterations(threads, vectorLanes))
+      int64_t least = blockRowIterations(threads, vectorLanes);
+      if (minColumns >= least)
         return buildLaunch(hb, vectorLanes, /*rowBlocks=*/true);
+      if (staticTrip)
+        return buildLaunch(hb, vectorLanes, /*rowBlocks=*/*staticTrip >= least);
       if (!tripsKnown)
         return buildLaunch(hb, vectorLanes, /*rowBlocks=*/false);
-      Value least = indexConstant(hb, loc, blockRowIterations(threads, vectorLanes));
+      Value leastValue = indexConstant(hb, loc, least);
       Value longRows;
       for (Value trip : trips) {
-        Value isLong = hb.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, trip, least);
+        Value isLong =
+            hb.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, trip, leastValue);
         longRows = longRows ? hb.createOrFold<arith::AndIOp>(loc, longRows, isLong) : isLong;
       }
       auto choice = scf::IfOp::create(hb, loc, longRows, /*withElseRegion=*/true);

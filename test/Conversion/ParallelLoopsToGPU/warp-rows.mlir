@@ -197,3 +197,61 @@ func.func @product(%x: memref<?x?xf32>, %s: memref<?xf32>) attributes {nerve.ker
   }
   return
 }
+
+// -----
+
+// Rows of a static length take the launches of that length only: 8192
+// columns a block per row (barriers), 512 a warp per row (none), each by
+// vectors or by scalars.
+// CHECK-LABEL: func.func @static_long_rows
+// CHECK-NOT:   arith.cmpi uge
+// CHECK:       gpu.launch
+// CHECK:         vector.load
+// CHECK:         gpu.barrier
+// CHECK:       } else {
+// CHECK:       gpu.launch
+// CHECK-NOT:     vector.load
+// CHECK:         gpu.barrier
+// CHECK-LABEL: func.func @static_short_rows
+// CHECK-NOT:   gpu.barrier
+// CHECK:       gpu.launch
+// CHECK:         vector.load
+// CHECK:         gpu.shuffle
+// CHECK:       } else {
+// CHECK:       gpu.launch
+// CHECK-NOT:     gpu.barrier
+// CHECK:       return
+func.func @static_long_rows(%x: memref<?x8192xf32>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cols = arith.constant 8192 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %x, %c0 : memref<?x8192xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %sum = scf.for %c = %c0 to %cols step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x8192xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %sum, %s[%r] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @static_short_rows(%x: memref<?x512xf32>, %s: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cols = arith.constant 512 : index
+  %zero = arith.constant 0.0 : f32
+  %rows = memref.dim %x, %c0 : memref<?x512xf32>
+  scf.parallel (%r) = (%c0) to (%rows) step (%c1) {
+    %sum = scf.for %c = %c0 to %cols step %c1 iter_args(%acc = %zero) -> (f32) {
+      %v = memref.load %x[%r, %c] : memref<?x512xf32>
+      %n = arith.addf %acc, %v : f32
+      scf.yield %n : f32
+    }
+    memref.store %sum, %s[%r] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
