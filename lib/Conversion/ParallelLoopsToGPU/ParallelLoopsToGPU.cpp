@@ -498,9 +498,9 @@ struct ParallelLoopsToGPUPass
   /// enough that each thread of a block has a whole round of loads
   /// (blockRowIterations) run one per block instead, the warps' totals
   /// combined in order through shared memory: a row per warp leaves a
-  /// 4096 x 65536 f32 sum with half the warps an SM holds and its last rows
-  /// on few SMs (H200: 97.4% of the copy bandwidth against 104.1% a row
-  /// per block; f16 87.9 against 98.1). The host picks by the rows' length.
+  /// 4096 x 65536 f32 sum with half the warps the SMs hold, each with 2 KiB
+  /// of loads in flight (H200: 97.4% of the copy bandwidth against 104.1%
+  /// a row per block; f16 87.9 against 98.1). The host picks by the rows' length.
   /// Returns false, changing nothing, when the body is anything else, or
   /// its reductions are statically short (then a thread per row is
   /// better). When the reductions' loads along the row allow 16-byte
