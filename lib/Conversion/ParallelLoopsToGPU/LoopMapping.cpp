@@ -633,6 +633,12 @@ Value warpButterfly(OpBuilder &b, Location loc, const LaneReduction &r, Value pa
   return partial;
 }
 
+Value workgroupArray(gpu::LaunchOp launch, Type element, int64_t length, Location loc) {
+  auto workgroup = gpu::AddressSpaceAttr::get(element.getContext(), gpu::AddressSpace::Workgroup);
+  return launch.addWorkgroupAttribution(
+      MemRefType::get({length}, element, MemRefLayoutAttrInterface(), workgroup), loc);
+}
+
 Value blockCombine(OpBuilder &b, Location loc, const LaneReduction &r, Value partial,
                    Value scratch, Value warp, Value isLaneZero, Value warps) {
   auto leader = scf::IfOp::create(b, loc, isLaneZero, /*withElseRegion=*/false);

@@ -226,6 +226,11 @@ llvm::SmallVector<mlir::Value> stridedPartials(
 mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r,
                           mlir::Value partial);
 
+/// A static workgroup (shared memory) array of `length` `element`s that
+/// `launch`'s blocks each have.
+mlir::Value workgroupArray(mlir::gpu::LaunchOp launch, mlir::Type element, int64_t length,
+                           mlir::Location loc);
+
 /// Combines the totals of a block's warps (each warp's `partial` after
 /// warpButterfly, the same on all its lanes) in warp order through
 /// `scratch`, a workgroup buffer of at least `warps` elements: every thread

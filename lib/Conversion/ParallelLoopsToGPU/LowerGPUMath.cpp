@@ -33,6 +33,7 @@ constexpr llvm::StringLiteral kApproximateExp2 = "llvm.nvvm.ex2.approx.ftz.f32";
 /// The special-function log2 and reciprocal, flushing subnormals.
 constexpr llvm::StringLiteral kApproximateLog2 = "llvm.nvvm.lg2.approx.ftz.f";
 constexpr llvm::StringLiteral kApproximateReciprocal = "llvm.nvvm.rcp.approx.ftz.f";
+constexpr llvm::StringLiteral kApproximateDivision = "llvm.nvvm.div.approx.ftz.f";
 /// Intrinsics math ops become (ToIntrinsic adds the type's suffix).
 constexpr llvm::StringLiteral kFabs = "llvm.fabs";
 constexpr llvm::StringLiteral kSqrt = "llvm.sqrt";
@@ -164,7 +165,7 @@ struct ApproximateDivision : OpRewritePattern<arith::DivFOp> {
       rewriter.replaceOp(op, callF32(rewriter, op.getLoc(), kApproximateReciprocal, op.getRhs()));
       return success();
     }
-    rewriter.replaceOp(op, callF32(rewriter, op.getLoc(), "llvm.nvvm.div.approx.ftz.f",
+    rewriter.replaceOp(op, callF32(rewriter, op.getLoc(), kApproximateDivision,
                                    {op.getLhs(), op.getRhs()}));
     return success();
   }

@@ -280,7 +280,6 @@ struct ParallelLoopsToGPUPass
   Operation *mapReduction(scf::ParallelOp loop, func::FuncOp func) {
     Location loc = loop.getLoc();
     OpBuilder b(loop);
-    MLIRContext *ctx = b.getContext();
     auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
     SmallVector<Value> counts;
     Value total;
@@ -292,7 +291,6 @@ struct ParallelLoopsToGPUPass
         b, loc,
         arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, total, one), block),
         indexConstant(b, loc, 1024));
-    auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
     SmallVector<Value> partials, finals;
     SmallVector<memref::StoreOp> direct;
     for (auto [t, result] : llvm::zip(loop.getResultTypes(), loop.getResults())) {
@@ -307,8 +305,7 @@ struct ParallelLoopsToGPUPass
       buildLaunch(b, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
         SmallVector<Value> shared;
         for (Type t : loop.getResultTypes())
-          shared.push_back(launch.addWorkgroupAttribution(
-              MemRefType::get({threads}, t, MemRefLayoutAttrInterface(), workgroup), loc));
+          shared.push_back(workgroupArray(launch, t, threads, loc));
         fn(ib, launch, shared);
       });
     };
@@ -570,19 +567,13 @@ struct ParallelLoopsToGPUPass
                     delinearize(rb, loc, loop, counts, rowLoop.getInductionVar()));
         DenseMap<Type, Value> scratchOf;
         auto reduce = [&](const LaneReduction &r) {
-          Value partial = rowBlocks ? lanePartial(rb, loc, r, mapping, tid, block, vectorLanes)
-                                    : lanePartial(rb, loc, r, mapping, lane, warpSize,
-                                                  vectorLanes);
+          Value partial = lanePartial(rb, loc, r, mapping, rowBlocks ? tid : lane,
+                                      rowBlocks ? block : warpSize, vectorLanes);
           partial = warpButterfly(rb, loc, r, partial);
           if (rowBlocks) {
             Value &scratch = scratchOf[partial.getType()];
             if (!scratch)
-              scratch = launch.addWorkgroupAttribution(
-                  MemRefType::get({threads / kWarpSize}, partial.getType(),
-                                  MemRefLayoutAttrInterface(),
-                                  gpu::AddressSpaceAttr::get(rb.getContext(),
-                                                             gpu::AddressSpace::Workgroup)),
-                  loc);
+              scratch = workgroupArray(launch, partial.getType(), threads / kWarpSize, loc);
             partial = blockCombine(rb, loc, r, partial, scratch, warp, isLaneZero,
                                    indexConstant(rb, loc, threads / kWarpSize));
           }

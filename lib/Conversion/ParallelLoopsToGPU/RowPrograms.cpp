@@ -682,10 +682,7 @@ private:
   /// every block ends with the same bits.
   Value clusterTotal(OpBuilder &b, const LaneReduction &r, Value value) {
     Type type = value.getType();
-    auto workgroup =
-        gpu::AddressSpaceAttr::get(type.getContext(), gpu::AddressSpace::Workgroup);
-    Value slot = launch.addWorkgroupAttribution(
-        MemRefType::get({1}, type, MemRefLayoutAttrInterface(), workgroup), loc);
+    Value slot = workgroupArray(launch, type, 1, loc);
     Value zero = indexConstant(b, loc, 0);
     auto leader = scf::IfOp::create(b, loc, isBlockFirstThread, /*withElseRegion=*/false);
     {
@@ -858,13 +855,8 @@ private:
 
   Value scratch(Type type) {
     Value &s = scratchOf[type];
-    if (!s) {
-      auto workgroup =
-          gpu::AddressSpaceAttr::get(type.getContext(), gpu::AddressSpace::Workgroup);
-      s = launch.addWorkgroupAttribution(
-          MemRefType::get({kWarpSize}, type, MemRefLayoutAttrInterface(), workgroup),
-          loc);
-    }
+    if (!s)
+      s = workgroupArray(launch, type, kWarpSize, loc);
     return s;
   }
 
