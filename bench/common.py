@@ -11,6 +11,12 @@ BENCH_LINE = re.compile(
     r"([0-9.]+) GB/s = ([0-9.]+)% of the \w+ copy bandwidth \(([0-9.]+) GB/s")
 SAME_SIZE_LINE = re.compile(r"a device copy moving the same bytes takes ([0-9.]+) ms")
 WIDTH = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8}
+# How L2 is emptied before each timed run, on both sides alike (nerve-run's
+# --l2-flush): "read" reads 256 MiB and leaves clean lines, "write" is a
+# 256 MiB memset whose dirty lines the timed run writes back, "none" times
+# runs back to back. Set by the benchmarks' --l2-flush.
+L2_FLUSH = "read"
+L2_FLUSH_MODES = ("read", "write", "none")
 
 
 def find_tool(name, given=None):
@@ -37,7 +43,7 @@ def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
     """Runs `nerve-run --bench` on the GPU; returns (median ms, copy GB/s,
     median ms of a device copy moving the same bytes, or None)."""
     cmd = [nerve_run, spec, "--target", "cuda", "--random", "1", "--bench", str(runs),
-           "--write-outputs=false", "--output-dir", "/tmp/nerve-bench"]
+           "--write-outputs=false", "--output-dir", "/tmp/nerve-bench", "--l2-flush", L2_FLUSH]
     if entry:
         cmd += ["--entry", entry]
     for name, size in dims.items():
@@ -54,14 +60,18 @@ def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
 
 def torch_median_ms(torch, step, runs):
     """Median CUDA-event time of `step()` after 3 warm-up calls, with L2
-    flushed before each run (as nerve-run --bench does)."""
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    emptied before each run as L2_FLUSH says (as nerve-run --bench does)."""
+    flush = torch.zeros(64 << 20, dtype=torch.float32, device="cuda")  # 256 MiB
+    flush_sum = torch.empty((), dtype=torch.float32, device="cuda")
     for _ in range(3):
         step()
     torch.cuda.synchronize()
     times = []
     for _ in range(runs):
-        flush.zero_()
+        if L2_FLUSH == "read":
+            torch.sum(flush, dim=0, out=flush_sum)
+        elif L2_FLUSH == "write":
+            flush.zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         step()

@@ -57,6 +57,7 @@ import tempfile
 
 import numpy as np
 
+import common
 from common import find_tool, run_bench, torch_median_ms
 
 SIZES = [(32, 4096), (64, 65536), (256, 65536), (1024, 65536)]
@@ -313,6 +314,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--nerve-run")
     p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--l2-flush", choices=common.L2_FLUSH_MODES, default=common.L2_FLUSH,
+                   help="how L2 is emptied before each timed run, for nerve and PyTorch alike")
     p.add_argument("--quick", action="store_true", help="LIF f32 only")
     p.add_argument("--torch-compile", action="store_true",
                    help="also time torch.compile (inference, T <= 64)")
@@ -331,6 +334,7 @@ def main():
                         "time-minor, channels-last (LIF, each dtype, 1024 x 65536); default: "
                         "all three, time-major alone with --no-extra")
     args = p.parse_args()
+    common.L2_FLUSH = args.l2_flush
     sizes_wanted = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
     time_blocks = [int(v) for v in args.time_blocks.split(",")]
     nerve_run = find_tool("nerve-run", args.nerve_run)
@@ -402,7 +406,7 @@ def main():
         print("%d checks failed" % failed_checks)
         return 1 if failed_checks else 0
     with open(os.path.join(args.out, "neuron.json"), "w") as f:
-        json.dump({"copy GB/s": copy, "rows": rows}, f, indent=1)
+        json.dump({"copy GB/s": copy, "L2 flush": common.L2_FLUSH, "rows": rows}, f, indent=1)
     keys = sorted({k for r in rows for k in r}, key=lambda k: list(rows[0]).index(k)
                   if k in rows[0] else 99)
     with open(os.path.join(args.out, "neuron.csv"), "w", newline="") as f:

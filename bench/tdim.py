@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 
+import common
 from common import ROOT, WIDTH, find_tool, run_bench, torch_median_ms
 
 M = "!m = !tdim.tensor<[r: ?, c: ?], {T}>\n!v = !tdim.tensor<[c: ?], {T}>\n" \
@@ -200,6 +201,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--nerve-run")
     p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--l2-flush", choices=common.L2_FLUSH_MODES, default=common.L2_FLUSH,
+                   help="how L2 is emptied before each timed run, for nerve and PyTorch alike")
     p.add_argument("--shapes", default="16384x4096,4096x65536,65536x1024")
     p.add_argument("--dtypes", default="f32,f16,bf16")
     p.add_argument("--ops", default="",
@@ -209,6 +212,7 @@ def main():
     p.add_argument("--check-only", action="store_true", help="run the checks, time nothing")
     p.add_argument("--wrap", default="", help="a command to run each checked nerve-run under")
     args = p.parse_args()
+    common.L2_FLUSH = args.l2_flush
     nerve_run = find_tool("nerve-run", args.nerve_run)
     work = tempfile.mkdtemp(prefix="nerve-bench-")
     table = ops()
@@ -259,7 +263,7 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "tdim.json"), "w") as f:
-        json.dump({"copy GB/s": copy, "rows": rows}, f, indent=1)
+        json.dump({"copy GB/s": copy, "L2 flush": common.L2_FLUSH, "rows": rows}, f, indent=1)
     if rows:
         with open(os.path.join(args.out, "tdim.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
