@@ -663,6 +663,14 @@ int main(int argc, char **argv) {
           bench->sameSizeCopyMs,
           100 * (bytesMoved / (bench->sameSizeCopyMs * 1e-3) / 1e9) / bench->copyGBs,
           100 * bench->sameSizeCopyMs / bench->medianMs);
+    if (onGpu)
+      llvm::outs() << "nerve-run: before each timed run (kernel and copy), L2 was "
+                   << (*flushMode == L2Flush::Mode::Read
+                           ? "emptied by reading 256 MiB (--l2-flush=read)"
+                       : *flushMode == L2Flush::Mode::Write
+                           ? "emptied by a 256 MiB memset, leaving dirty lines (--l2-flush=write)"
+                           : "left as the last run left it (--l2-flush=none)")
+                   << "\n";
   }
   return 0;
 }
