@@ -255,8 +255,11 @@ def main():
                        "torch.compile ms": compiled, "torch.compile fraction": frac(compiled),
                        "check": ok}
                 rows.append(row)
-                print("  %s %s %s: %.4f ms, %.1f%% of copy" % (name, dtype, shape, ms,
-                                                                100 * frac(ms)), flush=True)
+                # Each row as it comes, so that a run cut short keeps what it measured.
+                print("  %s %s %s: %.4f ms, %.1f%% of copy; eager %s ms, torch.compile %s ms"
+                      % (name, dtype, shape, ms, 100 * frac(ms),
+                         "-" if eager is None else "%.4f" % eager,
+                         "-" if compiled is None else "%.4f" % compiled), flush=True)
     if args.check_only:
         print("%d checks failed" % failed)
         return 1 if failed else 0
