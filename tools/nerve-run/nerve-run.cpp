@@ -182,19 +182,32 @@ public:
     return Status::error("--l2-flush takes read, write or none, not '" + name + "'");
   }
 
+  /// What `mode` does, as --bench reports it.
+  static const char *describe(Mode mode) {
+    switch (mode) {
+    case Mode::Read:
+      return "emptied by reading 256 MiB (--l2-flush=read)";
+    case Mode::Write:
+      return "emptied by a 256 MiB memset, leaving dirty lines (--l2-flush=write)";
+    case Mode::None:
+      return "left as the last run left it (--l2-flush=none)";
+    }
+    return "";
+  }
+
   static Result<std::unique_ptr<L2Flush>> create(Mode mode, cuda::Device &device,
                                                  const CompileOptions &options) {
     std::unique_ptr<L2Flush> flush(new L2Flush(mode, device));
     if (mode == Mode::None)
       return flush;
     const cuda::DriverAPI &api = device.api();
-    if (Status s = device.check(api.cuMemAlloc(&flush->buffer_, kRows * kColumns * 4),
+    if (Status s = device.check(api.cuMemAlloc(&flush->buffer_, kBytes),
                                 "allocating the L2 flush buffer");
         !s)
       return s;
-    api.cuMemsetD8(flush->buffer_, 0, kRows * kColumns * 4);
     if (mode == Mode::Write)
       return flush;
+    api.cuMemsetD8(flush->buffer_, 0, kBytes); // the reader's input, defined
     if (Status s = device.check(api.cuMemAlloc(&flush->sums_, kRows * 4),
                                 "allocating the L2 flush buffer");
         !s)
@@ -227,8 +240,8 @@ public:
     case Mode::None:
       return Status();
     case Mode::Write:
-      return device_.check(api.cuMemsetD8Async(buffer_, static_cast<unsigned char>(i),
-                                               kRows * kColumns * 4, stream),
+      return device_.check(api.cuMemsetD8Async(buffer_, static_cast<unsigned char>(i), kBytes,
+                                               stream),
                            "cuMemsetD8Async");
     case Mode::Read:
       return reader_->launch(
@@ -249,6 +262,7 @@ public:
 
 private:
   static constexpr size_t kRows = 65536, kColumns = 1024; // 256 MiB of f32
+  static constexpr size_t kBytes = kRows * kColumns * sizeof(float);
 
   L2Flush(Mode mode, cuda::Device &device) : mode_(mode), device_(device) {}
 
@@ -665,12 +679,7 @@ int main(int argc, char **argv) {
           100 * bench->sameSizeCopyMs / bench->medianMs);
     if (onGpu)
       llvm::outs() << "nerve-run: before each timed run (kernel and copy), L2 was "
-                   << (*flushMode == L2Flush::Mode::Read
-                           ? "emptied by reading 256 MiB (--l2-flush=read)"
-                       : *flushMode == L2Flush::Mode::Write
-                           ? "emptied by a 256 MiB memset, leaving dirty lines (--l2-flush=write)"
-                           : "left as the last run left it (--l2-flush=none)")
-                   << "\n";
+                   << L2Flush::describe(*flushMode) << "\n";
   }
   return 0;
 }
