@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -20,6 +21,7 @@ struct ThreadState {
   std::string error;
   std::string loadError;
   double loadMilliseconds = 0;
+  bool loadNextModuleNow = false;
 };
 thread_local ThreadState state;
 
@@ -49,6 +51,19 @@ bool ok(const Device *d, CUresult r, const char *what, std::string &slot) {
   record(slot, d->check(r, what).message());
   return false;
 }
+
+/// A kernel's module, its PTX JIT-compiled by the driver at the first launch
+/// that needs it: a spec compiles to alternatives (by vectors or elements,
+/// block sizes, row widths) of which a run launches few, and the driver's
+/// JIT of all of them was most of a cold compile.
+struct LazyModule {
+  const void *ptx; ///< the host code's constant, alive as long as it is
+  int optLevel;
+  CUmodule module = nullptr;
+  std::string error; ///< why the driver refused it, once it did
+};
+/// Held while a module loads.
+std::mutex loadMutex;
 
 /// Kernel handles, looked up once per (module, name), and their names for
 /// messages.
@@ -121,15 +136,21 @@ double cuda::takeModuleLoadMilliseconds() {
   return ms;
 }
 
-extern "C" {
-
-static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
-  const Device *d = device(state.loadError);
+/// JIT-compiles `m` unless it is loaded; false, with the error recorded in
+/// `slot`, when the driver refuses it (once: later calls repeat the error).
+static bool loadModule(LazyModule &m, std::string &slot) {
+  if (m.module)
+    return true;
+  if (!m.error.empty()) {
+    record(slot, m.error);
+    return false;
+  }
+  const Device *d = device(slot);
   if (!d)
-    return nullptr;
+    return false;
   if (Status s = d->usable(); !s) {
-    record(state.loadError, s.message());
-    return nullptr;
+    record(slot, s.message());
+    return false;
   }
   // The driver JIT-compiles the PTX; its own cache (~/.nv/ComputeCache)
   // keeps the result, so loading PTX it has seen before is fast.
@@ -137,42 +158,63 @@ static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
   char errorLog[16384] = {0};
   int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
                    CU_JIT_OPTIMIZATION_LEVEL};
-  void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog) - 1),
-                    reinterpret_cast<void *>(static_cast<intptr_t>(optLevel < 0 ? 4 : optLevel + 1))};
+  void *values[] = {
+      errorLog, reinterpret_cast<void *>(sizeof(errorLog) - 1),
+      reinterpret_cast<void *>(static_cast<intptr_t>(m.optLevel < 0 ? 4 : m.optLevel + 1))};
   CUmodule module = nullptr;
-  CUresult r = d->api().cuModuleLoadDataEx(&module, ptx, 3, options, values);
+  CUresult r = d->api().cuModuleLoadDataEx(&module, m.ptx, 3, options, values);
   state.loadMilliseconds +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (r != CUDA_SUCCESS) {
-    std::string message = "the CUDA driver could not load the PTX: " + d->errorText(r);
-    if (r == 222 /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION */)
-      message += "; the driver (CUDA " + std::to_string(d->driverVersion() / 1000) + "." +
-                 std::to_string(d->driverVersion() % 1000 / 10) +
-                 ") is too old for this PTX: update the driver";
-    if (errorLog[0]) {
-      // One line: the log's own lines joined.
-      std::string log(errorLog);
-      while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
-        log.pop_back();
-      for (char &c : log)
-        if (c == '\n')
-          c = ';';
-      message += "; JIT log: " + log;
-    }
-    record(state.loadError, message);
-    return nullptr;
+  if (r == CUDA_SUCCESS) {
+    m.module = module;
+    return true;
   }
-  return module;
+  std::string message = "the CUDA driver could not load the PTX: " + d->errorText(r);
+  if (r == 222 /* CUDA_ERROR_UNSUPPORTED_PTX_VERSION */)
+    message += "; the driver (CUDA " + std::to_string(d->driverVersion() / 1000) + "." +
+               std::to_string(d->driverVersion() % 1000 / 10) +
+               ") is too old for this PTX: update the driver";
+  if (errorLog[0]) {
+    // One line: the log's own lines joined.
+    std::string log(errorLog);
+    while (!log.empty() && (log.back() == '\n' || log.back() == ' '))
+      log.pop_back();
+    for (char &c : log)
+      if (c == '\n')
+        c = ';';
+    message += "; JIT log: " + log;
+  }
+  m.error = message;
+  record(slot, message);
+  return false;
+}
+
+void cuda::loadNextModuleNow(bool now) { state.loadNextModuleNow = now; }
+
+extern "C" {
+
+/// Runs in the host code's global constructors: the module loads at its
+/// first launch, or now when compile asked for it (loadNextModuleNow).
+static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
+  auto *m = new LazyModule{ptx, optLevel, nullptr, {}};
+  if (state.loadNextModuleNow) {
+    state.loadNextModuleNow = false;
+    std::lock_guard<std::mutex> lock(loadMutex);
+    loadModule(*m, state.loadError);
+  }
+  return m;
 }
 
 static void *nerve_mgpuModuleLoad(void *data, size_t) {
   return nerve_mgpuModuleLoadJIT(data, 3);
 }
 
-static void nerve_mgpuModuleUnload(void *module) {
+static void nerve_mgpuModuleUnload(void *handle) {
+  std::unique_ptr<LazyModule> m(static_cast<LazyModule *>(handle));
   Result<Device *> d = Device::get();
-  if (!d || !module)
+  if (!d || !m || !m->module)
     return;
+  CUmodule module = m->module;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
     for (auto it = functions.begin(); it != functions.end();) {
@@ -185,16 +227,22 @@ static void nerve_mgpuModuleUnload(void *module) {
       it = functions.erase(it);
     }
   }
-  (*d)->api().cuModuleUnload(static_cast<CUmodule>(module));
+  (*d)->api().cuModuleUnload(module);
 }
 
-static void *nerve_mgpuModuleGetFunction(void *module, const char *name) {
-  if (!module) {
+static void *nerve_mgpuModuleGetFunction(void *handle, const char *name) {
+  if (!handle) {
     record(state.error, "kernel " + std::string(name) + " has no loaded module");
     return nullptr;
   }
+  auto &m = *static_cast<LazyModule *>(handle);
+  {
+    std::lock_guard<std::mutex> lock(loadMutex);
+    if (!loadModule(m, state.error))
+      return nullptr;
+  }
   std::lock_guard<std::mutex> lock(functionsMutex);
-  auto key = std::make_pair(static_cast<CUmodule>(module), std::string(name));
+  auto key = std::make_pair(m.module, std::string(name));
   auto it = functions.find(key);
   if (it != functions.end())
     return it->second;

@@ -45,6 +45,9 @@ constexpr int kInvalidValue = 1;
 
 } // namespace
 
+/// Modules cuModuleLoadDataEx has loaded.
+int modulesLoaded = 0;
+
 extern "C" {
 
 int cuInit(unsigned) { return mode("no-device") ? 100 : 0; }
@@ -123,8 +126,12 @@ int cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *option
     return mode("old-driver") ? 222 : 218;
   }
   *module = new FakeModule{ptx};
+  ++modulesLoaded;
   return 0;
 }
+
+/// Modules loaded so far in this process (for the tests of lazy loading).
+int nerveFakeModulesLoaded() { return modulesLoaded; }
 // A "cubin" of the fake driver is its marker followed by the PTX it was
 // linked from.
 const char kFakeCubinMarker[] = "FAKE-CUBIN\n";

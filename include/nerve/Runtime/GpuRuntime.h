@@ -41,8 +41,15 @@ private:
   bool previousSynchronous;
 };
 
-/// Errors recorded while loading modules (the host code's global
-/// constructors run mgpuModuleLoadJIT), cleared by the call.
+/// Kernels' modules load lazily: the host code's global constructors
+/// (mgpuModuleLoadJIT) register them, and the driver JIT-compiles each at
+/// the first launch of its kernel. With `now`, the next module registered on
+/// this thread loads at once instead, so that compile finds out whether the
+/// driver takes the PTX at all; false cancels that.
+void loadNextModuleNow(bool now = true);
+
+/// Errors recorded while loading modules at once (loadNextModuleNow),
+/// cleared by the call.
 Status takeModuleLoadStatus();
 
 /// Milliseconds the driver spent loading modules on this thread since the

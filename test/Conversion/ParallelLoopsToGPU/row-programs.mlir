@@ -30,7 +30,7 @@
 // CLUSTER:         %[[LE4:.*]] = arith.cmpi ule, %[[ROWBYTES:.*]], %c196608 : index
 // CLUSTER:         %[[C48:.*]] = arith.select %[[LE4]], %c4{{.*}}, %c8 : index
 // CLUSTER:         %[[LE2:.*]] = arith.cmpi ule, %[[ROWBYTES]], %c98304 : index
-// CLUSTER:         %[[BLOCKS:.*]] = arith.select %[[LE2]], %c2, %[[C48]] : index
+// CLUSTER:         %[[BLOCKS:.*]] = arith.select %[[LE2]], %c2{{.*}}, %[[C48]] : index
 // CLUSTER:         %[[PER:.*]] = arith.ceildivui %{{.*}}, %[[BLOCKS]] : index
 // CLUSTER:         %[[GROUPS:.*]] = arith.ceildivui %[[PER]], %c16{{.*}} : index
 // CLUSTER:         %[[SLICE:.*]] = arith.muli %[[GROUPS]], %c16{{.*}} : index
@@ -88,8 +88,8 @@
 // softmax as tdim lowers it: a max per row, a sum of exponentials per row
 // that reads the max, and an elementwise pass that reads both. They become
 // one launch, a block per row (grid-stride over rows), ceil(columns / 16)
-// threads rounded to warps (32 to 256: four 16-byte vectors a thread when
-// vectors apply). The first pass keeps the row in
+// threads rounded to a power-of-two number of warps (32 to 256: four
+// 16-byte vectors a thread when vectors apply; a kernel for each size). The first pass keeps the row in
 // dynamic shared memory as it reads it, the later passes read it back from
 // there; each reduction combines within the warp by shuffles, then the
 // warps' values in order through shared memory, and thread 0 writes the row
@@ -111,6 +111,15 @@
 // CHECK:       %[[SUM:.*]] = gpu.alloc (%[[ROWS]]) : memref<?xf32>
 // CHECK:       %[[COLS:.*]] = memref.dim %[[X]], %c1
 // CHECK:       %[[WARPS:.*]] = arith.ceildivui %{{.*}}, %c512 : index
+//              Threads a block: a power of two from 32 to 512; one-warp
+//              blocks take two rows when a row has at most 256 columns.
+// CHECK:       %[[NEEDED:.*]] = arith.muli %[[WARPS]], %c32 : index
+// CHECK:       arith.cmpi ugt, %[[NEEDED]], %c32{{.*}} : index
+// CHECK:       arith.select %{{.*}}, %c64, %c32{{.*}} : index
+// CHECK:       arith.cmpi ugt, %[[NEEDED]], %c256{{.*}} : index
+// CHECK:       %[[POW2:.*]] = arith.select %{{.*}}, %c512{{.*}}, %{{.*}} : index
+// CHECK:       %[[SHORT:.*]] = arith.cmpi ule, %{{.*}}, %c256{{.*}} : index
+// CHECK:       %[[WARP_ROWS:.*]] = arith.select %[[SHORT]], %c2, %c1{{.*}} : index
 //              The vector form, when the row width is a whole number of
 //              16-byte vectors and the buffers are aligned.
 // CHECK:       memref.extract_aligned_pointer_as_index %[[X]]
@@ -124,8 +133,8 @@
 // CHECK:       %[[BYTES:.*]] = arith.muli %[[CAP]], %c4{{.*}} : index
 // CHECK:       %[[SMEM:.*]] = arith.index_cast %[[BYTES]] : index to i32
 // CHECK:       %[[LARGE:.*]] = arith.cmpi ugt, %[[BYTES]], %c49152 : index
-// CHECK:       %[[MOST:.*]] = arith.select %[[LARGE]], %c512{{.*}}, %c256 : index
-// CHECK:       %[[TPB:.*]] = arith.minui %{{.*}}, %[[MOST]] : index
+// CHECK:       %[[MOST:.*]] = arith.select %[[LARGE]], %c512{{.*}}, %c256{{.*}} : index
+// CHECK:       %[[TPB:.*]] = arith.minui %[[POW2]], %[[MOST]] : index
 // CHECK:       %[[SOLO:.*]] = arith.cmpi ugt, %[[SMEM]], %c24064_i32 : i32
 // CHECK:       scf.if %[[PROGRAM]] {
 // CHECK:         scf.if %[[VECTORS]] {
@@ -137,7 +146,28 @@
 // CHECK:             scf.if %[[SOLO]] {
 // CHECK:               gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c1024{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK:             } else {
-// CHECK:             gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[TPB]], {{.*}}) dynamic_shared_memory_size %[[SMEM]]
+//                    Blocks that share their SM: a kernel for each block
+//                    size. One warp: a row a warp (its slice of the
+//                    staging), reduced by shuffles alone.
+// CHECK:               %[[ONE_WARP:.*]] = arith.cmpi eq, %[[TPB]], %c32{{.*}} : index
+// CHECK:               scf.if %[[ONE_WARP]] {
+// CHECK:                 %[[ROWS_I32:.*]] = arith.index_cast %[[WARP_ROWS]] : index to i32
+// CHECK:                 %[[WSMEM:.*]] = arith.muli %[[SMEM]], %[[ROWS_I32]] : i32
+// CHECK:                 %[[WBLOCK:.*]] = arith.muli %c32{{.*}}, %[[WARP_ROWS]] : index
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[WBLOCK]], {{.*}}) dynamic_shared_memory_size %[[WSMEM]] {
+// CHECK:                   %[[WARP:.*]] = arith.divui %{{.*}}, %c32{{.*}} : index
+// CHECK:                   %[[SLICE:.*]] = arith.muli %[[WARP]], %{{.*}} : index
+// CHECK:                   memref.view %{{.*}}[%[[SLICE]]][%[[CAP]]]
+// CHECK-NOT:               gpu.barrier
+// CHECK:                   gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
+// CHECK-NOT:               gpu.barrier
+// CHECK:                   gpu.terminator
+// CHECK:               } else {
+// CHECK:                 arith.cmpi eq, %[[TPB]], %c64{{.*}} : index
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c512{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK:               scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK:                 %[[VX:.*]] = vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
 // CHECK-NEXT:            vector.store %[[VX]], %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<?xf32, #gpu.address_space<workgroup>>, vector<4xf32>
