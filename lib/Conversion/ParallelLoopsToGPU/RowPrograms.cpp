@@ -70,11 +70,13 @@ constexpr int64_t kElementsPerThread = 8;
 /// sized by vectors; f32 softmax 68-79%, now 82-89%).
 constexpr int64_t kVectorsPerThread = 4;
 constexpr int64_t kMaxThreads = 256;
-/// Rows a block of one-warp row programs takes when a row is shorter than
-/// its warp's loads: blocks of one warp stop at 32 an SM, half its warps
-/// (H200, f16 softmax over 512 columns: 74% of the copy bandwidth with one
-/// row a block, 83% with 2 or 4, 80% with 8).
-constexpr int64_t kRowsPerWarpBlock = 2;
+/// Warps a block of rows shorter than a warp's loads (rows over part of a
+/// warp): blocks of one warp stop at 32 an SM, half its warps (H200, bf16
+/// layer_norm over 128-1024 columns: 63-70% of the copy bandwidth with one
+/// warp a block, 74-78% with two; f16 and f32 softmax within a point).
+constexpr int64_t kGroupWarpsPerBlock = 2;
+/// log2 of the warp size.
+constexpr int64_t kWarpShift = 5;
 /// Threads of a block whose staging exceeds kDefaultSharedBytes: few
 /// blocks share its SM (an H100 has 228 KiB), so it needs more loads in
 /// flight of its own. 512 threads may take up to 128 registers each (the
@@ -393,12 +395,22 @@ public:
                                         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
                                                               needed, indexConstant(b, loc, t / 2)),
                                         indexConstant(b, loc, t), threads);
-    // A row shorter than a warp's loads shares its block with another.
-    Value rowsPerWarpBlock = arith::SelectOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, columns,
-                              indexConstant(b, loc, perThread * kWarpSize / 2)),
-        indexConstant(b, loc, kRowsPerWarpBlock), indexConstant(b, loc, 1));
+    // The one-warp kernel's rows: the fewest lanes, a power of two, that
+    // take a row's vectors kVectorsPerThread each; a warp walks 32 / lanes
+    // rows at a time.
+    if (g.lanes > 1) {
+      Value lanesNeeded = arith::CeilDivUIOp::create(
+          b, loc, columns, indexConstant(b, loc, g.lanes * kVectorsPerThread));
+      groupShift = indexConstant(b, loc, 0);
+      for (int64_t t = 2, shift = 1; t <= kWarpSize; t *= 2, ++shift)
+        groupShift = arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lanesNeeded,
+                                  indexConstant(b, loc, t / 2)),
+            indexConstant(b, loc, shift), groupShift);
+      hostRowsPerWarp =
+          arith::ShRUIOp::create(b, loc, indexConstant(b, loc, kWarpSize), groupShift);
+    }
     Value maxThreads = indexConstant(b, loc, kMaxThreads);
     // Whether the vector form applies: the row width and the buffers allow.
     Value vectors;
@@ -516,10 +528,11 @@ public:
     }
     Value rowCapacity = capacity;
     auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes, bool partialStaging, Value blockSize,
-                           Value cluster = {}, Value rowsPerBlock = {}) {
+                           Value cluster = {}, int64_t warpsPerBlock = 0,
+                           int64_t staticShift = -1) {
       lanes = kernelLanes;
       partial = partialStaging;
-      warpRows = bool(rowsPerBlock);
+      warpRows = warpsPerBlock > 0;
       stagingOf.clear();
       statistic.clear();
       stagedAlready.clear();
@@ -537,18 +550,35 @@ public:
         warp = arith::DivUIOp::create(ib, loc, tid, warpSize);
         Value firstRow = launch.getBlockIds().x, rowStep = launch.getGridSize().x;
         Value stagingStart = zero;
+        Value group;
         if (warpRows) {
-          // Each warp is a row's program of its own: its lanes are the
-          // threads, its slice of the block's staging their shared memory.
-          Value perBlock = rowsPerBlock;
-          tid = arith::RemUIOp::create(ib, loc, tid, warpSize);
-          blockThreads = warpSize;
+          // Each group of groupLanes lanes is a row's program of its own:
+          // its lanes are the threads, its slice of the block's staging
+          // their shared memory. A warp walks its rows in step (its
+          // shuffles need every lane): a group past the last row redoes
+          // the last one and stores nothing.
+          // Lanes and rows as shifts of groupShift: LLVM then turns the
+          // divisions by the lanes into shifts too (with a plain value they
+          // stayed 64-bit divisions in every row's loop bounds: f16 softmax
+          // over 1024 columns 80% of the copy bandwidth against 94%).
+          Value shift = staticShift >= 0 ? indexConstant(ib, loc, staticShift) : groupShift;
+          groupLanes = arith::ShLIOp::create(ib, loc, indexConstant(ib, loc, 1), shift);
+          rowsPerWarp = arith::ShRUIOp::create(ib, loc, warpSize, shift);
+          Value lane = arith::RemUIOp::create(ib, loc, tid, warpSize);
+          tid = arith::RemUIOp::create(ib, loc, lane, groupLanes);
+          group = arith::DivUIOp::create(ib, loc, lane, groupLanes);
+          blockThreads = groupLanes;
+          Value perBlock =
+              arith::MulIOp::create(ib, loc, indexConstant(ib, loc, warpsPerBlock), rowsPerWarp);
+          Value groupInBlock = arith::AddIOp::create(
+              ib, loc, arith::MulIOp::create(ib, loc, warp, rowsPerWarp), group);
           firstRow = arith::AddIOp::create(
-              ib, loc, arith::MulIOp::create(ib, loc, firstRow, perBlock), warp);
+              ib, loc, arith::MulIOp::create(ib, loc, firstRow, perBlock),
+              arith::MulIOp::create(ib, loc, warp, rowsPerWarp));
           rowStep = arith::MulIOp::create(ib, loc, rowStep, perBlock);
           if (!g.staged.empty())
             stagingStart = arith::MulIOp::create(
-                ib, loc, warp,
+                ib, loc, groupInBlock,
                 arith::MulIOp::create(ib, loc, capacity,
                                       indexConstant(ib, loc, stagedBytesPerColumn())));
         }
@@ -576,13 +606,29 @@ public:
         OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
         if (cluster)
           NVVM::ClusterWaitOp::create(rb, loc, rb.getUnitAttr());
-        row = delinearize(rb, loc, first, counts, rowLoop.getInductionVar());
+        Value rowIndex = rowLoop.getInductionVar(), valid;
+        // (A warp of one row has no row to skip: that check cost the bf16
+        // layer_norm over 1024 columns 5 points.)
+        if (warpRows && staticShift != kWarpShift) {
+          rowIndex = arith::AddIOp::create(rb, loc, rowIndex, group);
+          valid = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, rowIndex, rows);
+          rowIndex = arith::MinUIOp::create(
+              rb, loc, rowIndex, arith::SubIOp::create(rb, loc, rows, indexConstant(rb, loc, 1)));
+          isFirstThread = arith::AndIOp::create(
+              rb, loc, valid, arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, tid, zero));
+        }
+        row = delinearize(rb, loc, first, counts, rowIndex);
         for (scf::ParallelOp s : g.stats)
           buildStats(rb, s);
         if (cluster)
           NVVM::ClusterArriveOp::create(rb, loc, rb.getUnitAttr());
-        if (g.final)
+        if (g.final && valid) {
+          auto store = scf::IfOp::create(rb, loc, valid, /*withElseRegion=*/false);
+          OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
+          buildFinal(sb);
+        } else if (g.final) {
           buildFinal(rb);
+        }
         if (cluster) {
           // No block leaves while another may still read its slots.
           ib.setInsertionPointAfter(rowLoop);
@@ -590,14 +636,18 @@ public:
         }
       };
       if (warpRows) {
+        Value warps = indexConstant(at, loc, warpsPerBlock);
+        Value perBlock = arith::MulIOp::create(
+            at, loc, warps,
+            staticShift >= 0 ? indexConstant(at, loc, kWarpSize >> staticShift) : hostRowsPerWarp);
         Value blockShared =
             sharedBytes ? arith::MulIOp::create(
                               at, loc, sharedBytes,
-                              arith::IndexCastOp::create(at, loc, at.getI32Type(), rowsPerBlock))
+                              arith::IndexCastOp::create(at, loc, at.getI32Type(), perBlock))
                               .getResult()
                         : Value();
-        buildLaunchOver(at, loc, rows, rowsPerBlock,
-                        arith::MulIOp::create(at, loc, blockSize, rowsPerBlock), body, blockShared);
+        buildLaunchOver(at, loc, rows, perBlock,
+                        arith::MulIOp::create(at, loc, blockSize, warps), body, blockShared);
         return;
       }
       if (!cluster) {
@@ -623,21 +673,38 @@ public:
       // Blocks that share their SM: a kernel for each block size, which
       // the compiler then knows (H200, 16-bit softmax and layer_norm over
       // 1024-4096 columns: 79-89% of the copy bandwidth with one kernel
-      // for all sizes, 88-94% with these); one warp takes a row of its
-      // own, reduced by shuffles alone.
+      // for all sizes, 88-94% with these). Rows of one warp take a warp
+      // each, shorter rows part of one (groupShift), reduced by shuffles
+      // alone; a kernel of their own for each (the whole-warp rows lost
+      // 10-12 points with the lanes a run-time value).
       auto buildShared = [&](OpBuilder &start) {
         OpBuilder at = start;
-        int64_t largest = g.staged.empty() ? kMaxThreads : kMaxThreadsLargeStaging;
-        for (int64_t t = kWarpSize; t < largest; t *= 2) {
-          auto is = scf::IfOp::create(at, loc,
-                                      arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq,
-                                                            threads, indexConstant(at, loc, t)),
-                                      /*withElseRegion=*/true);
+        auto choose = [&](Value condition, function_ref<void(OpBuilder &)> then) {
+          auto is = scf::IfOp::create(at, loc, condition, /*withElseRegion=*/true);
           OpBuilder tb = OpBuilder::atBlockBegin(&is.getThenRegion().front());
-          buildKernel(tb, g.lanes, false, indexConstant(tb, loc, t), Value(),
-                      t == kWarpSize ? rowsPerWarpBlock : Value());
+          then(tb);
           at = OpBuilder::atBlockBegin(&is.getElseRegion().front());
-        }
+        };
+        auto threadsAre = [&](int64_t t) {
+          return arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, threads,
+                                       indexConstant(at, loc, t));
+        };
+        Value wholeWarp = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, groupShift,
+                                                indexConstant(at, loc, kWarpShift));
+        choose(arith::AndIOp::create(at, loc, threadsAre(kWarpSize), wholeWarp),
+               [&](OpBuilder &tb) {
+                 buildKernel(tb, g.lanes, false, indexConstant(tb, loc, kWarpSize), Value(), 1,
+                             kWarpShift);
+               });
+        choose(threadsAre(kWarpSize), [&](OpBuilder &tb) {
+          buildKernel(tb, g.lanes, false, indexConstant(tb, loc, kWarpSize), Value(),
+                      kGroupWarpsPerBlock);
+        });
+        int64_t largest = g.staged.empty() ? kMaxThreads : kMaxThreadsLargeStaging;
+        for (int64_t t = 2 * kWarpSize; t < largest; t *= 2)
+          choose(threadsAre(t), [&](OpBuilder &tb) {
+            buildKernel(tb, g.lanes, false, indexConstant(tb, loc, t));
+          });
         buildKernel(at, g.lanes, false, indexConstant(at, loc, largest));
       };
       // Without clusters: rows staged whole (by a block alone on its SM or
@@ -690,7 +757,11 @@ private:
   gpu::LaunchOp launch;
   int64_t lanes = 1;                     ///< columns per vector in this kernel
   bool partial = false;                  ///< this kernel stages rows in part
-  bool warpRows = false;                 ///< a row per warp, several a block
+  bool warpRows = false;                 ///< a row per group of lanes
+  Value groupShift;                      ///< log2 of the lanes a row (host
+                                         ///< value, vector form)
+  Value hostRowsPerWarp;                 ///< 32 >> groupShift (host value)
+  Value groupLanes, rowsPerWarp;         ///< the same in the kernel
   Value tid, blockThreads, warp, isFirstThread, isLaneZero;
   SmallVector<Value> row;
   Value capacity;                        ///< staged columns (host value),
@@ -932,6 +1003,21 @@ private:
   }
 
 
+  /// The butterfly of warpButterfly within each group of groupLanes lanes:
+  /// the exchanges across groups are made (every lane takes part) and
+  /// dropped.
+  Value groupButterfly(OpBuilder &b, const LaneReduction &r, Value partial) {
+    for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+      Value other =
+          gpu::ShuffleOp::create(b, loc, partial, offset, kWarpSize, gpu::ShuffleMode::XOR)
+              .getShuffleResult();
+      Value within = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           indexConstant(b, loc, offset), groupLanes);
+      partial = arith::SelectOp::create(b, loc, within, combineAs(b, r, partial, other), partial);
+    }
+    return partial;
+  }
+
   Value scratch(Type type) {
     Value &s = scratchOf[type];
     if (!s)
@@ -977,9 +1063,10 @@ private:
     for (Value input : pendingStaged)
       stagedAlready.insert(input);
     pendingStaged.clear();
-    partial = warpButterfly(b, loc, r, partial);
     if (warpRows)
-      return combineAs(b, r, m.lookupOrDefault(r.loop.getInitArgs()[0]), partial);
+      return combineAs(b, r, m.lookupOrDefault(r.loop.getInitArgs()[0]),
+                       groupButterfly(b, r, partial));
+    partial = warpButterfly(b, loc, r, partial);
     Value warps = arith::DivUIOp::create(b, loc, blockThreads, indexConstant(b, loc, kWarpSize));
     Value result = blockCombine(b, loc, r, partial, scratch(partial.getType()), warp, isLaneZero,
                                 warps);

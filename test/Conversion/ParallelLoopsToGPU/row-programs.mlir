@@ -28,7 +28,7 @@
 // may read its slots.
 // CLUSTER-LABEL: func.func @softmax
 // CLUSTER:         %[[LE4:.*]] = arith.cmpi ule, %[[ROWBYTES:.*]], %c196608 : index
-// CLUSTER:         %[[C48:.*]] = arith.select %[[LE4]], %c4{{.*}}, %c8 : index
+// CLUSTER:         %[[C48:.*]] = arith.select %[[LE4]], %c4{{.*}}, %c8{{.*}} : index
 // CLUSTER:         %[[LE2:.*]] = arith.cmpi ule, %[[ROWBYTES]], %c98304 : index
 // CLUSTER:         %[[BLOCKS:.*]] = arith.select %[[LE2]], %c2{{.*}}, %[[C48]] : index
 // CLUSTER:         %[[PER:.*]] = arith.ceildivui %{{.*}}, %[[BLOCKS]] : index
@@ -111,15 +111,19 @@
 // CHECK:       %[[SUM:.*]] = gpu.alloc (%[[ROWS]]) : memref<?xf32>
 // CHECK:       %[[COLS:.*]] = memref.dim %[[X]], %c1
 // CHECK:       %[[WARPS:.*]] = arith.ceildivui %{{.*}}, %c512 : index
-//              Threads a block: a power of two from 32 to 512; one-warp
-//              blocks take two rows when a row has at most 256 columns.
+//              Threads a block: a power of two from 32 to 512. Rows of
+//              one warp or less: the lanes a row, 2^shift (1 to 32), for
+//              four vectors a lane.
 // CHECK:       %[[NEEDED:.*]] = arith.muli %[[WARPS]], %c32 : index
 // CHECK:       arith.cmpi ugt, %[[NEEDED]], %c32{{.*}} : index
 // CHECK:       arith.select %{{.*}}, %c64, %c32{{.*}} : index
 // CHECK:       arith.cmpi ugt, %[[NEEDED]], %c256{{.*}} : index
 // CHECK:       %[[POW2:.*]] = arith.select %{{.*}}, %c512{{.*}}, %{{.*}} : index
-// CHECK:       %[[SHORT:.*]] = arith.cmpi ule, %{{.*}}, %c256{{.*}} : index
-// CHECK:       %[[WARP_ROWS:.*]] = arith.select %[[SHORT]], %c2, %c1{{.*}} : index
+// CHECK:       %[[LANES:.*]] = arith.ceildivui %{{.*}}, %c16 : index
+// CHECK:       arith.cmpi ugt, %[[LANES]], %c1{{.*}} : index
+// CHECK:       arith.cmpi ugt, %[[LANES]], %c16{{.*}} : index
+// CHECK:       %[[SHIFT:.*]] = arith.select %{{.*}}, %c5, %{{.*}} : index
+// CHECK:       %[[ROWS_A_WARP:.*]] = arith.shrui %c32{{.*}}, %[[SHIFT]] : index
 //              The vector form, when the row width is a whole number of
 //              16-byte vectors and the buffers are aligned.
 // CHECK:       memref.extract_aligned_pointer_as_index %[[X]]
@@ -147,21 +151,44 @@
 // CHECK:               gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c1024{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK:             } else {
 //                    Blocks that share their SM: a kernel for each block
-//                    size. One warp: a row a warp (its slice of the
-//                    staging), reduced by shuffles alone.
+//                    size. Rows of a whole warp: a row a warp (its slice
+//                    of the staging), reduced by shuffles alone.
+// CHECK:               %[[WHOLE:.*]] = arith.cmpi eq, %[[SHIFT]], %c5{{.*}} : index
 // CHECK:               %[[ONE_WARP:.*]] = arith.cmpi eq, %[[TPB]], %c32{{.*}} : index
-// CHECK:               scf.if %[[ONE_WARP]] {
-// CHECK:                 %[[ROWS_I32:.*]] = arith.index_cast %[[WARP_ROWS]] : index to i32
-// CHECK:                 %[[WSMEM:.*]] = arith.muli %[[SMEM]], %[[ROWS_I32]] : i32
-// CHECK:                 %[[WBLOCK:.*]] = arith.muli %c32{{.*}}, %[[WARP_ROWS]] : index
-// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[WBLOCK]], {{.*}}) dynamic_shared_memory_size %[[WSMEM]] {
+// CHECK:               %[[WHOLE_WARP:.*]] = arith.andi %[[ONE_WARP]], %[[WHOLE]] : i1
+// CHECK:               scf.if %[[WHOLE_WARP]] {
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %{{.*}}, {{.*}}) dynamic_shared_memory_size %{{.*}} {
 // CHECK:                   %[[WARP:.*]] = arith.divui %{{.*}}, %c32{{.*}} : index
-// CHECK:                   %[[SLICE:.*]] = arith.muli %[[WARP]], %{{.*}} : index
-// CHECK:                   memref.view %{{.*}}[%[[SLICE]]][%[[CAP]]]
+// CHECK:                   memref.view %{{.*}}[%{{.*}}][%[[CAP]]]
 // CHECK-NOT:               gpu.barrier
 // CHECK:                   gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
 // CHECK-NOT:               gpu.barrier
 // CHECK:                   gpu.terminator
+//                    Shorter rows: 2^shift lanes a row, two warps a block
+//                    (64 threads, 2 x 32 >> shift rows); a warp walks its
+//                    rows in step, a group past the last row redoing it and
+//                    storing nothing; the butterfly's exchanges across
+//                    groups are dropped.
+// CHECK:               } else {
+// CHECK:                 scf.if %{{.*}} {
+// CHECK:                   %[[GROUP_ROWS:.*]] = arith.muli %c2{{.*}}, %[[ROWS_A_WARP]] : index
+// CHECK:                   %[[GROUP_ROWS_I32:.*]] = arith.index_cast %[[GROUP_ROWS]] : index to i32
+// CHECK:                   %[[GROUP_SMEM:.*]] = arith.muli %[[SMEM]], %[[GROUP_ROWS_I32]] : i32
+// CHECK:                   %[[GROUP_BLOCK:.*]] = arith.muli %c32{{.*}}, %c2{{.*}} : index
+// CHECK:                   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[GROUP_BLOCK]], {{.*}}) dynamic_shared_memory_size %[[GROUP_SMEM]] {
+// CHECK:                     %[[GROUP_LANES:.*]] = arith.shli %c1{{.*}}, %[[SHIFT]] : index
+// CHECK:                     scf.for %[[BASE:.*]] = {{.*}} {
+// CHECK:                       %[[MINE:.*]] = arith.addi %[[BASE]], %{{.*}} : index
+// CHECK:                       %[[VALID:.*]] = arith.cmpi ult, %[[MINE]], %{{.*}} : index
+// CHECK:                       arith.minui %[[MINE]], %{{.*}} : index
+// CHECK-NOT:                   gpu.barrier
+// CHECK:                       %{{.*}}, %{{.*}} = gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
+// CHECK:                       %[[WITHIN:.*]] = arith.cmpi ult, %c16{{.*}}, %[[GROUP_LANES]] : index
+// CHECK:                       arith.select %[[WITHIN]], %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:                   gpu.barrier
+// CHECK:                       scf.if %[[VALID]] {
+// CHECK:                         vector.store
+// CHECK:                     gpu.terminator
 // CHECK:               } else {
 // CHECK:                 arith.cmpi eq, %[[TPB]], %c64{{.*}} : index
 // CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
