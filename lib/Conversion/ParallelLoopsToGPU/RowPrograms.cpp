@@ -25,8 +25,8 @@
 // vector load, staging store and store each), chosen at run time when the
 // row width and the buffers' alignment allow it. Its blocks that share their
 // SM run a kernel for each power-of-two block size, which the compiler then
-// knows; in the one-warp kernel each warp is a row's program of its own,
-// reduced by shuffles alone, and short rows go two to a block.
+// knows; rows of one warp or less run a row per warp or per part of a warp,
+// reduced by shuffles alone, two warps a block for the shorter rows.
 //
 // On chips with thread block clusters (sm_90 and later), a vector-form row
 // too wide to share its SM with other blocks runs on a cluster of 2 to 8
@@ -384,7 +384,7 @@ public:
     int64_t perThread = g.lanes > 1 ? kVectorsPerThread * g.lanes : kElementsPerThread;
     // Threads a block: the fewest warps that take perThread columns each,
     // rounded up to a power of two, so that the vector form has a kernel
-    // for each size (blockSizes).
+    // for each size (buildShared).
     Value needed = arith::MulIOp::create(
         b, loc,
         arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, perThread * kWarpSize)),
@@ -607,8 +607,7 @@ public:
         if (cluster)
           NVVM::ClusterWaitOp::create(rb, loc, rb.getUnitAttr());
         Value rowIndex = rowLoop.getInductionVar(), valid;
-        // (A warp of one row has no row to skip: that check cost the bf16
-        // layer_norm over 1024 columns 5 points.)
+        // (A warp of one row has no row to skip.)
         if (warpRows && staticShift != kWarpShift) {
           rowIndex = arith::AddIOp::create(rb, loc, rowIndex, group);
           valid = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, rowIndex, rows);
