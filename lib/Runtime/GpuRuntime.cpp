@@ -66,9 +66,10 @@ struct LazyModule {
 std::mutex loadMutex;
 
 /// Kernel handles, looked up once per (module, name), and their names for
-/// messages.
+/// messages. Keyed by the lazy module, so that a launch whose kernel is
+/// known takes one lock and no look at the module.
 std::mutex functionsMutex;
-std::map<std::pair<CUmodule, std::string>, CUfunction> functions;
+std::map<std::pair<const LazyModule *, std::string>, CUfunction> functions;
 std::map<CUfunction, std::string> functionNames;
 /// Dynamic shared memory each kernel was allowed beyond the default 48 KiB.
 std::map<CUfunction, int32_t> sharedOptIn;
@@ -214,11 +215,10 @@ static void nerve_mgpuModuleUnload(void *handle) {
   Result<Device *> d = Device::get();
   if (!d || !m || !m->module)
     return;
-  CUmodule module = m->module;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
     for (auto it = functions.begin(); it != functions.end();) {
-      if (it->first.first != module) {
+      if (it->first.first != m.get()) {
         ++it;
         continue;
       }
@@ -227,7 +227,7 @@ static void nerve_mgpuModuleUnload(void *handle) {
       it = functions.erase(it);
     }
   }
-  (*d)->api().cuModuleUnload(module);
+  (*d)->api().cuModuleUnload(m->module);
 }
 
 static void *nerve_mgpuModuleGetFunction(void *handle, const char *name) {
@@ -236,22 +236,25 @@ static void *nerve_mgpuModuleGetFunction(void *handle, const char *name) {
     return nullptr;
   }
   auto &m = *static_cast<LazyModule *>(handle);
+  auto key = std::make_pair(static_cast<const LazyModule *>(&m), std::string(name));
+  {
+    std::lock_guard<std::mutex> lock(functionsMutex);
+    if (auto it = functions.find(key); it != functions.end())
+      return it->second;
+  }
   {
     std::lock_guard<std::mutex> lock(loadMutex);
     if (!loadModule(m, state.error))
       return nullptr;
   }
   std::lock_guard<std::mutex> lock(functionsMutex);
-  auto key = std::make_pair(m.module, std::string(name));
-  auto it = functions.find(key);
-  if (it != functions.end())
-    return it->second;
+  if (auto it = functions.find(key); it != functions.end())
+    return it->second; // another thread looked it up meanwhile
   const Device *d = device(state.error);
   if (!d)
     return nullptr;
   CUfunction fn = nullptr;
-  if (!ok(d, d->api().cuModuleGetFunction(&fn, key.first, name), "cuModuleGetFunction",
-          state.error))
+  if (!ok(d, d->api().cuModuleGetFunction(&fn, m.module, name), "cuModuleGetFunction", state.error))
     return nullptr;
   functions[key] = fn;
   functionNames[fn] = name;

@@ -624,11 +624,19 @@ Value stridedPartial(OpBuilder &b, Location loc, const LaneReduction &r, Value l
       [&](OpBuilder &vb, Value iv) { return SmallVector<Value>{valueAt(vb, iv)}; }, kUnroll)[0];
 }
 
-Value warpButterfly(OpBuilder &b, Location loc, const LaneReduction &r, Value partial) {
+Value warpButterfly(OpBuilder &b, Location loc, const LaneReduction &r, Value partial,
+                    Value groupLanes) {
   for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
     Value other = gpu::ShuffleOp::create(b, loc, partial, offset, kWarpSize, gpu::ShuffleMode::XOR)
                       .getShuffleResult();
-    partial = combineAs(b, r, partial, other);
+    Value combined = combineAs(b, r, partial, other);
+    if (groupLanes)
+      combined =
+          arith::SelectOp::create(b, loc,
+                                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                                        indexConstant(b, loc, offset), groupLanes),
+                                  combined, partial);
+    partial = combined;
   }
   return partial;
 }

@@ -222,9 +222,12 @@ llvm::SmallVector<mlir::Value> stridedPartials(
     int64_t unroll = 4, bool inOrder = false, FoldOf of = FoldOf::Inputs);
 
 /// Combines `partial` over the 32 lanes of the warp by XOR shuffles: every
-/// lane ends with the same total, combined in the same order.
+/// lane ends with the same total, combined in the same order. With
+/// `groupLanes` (a power of two, an index value), over each group of that
+/// many lanes instead: the exchanges across groups are made (every lane
+/// takes part) and dropped.
 mlir::Value warpButterfly(mlir::OpBuilder &b, mlir::Location loc, const LaneReduction &r,
-                          mlir::Value partial);
+                          mlir::Value partial, mlir::Value groupLanes = {});
 
 /// A static workgroup (shared memory) array of `length` `element`s that
 /// `launch`'s blocks each have.

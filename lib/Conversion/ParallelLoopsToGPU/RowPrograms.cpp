@@ -408,8 +408,6 @@ public:
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lanesNeeded,
                                   indexConstant(b, loc, t / 2)),
             indexConstant(b, loc, shift), groupShift);
-      hostRowsPerWarp =
-          arith::ShRUIOp::create(b, loc, indexConstant(b, loc, kWarpSize), groupShift);
     }
     Value maxThreads = indexConstant(b, loc, kMaxThreads);
     // Whether the vector form applies: the row width and the buffers allow.
@@ -419,8 +417,7 @@ public:
     Value sharedBytes, fitsAll, fitsProgram, rounded;
     int64_t fit = 0, bytesPerColumn = 0;
     if (!g.staged.empty()) {
-      for (Value m : g.staged)
-        bytesPerColumn += elementBytes(m);
+      bytesPerColumn = stagedBytesPerColumn();
       // A whole number of 16-column groups per array keeps each one aligned
       // for 16-byte vectors.
       fit = stagingBytes / bytesPerColumn / 16 * 16;
@@ -533,6 +530,13 @@ public:
       lanes = kernelLanes;
       partial = partialStaging;
       warpRows = warpsPerBlock > 0;
+      // A row's lanes are 2^shift, a constant of the kernel or its argument.
+      auto shiftIn = [&](OpBuilder &ob) {
+        return staticShift >= 0 ? indexConstant(ob, loc, staticShift) : groupShift;
+      };
+      auto rowsPerWarpIn = [&](OpBuilder &ob) -> Value {
+        return arith::ShRUIOp::create(ob, loc, indexConstant(ob, loc, kWarpSize), shiftIn(ob));
+      };
       stagingOf.clear();
       statistic.clear();
       stagedAlready.clear();
@@ -561,20 +565,18 @@ public:
           // divisions by the lanes into shifts too (with a plain value they
           // stayed 64-bit divisions in every row's loop bounds: f16 softmax
           // over 1024 columns 80% of the copy bandwidth against 94%).
-          Value shift = staticShift >= 0 ? indexConstant(ib, loc, staticShift) : groupShift;
-          groupLanes = arith::ShLIOp::create(ib, loc, indexConstant(ib, loc, 1), shift);
-          rowsPerWarp = arith::ShRUIOp::create(ib, loc, warpSize, shift);
+          groupLanes = arith::ShLIOp::create(ib, loc, indexConstant(ib, loc, 1), shiftIn(ib));
+          Value rowsPerWarp = rowsPerWarpIn(ib);
           Value lane = arith::RemUIOp::create(ib, loc, tid, warpSize);
           tid = arith::RemUIOp::create(ib, loc, lane, groupLanes);
           group = arith::DivUIOp::create(ib, loc, lane, groupLanes);
           blockThreads = groupLanes;
           Value perBlock =
               arith::MulIOp::create(ib, loc, indexConstant(ib, loc, warpsPerBlock), rowsPerWarp);
-          Value groupInBlock = arith::AddIOp::create(
-              ib, loc, arith::MulIOp::create(ib, loc, warp, rowsPerWarp), group);
+          Value warpFirstRow = arith::MulIOp::create(ib, loc, warp, rowsPerWarp);
+          Value groupInBlock = arith::AddIOp::create(ib, loc, warpFirstRow, group);
           firstRow = arith::AddIOp::create(
-              ib, loc, arith::MulIOp::create(ib, loc, firstRow, perBlock),
-              arith::MulIOp::create(ib, loc, warp, rowsPerWarp));
+              ib, loc, arith::MulIOp::create(ib, loc, firstRow, perBlock), warpFirstRow);
           rowStep = arith::MulIOp::create(ib, loc, rowStep, perBlock);
           if (!g.staged.empty())
             stagingStart = arith::MulIOp::create(
@@ -621,12 +623,13 @@ public:
           buildStats(rb, s);
         if (cluster)
           NVVM::ClusterArriveOp::create(rb, loc, rb.getUnitAttr());
-        if (g.final && valid) {
-          auto store = scf::IfOp::create(rb, loc, valid, /*withElseRegion=*/false);
-          OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
-          buildFinal(sb);
-        } else if (g.final) {
-          buildFinal(rb);
+        if (g.final) {
+          OpBuilder fb = rb;
+          if (valid) // a group past the last row stores nothing
+            fb.setInsertionPointToStart(&scf::IfOp::create(rb, loc, valid, /*withElseRegion=*/false)
+                                             .getThenRegion()
+                                             .front());
+          buildFinal(fb);
         }
         if (cluster) {
           // No block leaves while another may still read its slots.
@@ -636,9 +639,7 @@ public:
       };
       if (warpRows) {
         Value warps = indexConstant(at, loc, warpsPerBlock);
-        Value perBlock = arith::MulIOp::create(
-            at, loc, warps,
-            staticShift >= 0 ? indexConstant(at, loc, kWarpSize >> staticShift) : hostRowsPerWarp);
+        Value perBlock = arith::MulIOp::create(at, loc, warps, rowsPerWarpIn(at));
         Value blockShared =
             sharedBytes ? arith::MulIOp::create(
                               at, loc, sharedBytes,
@@ -759,8 +760,7 @@ private:
   bool warpRows = false;                 ///< a row per group of lanes
   Value groupShift;                      ///< log2 of the lanes a row (host
                                          ///< value, vector form)
-  Value hostRowsPerWarp;                 ///< 32 >> groupShift (host value)
-  Value groupLanes, rowsPerWarp;         ///< the same in the kernel
+  Value groupLanes;                      ///< 1 << the shift, in the kernel
   Value tid, blockThreads, warp, isFirstThread, isLaneZero;
   SmallVector<Value> row;
   Value capacity;                        ///< staged columns (host value),
@@ -1001,22 +1001,6 @@ private:
       cloneOp(b, op, m, rowIvs, col);
   }
 
-
-  /// The butterfly of warpButterfly within each group of groupLanes lanes:
-  /// the exchanges across groups are made (every lane takes part) and
-  /// dropped.
-  Value groupButterfly(OpBuilder &b, const LaneReduction &r, Value partial) {
-    for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
-      Value other =
-          gpu::ShuffleOp::create(b, loc, partial, offset, kWarpSize, gpu::ShuffleMode::XOR)
-              .getShuffleResult();
-      Value within = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           indexConstant(b, loc, offset), groupLanes);
-      partial = arith::SelectOp::create(b, loc, within, combineAs(b, r, partial, other), partial);
-    }
-    return partial;
-  }
-
   Value scratch(Type type) {
     Value &s = scratchOf[type];
     if (!s)
@@ -1064,7 +1048,7 @@ private:
     pendingStaged.clear();
     if (warpRows)
       return combineAs(b, r, m.lookupOrDefault(r.loop.getInitArgs()[0]),
-                       groupButterfly(b, r, partial));
+                       warpButterfly(b, loc, r, partial, groupLanes));
     partial = warpButterfly(b, loc, r, partial);
     Value warps = arith::DivUIOp::create(b, loc, blockThreads, indexConstant(b, loc, kWarpSize));
     Value result = blockCombine(b, loc, r, partial, scratch(partial.getType()), warp, isLaneZero,

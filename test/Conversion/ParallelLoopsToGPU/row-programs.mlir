@@ -123,7 +123,6 @@
 // CHECK:       arith.cmpi ugt, %[[LANES]], %c1{{.*}} : index
 // CHECK:       arith.cmpi ugt, %[[LANES]], %c16{{.*}} : index
 // CHECK:       %[[SHIFT:.*]] = arith.select %{{.*}}, %c5, %{{.*}} : index
-// CHECK:       %[[ROWS_A_WARP:.*]] = arith.shrui %c32{{.*}}, %[[SHIFT]] : index
 //              The vector form, when the row width is a whole number of
 //              16-byte vectors and the buffers are aligned.
 // CHECK:       memref.extract_aligned_pointer_as_index %[[X]]
@@ -171,6 +170,7 @@
 //                    groups are dropped.
 // CHECK:               } else {
 // CHECK:                 scf.if %{{.*}} {
+// CHECK:                   %[[ROWS_A_WARP:.*]] = arith.shrui %c32{{.*}}, %[[SHIFT]] : index
 // CHECK:                   %[[GROUP_ROWS:.*]] = arith.muli %c2{{.*}}, %[[ROWS_A_WARP]] : index
 // CHECK:                   %[[GROUP_ROWS_I32:.*]] = arith.index_cast %[[GROUP_ROWS]] : index to i32
 // CHECK:                   %[[GROUP_SMEM:.*]] = arith.muli %[[SMEM]], %[[GROUP_ROWS_I32]] : i32
