@@ -37,9 +37,9 @@ static cl::opt<std::string> chip("chip", cl::desc("GPU architecture (sm_80, sm_8
 static cl::opt<unsigned> optLevel("opt-level", cl::desc("Optimisation level 0-3"), cl::init(3),
                                   cl::cat(category));
 static cl::opt<int> timeBlock("time-block",
-                             cl::desc("Time steps of a neuron whose loads are issued together "
-                                      "(1-64; default 0: automatic)"),
-                             cl::init(0), cl::cat(category));
+                              cl::desc("Time steps of a neuron whose loads are issued together "
+                                       "(1-128; default 0: automatic)"),
+                              cl::init(0), cl::cat(category));
 static cl::opt<std::string> libdevice(
     "libdevice", cl::desc("libdevice.10.bc to link, or 'none' (default: find a CUDA toolkit)"),
     cl::init(""), cl::cat(category));

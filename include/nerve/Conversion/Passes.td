@@ -48,7 +48,7 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
     forward blocks, and backward blocks of at most 4 steps, are loaded one
     block ahead, so that the next block's loads are in flight while this
     block's arithmetic runs; then the remaining steps one at a time. When
-    time is the contiguous dimension (time-minor), blocks span 128 bytes of
+    time is the contiguous dimension (time-minor), blocks span 256 bytes of
     each row and each loads its own steps: the GPU mapping stages them
     through shared memory.
   }];
@@ -58,7 +58,7 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
     Option<"timeBlock", "time-block", "int64_t", "0",
            "Time steps whose loads are issued together (1: one step at a time; "
            "0: automatic, 64 bytes of each stream, at most 96 backward loads per "
-           "thread; 128 bytes of each row when time is contiguous)">
+           "thread; 256 bytes of each row when time is contiguous; at most 128)">
   ];
 }
 
@@ -103,7 +103,9 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     walk is staged through shared memory, transposed: the threads of a GPU
     block load the rows of its iterations together, barrier, each computes
     from and into its own tile row, barrier, and they store the output rows
-    together (by 16-byte vectors under the same kind of host check).
+    together (by 16-byte vectors under the same kind of host check; with
+    vectors the loads are asynchronous copies into shared memory,
+    `nvgpu.device_async_copy`, that hold no registers).
 
     When a straight-line loop stores along one of its dimensions and loads
     some buffer along another (an elementwise op over a column-major view
@@ -132,7 +134,7 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",
-                           "::mlir::NVVM::NVVMDialect"];
+                           "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect"];
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">,
     Option<"coarsen", "coarsen", "int64_t", "4",

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -24,6 +25,9 @@ namespace nerve {
 
 using namespace mlir;
 using namespace nerve::loop_mapping;
+
+// (NVGPUDialect.h declares a global kWarpSize of its own.)
+constexpr int64_t kThreadsPerWarp = nerve::loop_mapping::kWarpSize;
 
 /// Ops that may stay in host code: they compute on values, not memory
 /// (sizes from descriptors, views, index arithmetic), or manage buffers.
@@ -536,16 +540,17 @@ struct ParallelLoopsToGPUPass
     SmallVector<Value> counts;
     Value rows;
     std::tie(counts, rows) = tripCounts(b, loop);
-    int64_t threads = std::max<int64_t>(kWarpSize, blockSize / kWarpSize * kWarpSize);
+    int64_t threads =
+        std::max<int64_t>(kThreadsPerWarp, blockSize / kThreadsPerWarp * kThreadsPerWarp);
     // `rowBlocks`: a block per row (all its threads split each reduction),
     // else a warp per row.
     auto buildLaunch = [&](OpBuilder &hb, int64_t vectorLanes, bool rowBlocks) {
-      int64_t rowsPerBlock = rowBlocks ? 1 : threads / kWarpSize;
+      int64_t rowsPerBlock = rowBlocks ? 1 : threads / kThreadsPerWarp;
       Value block = indexConstant(hb, loc, threads);
       Value perBlock = indexConstant(hb, loc, rowsPerBlock);
       buildLaunchOver(hb, loc, rows, perBlock, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
         Value tid = launch.getThreadIds().x;
-        Value warpSize = indexConstant(ib, loc, kWarpSize);
+        Value warpSize = indexConstant(ib, loc, kThreadsPerWarp);
         Value lane = arith::RemUIOp::create(ib, loc, tid, warpSize);
         Value warp = arith::DivUIOp::create(ib, loc, tid, warpSize);
         Value isLaneZero = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane,
@@ -573,9 +578,9 @@ struct ParallelLoopsToGPUPass
           if (rowBlocks) {
             Value &scratch = scratchOf[partial.getType()];
             if (!scratch)
-              scratch = workgroupArray(launch, partial.getType(), threads / kWarpSize, loc);
+              scratch = workgroupArray(launch, partial.getType(), threads / kThreadsPerWarp, loc);
             partial = blockCombine(rb, loc, r, partial, scratch, warp, isLaneZero,
-                                   indexConstant(rb, loc, threads / kWarpSize));
+                                   indexConstant(rb, loc, threads / kThreadsPerWarp));
           }
           return combineAs(rb, r, mapping.lookupOrDefault(r.loop.getInitArgs()[0]), partial);
         };

@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -48,8 +49,9 @@ namespace {
 /// Shared memory a block may use without opting in on any CUDA GPU: the
 /// tiles stay within it, so that several blocks share an SM.
 constexpr int64_t kSharedBytesWithoutOptIn = 48 * 1024;
-/// The widest block of a walk that is staged (columns of a tile).
-constexpr int64_t kMaxTileWidth = 64;
+/// The widest block of a walk that is staged (columns of a tile: 256 bytes
+/// of 16-bit elements).
+constexpr int64_t kMaxTileWidth = 128;
 
 /// Which values are the same for every iteration of a parallel loop (so
 /// that loops bounded by them run in step on every thread of a block):
@@ -184,6 +186,19 @@ std::optional<StagedLoop> matchStagedLoop(scf::ForOp f, scf::ParallelOp loop,
   return staged;
 }
 
+/// Moves `op` to just before the first op of its block that uses its
+/// result (directly or in a nested region).
+void sinkToFirstUse(Operation *op) {
+  Operation *first = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *at = op->getBlock()->findAncestorOpInBlock(*user);
+    if (at && (!first || at->isBeforeInBlock(first)))
+      first = at;
+  }
+  if (first && op->isBeforeInBlock(first))
+    op->moveBefore(first);
+}
+
 /// Moves each memref.store in `root` (itself included) under `valid`.
 void guardStores(OpBuilder &b, Operation *root, Value valid) {
   SmallVector<memref::StoreOp> stores;
@@ -277,9 +292,24 @@ struct Builder {
       vectorStore(at, loc, v, memref, indices);
   }
 
-  /// Every thread loads its share of `memref`'s tile rows into `shared`:
-  /// all global loads first, so that they are in flight together.
-  void loadTile(Value memref, Value shared, Value base, int64_t width) {
+  /// Every thread loads its share of `memref`'s tile rows into `shared`,
+  /// all in flight together. 16-byte vectors are asynchronous copies
+  /// (`tokens` gathers them; they hold no registers, where a block of 64
+  /// steps of three inputs loaded through registers took 192 a thread);
+  /// scalars go through registers, all global loads first.
+  void loadTile(Value memref, Value shared, Value base, int64_t width,
+                SmallVectorImpl<Value> &tokens) {
+    if (lanes > 1) {
+      auto token = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+      forEachAccess(width, [&](Value row, Value column) {
+        SmallVector<Value> indices = rowIndices(row).first;
+        tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, token, shared, ValueRange{tileIndex(row, column, width)}, memref,
+            withColumn(indices, base, column), b.getIndexAttr(lanes), /*srcElements=*/Value(),
+            /*bypassL1=*/b.getUnitAttr()));
+      });
+      return;
+    }
     SmallVector<std::pair<Value, Value>> loaded; // (value, tile index)
     forEachAccess(width, [&](Value row, Value column) {
       SmallVector<Value> indices = rowIndices(row).first;
@@ -304,8 +334,8 @@ struct Builder {
 
   /// The staged copy of `s`, its tiles in `shared` (by buffer), `m` mapping
   /// the parallel body's values. With vectors, a thread reads its own rows
-  /// of the input tiles by vectors right after the barrier and writes its
-  /// rows of the output tiles by vectors before the next.
+  /// of the input tiles and writes its rows of the output tiles by vectors,
+  /// between the two barriers.
   void emitStaged(const StagedLoop &s, const llvm::DenseMap<Value, Value> &shared,
                   IRMapping &m) {
     scf::ForOp f = s.loop;
@@ -324,25 +354,50 @@ struct Builder {
     m.map(f.getRegionIterArgs(), staged.getRegionIterArgs());
 
     Value row = tid;
-    llvm::DenseMap<Value, SmallVector<Value>> ownRow; // input tile -> its vectors
+    // A thread's vectors of its own rows, read from an input tile at their
+    // first use and written to an output tile once their last lane is
+    // computed: a block of 64 steps would otherwise hold whole rows in
+    // registers (spilling backward's three inputs).
+    llvm::DenseMap<Value, SmallVector<Value>> ownRow;  // input tile -> its vectors
     llvm::DenseMap<Value, SmallVector<Value>> results; // output tile -> its values
+    SmallVector<Operation *> reads;                    // of the thread's own rows
     Operation *baseDef = s.base.getDefiningOp();
     bool inBody = baseDef && baseDef->getBlock() == f.getBody();
     auto loadTiles = [&] {
       Value base = m.lookupOrDefault(s.base);
+      SmallVector<Value> tokens;
       for (auto &[memref, tile] : s.tiles)
         if (!tile.stored)
-          loadTile(memref, shared.lookup(memref), base, tile.width());
-      gpu::BarrierOp::create(b, loc);
-      if (lanes == 1)
-        return;
-      for (auto &[memref, tile] : s.tiles) {
-        if (tile.stored)
-          continue;
-        for (int64_t k = 0; k < tile.width(); k += lanes)
-          ownRow[memref].push_back(
-              load(shared.lookup(memref), ValueRange{tileIndex(row, c(k), tile.width())}));
+          loadTile(memref, shared.lookup(memref), base, tile.width(), tokens);
+      if (!tokens.empty()) {
+        Value group = nvgpu::DeviceAsyncCreateGroupOp::create(
+            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+        nvgpu::DeviceAsyncWaitOp::create(b, loc, group, /*numGroups=*/IntegerAttr());
       }
+      gpu::BarrierOp::create(b, loc);
+    };
+    auto ownVector = [&](Value memref, int64_t width, int64_t offset) {
+      SmallVector<Value> &vectors = ownRow[memref];
+      vectors.resize(width / lanes);
+      Value &v = vectors[offset / lanes];
+      if (!v) {
+        v = load(shared.lookup(memref),
+                 ValueRange{tileIndex(row, c(offset - offset % lanes), width)});
+        reads.push_back(v.getDefiningOp());
+      }
+      return v;
+    };
+    auto storeResult = [&](Value memref, int64_t width, int64_t offset, Value v) {
+      SmallVector<Value> &values = results[memref];
+      values.resize(width);
+      values[offset] = v;
+      int64_t first = offset - offset % lanes;
+      ArrayRef<Value> lanesOf = ArrayRef<Value>(values).slice(first, lanes);
+      if (llvm::any_of(lanesOf, [](Value v) { return !v; }))
+        return;
+      auto type = VectorType::get({lanes}, v.getType());
+      vectorStore(b, loc, vector::FromElementsOp::create(b, loc, type, lanesOf),
+                  shared.lookup(memref), ValueRange{tileIndex(row, c(first), width)});
     };
     if (!inBody)
       loadTiles();
@@ -352,38 +407,33 @@ struct Builder {
         int64_t offset = it->second, width = s.tiles.lookup(memref).width();
         Value tile = shared.lookup(memref);
         if (auto load = dyn_cast<memref::LoadOp>(op)) {
-          m.map(load.getResult(),
-                lanes == 1 ? memref::LoadOp::create(b, loc, tile,
+          Value read = lanes == 1
+                           ? memref::LoadOp::create(b, loc, tile,
                                                     ValueRange{tileIndex(row, c(offset), width)})
                                  .getResult()
-                           : vector::ExtractOp::create(b, loc, ownRow[memref][offset / lanes],
+                           : vector::ExtractOp::create(b, loc, ownVector(memref, width, offset),
                                                        offset % lanes)
-                                 .getResult());
+                                 .getResult();
+          reads.push_back(read.getDefiningOp());
+          m.map(load.getResult(), read);
           continue;
         }
         Value v = m.lookupOrDefault(llvm::cast<memref::StoreOp>(op).getValue());
-        if (lanes == 1) {
+        if (lanes == 1)
           memref::StoreOp::create(b, loc, v, tile, ValueRange{tileIndex(row, c(offset), width)});
-        } else {
-          SmallVector<Value> &values = results[memref];
-          values.resize(width);
-          values[offset] = v;
-        }
+        else
+          storeResult(memref, width, offset, v);
       } else {
         guardStores(b, b.clone(op, m), valid);
       }
       if (&op == baseDef)
         loadTiles();
     }
-    for (auto &[memref, tile] : s.tiles) {
-      if (!tile.stored || lanes == 1)
-        continue;
-      ArrayRef<Value> values = results[memref];
-      auto type = VectorType::get({lanes}, values.front().getType());
-      for (int64_t k = 0; k < tile.width(); k += lanes)
-        vectorStore(b, loc, vector::FromElementsOp::create(b, loc, type, values.slice(k, lanes)),
-                    shared.lookup(memref), ValueRange{tileIndex(row, c(k), tile.width())});
-    }
+    // A walk loads each block's steps first (global loads in flight
+    // together); from the tiles, each read moves to its first use, so that
+    // a block of 64 steps does not hold its whole rows in registers.
+    for (Operation *read : llvm::reverse(reads))
+      sinkToFirstUse(read);
     gpu::BarrierOp::create(b, loc);
     Value base = m.lookupOrDefault(s.base);
     for (auto &[memref, tile] : s.tiles)

@@ -1,7 +1,7 @@
 // RUN: nerve-opt %s --convert-neuron-to-tdim="time-block=4" --cse --split-input-file | FileCheck %s
 // RUN: nerve-opt %s --convert-neuron-to-tdim --split-input-file | FileCheck %s --check-prefix=AUTO
-// RUN: not nerve-opt %s --convert-neuron-to-tdim="time-block=65" --split-input-file 2>&1 | FileCheck %s --check-prefix=RANGE
-// RANGE: time-block must be between 0 (automatic) and 64, not 65
+// RUN: not nerve-opt %s --convert-neuron-to-tdim="time-block=129" --split-input-file 2>&1 | FileCheck %s --check-prefix=RANGE
+// RANGE: time-block must be between 0 (automatic) and 128, not 129
 
 // Automatic forward blocks hold 64 bytes of loads per thread (16 steps of
 // one f32 stream), loaded a block ahead; f32 backward blocks are 16 steps
@@ -146,17 +146,17 @@ tdim.kernel @plif_backward_f16(%h: !seq, %x: !seq, %w: !scalar, %gs: !seq, %gv: 
 
 // -----
 
-// Time-minor ([n, t]: time is the contiguous dimension): blocks span 128
-// bytes of each row (32 f32 steps, 64 f16 ones) and each loads its own
+// Time-minor ([n, t]: time is the contiguous dimension): blocks span 256
+// bytes of each row (64 f32 steps, 128 f16 ones) and each loads its own
 // steps (no look-ahead), so that the GPU mapping can stage them through
 // shared memory.
 // AUTO-LABEL: tdim.kernel @time_minor_forward
 // AUTO-NOT:   scf.if
-// AUTO:       step 32 iter_args
-// AUTO-COUNT-32: tdim.load %x
+// AUTO:       step 64 iter_args
+// AUTO-COUNT-64: tdim.load %x
 // AUTO-LABEL: tdim.kernel @time_minor_backward_f16
 // AUTO-NOT:   scf.if
-// AUTO:       step 64 reverse
+// AUTO:       step 128 reverse
 !seq = !tdim.tensor<[n: ?, t: ?], f32>
 !half = !tdim.tensor<[n: ?, t: ?], f16>
 tdim.kernel @time_minor_forward(%x: !seq) -> (%s: !seq) {

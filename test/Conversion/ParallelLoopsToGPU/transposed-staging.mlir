@@ -2,9 +2,9 @@
 
 // Each iteration walks its own row in blocks of 4 columns (a time-minor
 // neuron): the blocks are staged through shared memory, transposed. Two
-// launches: by 16-byte vectors when the buffers allow them at run time,
-// else by scalars. Each block: the threads load the tile rows together,
-// barrier, each computes from its own row and writes its own row of the
+// launches: by 16-byte vectors when the buffers allow them at run time
+// (loaded by asynchronous copies), else by scalars. Each block: the
+// threads load the tile rows together, barrier, each computes from its own row and writes its own row of the
 // output tile, barrier, the threads store the tile rows together (rows
 // past the last iteration are not stored).
 
@@ -20,9 +20,9 @@
 // CHECK: memref.view {{.*}} to memref<2048xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for
 // CHECK: scf.for {{.*}} step %c4 iter_args
-// CHECK: vector.load %arg0{{.*}} : memref<?x?xf32>, vector<4xf32>
-// CHECK-NEXT: arith.constant 8 : index
-// CHECK: vector.store {{.*}} : memref<2048xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: nvgpu.device_async_copy %arg0[{{.*}}], {{.*}}, 4 {bypassL1} : memref<?x?xf32> to memref<2048xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nvgpu.device_async_create_group
+// CHECK-NEXT: nvgpu.device_async_wait
 // CHECK-NEXT: gpu.barrier
 // CHECK: vector.load {{.*}} : memref<2048xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK-COUNT-4: arith.addf
@@ -74,6 +74,77 @@ func.func @staged(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.ke
       %s3 = arith.addf %s2, %d : f32
       memref.store %s3, %y[%i, %t3] : memref<?x?xf32>
       scf.yield %s3 : f32
+    }
+    scf.reduce
+  }
+  return
+}
+
+// A block that loads all its steps first (as neuron walks do): each
+// thread reads a vector of its own row where its first step is used, and
+// writes a vector of its output row as soon as its last step is computed,
+// so that a block's rows are not all held in registers at once.
+// CHECK-LABEL: func.func @reads_at_first_use
+// CHECK: gpu.launch
+// CHECK-COUNT-2: nvgpu.device_async_copy
+// CHECK-NEXT: nvgpu.device_async_create_group
+// CHECK: gpu.barrier
+// CHECK-NOT: vector.load
+// CHECK: vector.load {{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NOT: vector.load
+// CHECK-COUNT-4: arith.mulf
+// CHECK: vector.store {{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NEXT: vector.load {{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-4: arith.mulf
+// CHECK: vector.store {{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NEXT: gpu.barrier
+func.func @reads_at_first_use(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %t = memref.dim %x, %c1 : memref<?x?xf32>
+  %whole = arith.divui %t, %c8 : index
+  %end = arith.muli %whole, %c8 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %tb = %c0 to %end step %c8 {
+      %t1 = arith.addi %tb, %c1 : index
+      %c2 = arith.constant 2 : index
+      %t2 = arith.addi %tb, %c2 : index
+      %c3 = arith.constant 3 : index
+      %t3 = arith.addi %tb, %c3 : index
+      %c4 = arith.constant 4 : index
+      %t4 = arith.addi %tb, %c4 : index
+      %c5 = arith.constant 5 : index
+      %t5 = arith.addi %tb, %c5 : index
+      %c6 = arith.constant 6 : index
+      %t6 = arith.addi %tb, %c6 : index
+      %c7 = arith.constant 7 : index
+      %t7 = arith.addi %tb, %c7 : index
+      %a0 = memref.load %x[%i, %tb] : memref<?x?xf32>
+      %a1 = memref.load %x[%i, %t1] : memref<?x?xf32>
+      %a2 = memref.load %x[%i, %t2] : memref<?x?xf32>
+      %a3 = memref.load %x[%i, %t3] : memref<?x?xf32>
+      %a4 = memref.load %x[%i, %t4] : memref<?x?xf32>
+      %a5 = memref.load %x[%i, %t5] : memref<?x?xf32>
+      %a6 = memref.load %x[%i, %t6] : memref<?x?xf32>
+      %a7 = memref.load %x[%i, %t7] : memref<?x?xf32>
+      %s0 = arith.mulf %a0, %a0 : f32
+      memref.store %s0, %y[%i, %tb] : memref<?x?xf32>
+      %s1 = arith.mulf %a1, %a1 : f32
+      memref.store %s1, %y[%i, %t1] : memref<?x?xf32>
+      %s2 = arith.mulf %a2, %a2 : f32
+      memref.store %s2, %y[%i, %t2] : memref<?x?xf32>
+      %s3 = arith.mulf %a3, %a3 : f32
+      memref.store %s3, %y[%i, %t3] : memref<?x?xf32>
+      %s4 = arith.mulf %a4, %a4 : f32
+      memref.store %s4, %y[%i, %t4] : memref<?x?xf32>
+      %s5 = arith.mulf %a5, %a5 : f32
+      memref.store %s5, %y[%i, %t5] : memref<?x?xf32>
+      %s6 = arith.mulf %a6, %a6 : f32
+      memref.store %s6, %y[%i, %t6] : memref<?x?xf32>
+      %s7 = arith.mulf %a7, %a7 : f32
+      memref.store %s7, %y[%i, %t7] : memref<?x?xf32>
     }
     scf.reduce
   }
