@@ -153,7 +153,9 @@ static ValueRange buildWalk(
 /// against 83.5-84.5% with 256 (IF, LIF, PLIF; f16 and bf16), IF and LIF
 /// training 81.0-82.8% against 80.4-80.9%, PLIF training 75.3-75.7%
 /// against 76.2-76.3%; 64 and 512 threads were slower
-/// (docs/decisions.md).
+/// (docs/decisions.md). PLIF's backward, whose kernel also folds `grad_w`,
+/// went from 66.1% to 68.4-68.9% of the copy bandwidth (nerve-run's byte
+/// count) with 128 threads against 256; 64 measured the same as 128.
 constexpr int64_t kHalfRowThreads = 128;
 
 /// Whether every floating-point element `loop`'s body loads or stores in
@@ -175,13 +177,17 @@ static bool walksHalfRows(scf::ParallelOp loop) {
   return any && !walk.wasInterrupted();
 }
 
+int64_t lockstepThreads(scf::ParallelOp loop, int64_t threads) {
+  return walksInLockstep(loop) && walksHalfRows(loop) ? std::min(threads, kHalfRowThreads)
+                                                      : threads;
+}
+
 bool mapLockstep(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Value total,
                  int64_t threads) {
   SmallVector<scf::ForOp> walks = lockstepLoops(loop);
   if (walks.empty())
     return false;
-  if (walksHalfRows(loop))
-    threads = std::min(threads, kHalfRowThreads);
+  threads = lockstepThreads(loop, threads);
   Location loc = loop.getLoc();
   Value block = indexConstant(b, loc, threads);
   buildLaunchOver(b, loc, total, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {

@@ -297,6 +297,10 @@ bool mapLockstep(mlir::OpBuilder &b, mlir::scf::ParallelOp loop,
 /// Whether mapLockstep maps `loop` (or foldInLockstep folds it).
 bool walksInLockstep(mlir::scf::ParallelOp loop);
 
+/// The threads of a block that walks `loop` in lockstep, given `threads`
+/// otherwise: fewer when its rows are all 16-bit.
+int64_t lockstepThreads(mlir::scf::ParallelOp loop, int64_t threads);
+
 /// Inside `launch` (blocks of `block` threads), each thread's fold of the
 /// reduction `loop`'s iterations bid * block + tid, then a grid of blocks
 /// on (the order of a grid-stride fold), its threads walking the body's

@@ -288,7 +288,8 @@ struct ParallelLoopsToGPUPass
     SmallVector<Value> counts;
     Value total;
     std::tie(counts, total) = tripCounts(b, loop);
-    int64_t threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, 32));
+    int64_t threads =
+        lockstepThreads(loop, int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, 32)));
     Value block = indexConstant(b, loc, threads);
     Value one = indexConstant(b, loc, 1);
     Value blocks = arith::MinUIOp::create(

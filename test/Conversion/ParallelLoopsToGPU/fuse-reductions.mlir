@@ -68,6 +68,51 @@ func.func @walk_then_sum(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %out: memref<
   return
 }
 
+// The same over 16-bit rows: the fused walk takes blocks of 128 threads,
+// as a lockstep walk of 16-bit rows does (lockstep-loops.mlir), in both
+// kernels.
+// CHECK-LABEL: func.func @half_walk_then_sum
+// CHECK:     gpu.launch
+// CHECK-SAME:  threads({{.*}}) in ({{.*}} = %c128,
+// CHECK:       gpu.barrier
+// CHECK:       memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<128xf32, #gpu.address_space<workgroup>>
+// CHECK:     gpu.launch
+// CHECK-SAME:  threads({{.*}}) in ({{.*}} = %c128,
+// CHECK-NOT: gpu.launch
+// CHECK:     return
+func.func @half_walk_then_sum(%x: memref<?x?xf16>, %y: memref<?x?xf16>, %out: memref<f32>)
+    attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %t = memref.dim %x, %c0 : memref<?x?xf16>
+  %n = memref.dim %x, %c1 : memref<?x?xf16>
+  %tmp = memref.alloc(%n) : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %sum = scf.for %s = %c0 to %t step %c1 iter_args(%acc = %zero) -> (f32) {
+      %a = memref.load %x[%s, %i] : memref<?x?xf16>
+      %b = arith.mulf %a, %a : f16
+      memref.store %b, %y[%s, %i] : memref<?x?xf16>
+      %w = arith.extf %a : f16 to f32
+      %next = arith.addf %acc, %w : f32
+      scf.yield %next : f32
+    }
+    memref.store %sum, %tmp[%i] : memref<?xf32>
+    scf.reduce
+  }
+  %total = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f32 {
+    %v = memref.load %tmp[%i] : memref<?xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%l: f32, %r: f32):
+      %s = arith.addf %l, %r : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  memref.store %total, %out[] : memref<f32>
+  memref.dealloc %tmp : memref<?xf32>
+  return
+}
+
 // Not fused: a producer that walks nothing (it keeps its vector mapping),
 // and a reduction that reads the buffer at other indices than the
 // producer's. Their reductions still read the temporary.
