@@ -23,7 +23,9 @@
 // gives a block (as many threads a block as fit, up to the block size).
 // When a host check finds the buffers aligned, every access is a 16-byte
 // vector (global loads and stores along rows, a thread's reads and writes
-// of its own row), else a scalar; both launches are built. Rows are padded
+// of its own row), else a scalar; both launches are built. Vector loads
+// into the tiles are asynchronous copies (cp.async), which hold no
+// registers. Rows are padded
 // by one vector (or element) so that the threads reading their own rows
 // hit different shared memory banks.
 //
@@ -354,10 +356,8 @@ struct Builder {
     m.map(f.getRegionIterArgs(), staged.getRegionIterArgs());
 
     Value row = tid;
-    // A thread's vectors of its own rows, read from an input tile at their
-    // first use and written to an output tile once their last lane is
-    // computed: a block of 64 steps would otherwise hold whole rows in
-    // registers (spilling backward's three inputs).
+    // A thread's vectors of its own rows: each read from an input tile
+    // once, written to an output tile once its last lane is computed.
     llvm::DenseMap<Value, SmallVector<Value>> ownRow;  // input tile -> its vectors
     llvm::DenseMap<Value, SmallVector<Value>> results; // output tile -> its values
     SmallVector<Operation *> reads;                    // of the thread's own rows
@@ -431,7 +431,8 @@ struct Builder {
     }
     // A walk loads each block's steps first (global loads in flight
     // together); from the tiles, each read moves to its first use, so that
-    // a block of 64 steps does not hold its whole rows in registers.
+    // a block of 64 steps does not hold its whole rows in registers (which
+    // spilled backward's three inputs).
     for (Operation *read : llvm::reverse(reads))
       sinkToFirstUse(read);
     gpu::BarrierOp::create(b, loc);
