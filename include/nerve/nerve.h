@@ -45,8 +45,9 @@ struct CompileOptions {
   bool fastMath = false;
   /// libdevice.10.bc; empty: look in $CUDA_HOME and /usr/local/cuda.
   std::string libdevice;
-  /// Time steps of a neuron whose loads are issued together (1-64; 0 picks
-  /// enough for 64 bytes in flight per thread): more loads in flight, more
+  /// Time steps of a neuron whose loads are issued together (1-128; 0 picks
+  /// enough for 64 bytes in flight per thread, 256 bytes of each row when
+  /// time is the contiguous dimension): more loads in flight, more
   /// registers.
   int neuronTimeBlock = 0;
   /// The name diagnostics give the spec (compileFile: the file's path).

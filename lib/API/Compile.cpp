@@ -207,9 +207,9 @@ static Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptio
   if (options.optLevel < 0 || options.optLevel > 3)
     return Status::error("opt level " + std::to_string(options.optLevel) +
                          " is out of range 0-3");
-  if (options.neuronTimeBlock < 0 || options.neuronTimeBlock > 64)
+  if (options.neuronTimeBlock < 0 || options.neuronTimeBlock > 128)
     return Status::error("neuron time block " + std::to_string(options.neuronTimeBlock) +
-                         " is out of range 0-64 (0: automatic)");
+                         " is out of range 0-128 (0: automatic)");
   NerveToPTXOptions ptxOptions;
   ptxOptions.neuronTimeBlock = options.neuronTimeBlock;
   NerveToCPUOptions cpuOptions;

@@ -175,6 +175,27 @@ TEST(Emit, RejectsUnknownChipAndOptLevel) {
   EXPECT_NE(bad.message().find("7"), std::string::npos) << bad.message();
 }
 
+// The API accepts the time blocks the lowering does (up to 128 steps: a
+// 16-bit time-minor row's 256 bytes), and no more.
+TEST(Emit, NeuronTimeBlockRange) {
+  const char *spec = R"(
+!seq = !tdim.tensor<[n: ?, t: ?], f16>
+tdim.kernel @infer(%x: !seq) -> (%spike: !seq) {
+  neuron.lif ins(%x : !seq) outs(%spike : !seq) time t {tau = 2.0, v_threshold = 1.0, v_reset = 0.0}
+  tdim.return
+}
+)";
+  CompileOptions o;
+  o.target = Target::CPU;
+  o.neuronTimeBlock = 128;
+  Result<std::string> ok = emit(spec, o, Emit::LLVMIR);
+  EXPECT_TRUE(ok) << ok.message();
+  o.neuronTimeBlock = 129;
+  Result<std::string> bad = emit(spec, o, Emit::LLVMIR);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.message().find("out of range 0-128"), std::string::npos) << bad.message();
+}
+
 TEST(Version, NamesNerveAndLLVM) {
   std::string v = versionString();
   EXPECT_NE(v.find("nerve"), std::string::npos) << v;
