@@ -92,6 +92,9 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   // Which kernels may use approximate math depends on how they are launched.
   pm.addPass(createHalfStorageMath());
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  // Programmatic dependent launch came with sm_90.
+  if (options.chip == GpuChip::sm_90 || options.chip == GpuChip::sm_100)
+    device.addPass(createGridDependencies());
   LowerGPUMathOptions math;
   math.libdevice = libdevice.has_value();
   device.addPass(createLowerGPUMath(math));

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 using namespace nerve;
@@ -61,6 +62,9 @@ struct LazyModule {
   int optLevel;
   CUmodule module = nullptr;
   std::string error; ///< why the driver refused it, once it did
+  /// Its kernels begin with griddepcontrol (nerve-grid-dependencies): they
+  /// may be launched before the kernel ahead of them on the stream ends.
+  bool gridDependent = false;
 };
 /// Held while a module loads.
 std::mutex loadMutex;
@@ -73,6 +77,8 @@ std::map<std::pair<const LazyModule *, std::string>, CUfunction> functions;
 std::map<CUfunction, std::string> functionNames;
 /// Dynamic shared memory each kernel was allowed beyond the default 48 KiB.
 std::map<CUfunction, int32_t> sharedOptIn;
+/// Kernels of grid-dependent modules.
+std::set<CUfunction> gridDependent;
 
 std::string nameOf(CUfunction fn) {
   std::lock_guard<std::mutex> lock(functionsMutex);
@@ -198,6 +204,8 @@ extern "C" {
 /// first launch, or now when compile asked for it (loadNextModuleNow).
 static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
   auto *m = new LazyModule{ptx, optLevel, nullptr, {}};
+  // The PTX text, as the driver takes it (NUL-terminated).
+  m->gridDependent = std::strstr(static_cast<const char *>(ptx), "griddepcontrol.wait");
   if (state.loadNextModuleNow) {
     state.loadNextModuleNow = false;
     std::lock_guard<std::mutex> lock(loadMutex);
@@ -224,6 +232,7 @@ static void nerve_mgpuModuleUnload(void *handle) {
       }
       functionNames.erase(it->second);
       sharedOptIn.erase(it->second);
+      gridDependent.erase(it->second);
       it = functions.erase(it);
     }
   }
@@ -258,6 +267,8 @@ static void *nerve_mgpuModuleGetFunction(void *handle, const char *name) {
     return nullptr;
   functions[key] = fn;
   functionNames[fn] = name;
+  if (m.gridDependent)
+    gridDependent.insert(fn);
   return fn;
 }
 
@@ -310,8 +321,34 @@ static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t grid
   if (!d)
     return;
   auto fn = static_cast<CUfunction>(function);
-  CUresult r = d->api().cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
-                                       static_cast<CUstream>(stream), params, extra);
+  bool overlaps;
+  {
+    std::lock_guard<std::mutex> lock(functionsMutex);
+    overlaps = gridDependent.count(fn) != 0;
+  }
+  CUresult r;
+  if (overlaps && d->api().cuLaunchKernelEx) {
+    // Programmatic dependent launch: the kernel waits for the one before
+    // it itself (griddepcontrol.wait), so it may be scheduled early.
+    CUlaunchAttribute dependent{};
+    dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    dependent.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = unsigned(gridX);
+    config.gridDimY = unsigned(gridY);
+    config.gridDimZ = unsigned(gridZ);
+    config.blockDimX = unsigned(blockX);
+    config.blockDimY = unsigned(blockY);
+    config.blockDimZ = unsigned(blockZ);
+    config.sharedMemBytes = unsigned(smem);
+    config.hStream = static_cast<CUstream>(stream);
+    config.attrs = &dependent;
+    config.numAttrs = 1;
+    r = d->api().cuLaunchKernelEx(&config, fn, params, extra);
+  } else {
+    r = d->api().cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
+                                static_cast<CUstream>(stream), params, extra);
+  }
   if (r != CUDA_SUCCESS)
     ok(d, r, ("launching kernel " + nameOf(fn) + " failed").c_str(), state.error);
 }

@@ -22,6 +22,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 
 namespace {
@@ -47,6 +49,7 @@ constexpr int kInvalidValue = 1;
 
 /// Modules cuModuleLoadDataEx has loaded.
 int modulesLoaded = 0;
+int dependentLaunches = 0;
 
 extern "C" {
 
@@ -132,6 +135,8 @@ int cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *option
 
 /// Modules loaded so far in this process (for the tests of lazy loading).
 int nerveFakeModulesLoaded() { return modulesLoaded; }
+/// Launches that allowed programmatic dependence on the kernel before.
+int nerveFakeDependentLaunches() { return dependentLaunches; }
 // A "cubin" of the fake driver is its marker followed by the PTX it was
 // linked from.
 const char kFakeCubinMarker[] = "FAKE-CUBIN\n";
@@ -151,7 +156,13 @@ int cuModuleGetFunction(void **fn, void *module, const char *name) {
   const std::string &ptx = static_cast<FakeModule *>(module)->ptx;
   if (ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
     return 500;
-  *fn = handle(2);
+  // A handle of its own for each kernel of each module, as a GPU's driver
+  // gives (the runtime keeps facts per kernel).
+  static std::map<std::pair<void *, std::string>, std::unique_ptr<char>> functions;
+  std::unique_ptr<char> &function = functions[{module, name}];
+  if (!function)
+    function = std::make_unique<char>();
+  *fn = function.get();
   return 0;
 }
 // Dynamic shared memory beyond 48 KiB must be allowed first, as on a real
@@ -187,6 +198,7 @@ struct FakeLaunchAttribute {
     struct {
       unsigned x, y, z;
     } clusterDim;
+    int programmaticStreamSerializationAllowed;
   } value;
 };
 struct FakeLaunchConfig {
@@ -198,6 +210,9 @@ struct FakeLaunchConfig {
 int cuLaunchKernelEx(const FakeLaunchConfig *config, void *fn, void **params, void **extra) {
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const FakeLaunchAttribute &a = config->attrs[i];
+    if (a.id == 6 /* CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION */ &&
+        a.value.programmaticStreamSerializationAllowed == 1)
+      ++dependentLaunches;
     if (a.id != 4 /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */)
       continue;
     if (mode("no-clusters"))

@@ -212,6 +212,39 @@ TEST_F(FakeDriverFault, KernelsLoadAtTheirFirstLaunch) {
   EXPECT_EQ(fakeModulesLoaded() - before, 2);
 }
 
+/// How many launches the stand-in driver was asked to let overlap the
+/// kernel before (programmatic dependent launch).
+int fakeDependentLaunches() {
+  void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  auto count =
+      driver ? reinterpret_cast<int (*)()>(dlsym(driver, "nerveFakeDependentLaunches")) : nullptr;
+  return count ? count() : -1;
+}
+
+TEST_F(FakeDriverFault, KernelsForSm90OverlapTheKernelBefore) {
+  int before = fakeDependentLaunches();
+  ASSERT_GE(before, 0) << "the stand-in driver does not count dependent launches";
+  // Compiled for sm_90 (the default), its kernels are launched as ones
+  // that may overlap the kernel before them (their PTX begins with
+  // griddepcontrol).
+  auto module = compileUncached(kRowSoftmax);
+  ASSERT_TRUE(module) << module.message();
+  Status s = runRowSoftmax(**module, 2, 1024);
+  ASSERT_TRUE(s) << s.message();
+  int afterSm90 = fakeDependentLaunches();
+  EXPECT_GT(afterSm90, before);
+  // Compiled for sm_80 (no programmatic dependent launch): plain launches.
+  CompileOptions o;
+  o.target = Target::CUDA;
+  o.cache = false;
+  o.chip = "sm_80";
+  auto older = compile(kRowSoftmax, o);
+  ASSERT_TRUE(older) << older.message();
+  s = runRowSoftmax(**older, 2, 1024);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(fakeDependentLaunches(), afterSm90);
+}
+
 TEST_F(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
   auto module = compileUncached(kRowSoftmax);
   ASSERT_TRUE(module) << module.message();

@@ -213,6 +213,21 @@ def ExternDynamicShared : Pass<"nerve-extern-dynamic-shared", "::mlir::gpu::GPUM
   }];
 }
 
+def GridDependencies : Pass<"nerve-grid-dependencies", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Lets each kernel's launch overlap the end of the one before";
+  let description = [{
+    For sm_90 and later (programmatic dependent launch): every kernel
+    begins with `griddepcontrol.launch_dependents`, so that the next kernel
+    on the stream may be scheduled once all of this one's blocks have
+    started, then `griddepcontrol.wait`, so that it reads nothing before
+    the kernel before it has finished and its writes are visible. The
+    runtime launches a kernel whose PTX has these instructions with
+    cuLaunchKernelEx's programmatic stream serialization; launched without
+    it, both are no-ops.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def NameKernels : Pass<"nerve-name-kernels", "::mlir::ModuleOp"> {
   let summary = "Gives every outlined GPU kernel a distinct name";
   let description = [{

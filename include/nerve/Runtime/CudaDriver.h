@@ -39,6 +39,7 @@ struct CUlaunchAttribute {
     struct {
       unsigned x, y, z;
     } clusterDim;
+    int programmaticStreamSerializationAllowed;
   } value;
 };
 static_assert(sizeof(CUlaunchAttribute) == 72, "CUlaunchAttribute layout");
@@ -117,6 +118,7 @@ enum : int {
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
 };
 
 /// The driver and the device nerve uses: device 0 (or $NERVE_CUDA_DEVICE)
