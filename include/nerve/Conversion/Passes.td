@@ -217,13 +217,12 @@ def GridDependencies : Pass<"nerve-grid-dependencies", "::mlir::gpu::GPUModuleOp
   let summary = "Lets each kernel's launch overlap the end of the one before";
   let description = [{
     For sm_90 and later (programmatic dependent launch): every kernel
-    begins with `griddepcontrol.launch_dependents`, so that the next kernel
-    on the stream may be scheduled once all of this one's blocks have
-    started, then `griddepcontrol.wait`, so that it reads nothing before
-    the kernel before it has finished and its writes are visible. The
-    runtime launches a kernel whose PTX has these instructions with
-    cuLaunchKernelEx's programmatic stream serialization; launched without
-    it, both are no-ops.
+    begins with `griddepcontrol.wait`, so that it reads and writes nothing
+    before the kernel ahead of it on the stream has finished and its writes
+    are visible. The runtime launches a kernel whose PTX has it with
+    cuLaunchKernelEx's programmatic stream serialization, so that its
+    launch overlaps the end of the kernel ahead; launched without it, the
+    wait is a no-op.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }

@@ -1,13 +1,16 @@
-//===- GridDependencies.cpp - kernels that overlap their neighbours' ------===//
+//===- GridDependencies.cpp - kernels launched before the one ahead ends -===//
 //
 // Consecutive kernels of a call (a neuron's forward and backward, a split
-// reduction's two launches) otherwise pay, between them, the drain of the
-// first and the launch and ramp of the second. With programmatic dependent
-// launch (sm_90), a kernel that has signalled `launch_dependents` lets the
-// next one be scheduled early; that one's `wait` holds it until the first
-// has finished and its memory is visible, so nothing it reads is early.
-// Both at the very start of every kernel: no kernel reads or writes memory
-// before its predecessor is done, as with plain stream order.
+// reduction's two launches) otherwise pay, between them, the first one's
+// drain and the second one's launch. With programmatic dependent launch
+// (sm_90), the second may be launched as the first one's blocks exit; its
+// `griddepcontrol.wait`, at the very start of every kernel, holds it until
+// the first has finished and its memory is visible: no kernel reads or
+// writes memory before the one ahead of it is done, as in plain stream
+// order. No kernel signals `launch_dependents` earlier: the next kernel's
+// blocks would then take SM resources while this one runs (f32 LIF
+// training at 1024 x 65536 on an H200: 0.587 ms against 0.548 without
+// dependent launch, 0.548 with the wait alone).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +33,6 @@ struct GridDependenciesPass : nerve::impl::GridDependenciesBase<GridDependencies
       if (!kernel.isKernel() || kernel.getBody().empty())
         continue;
       OpBuilder b = OpBuilder::atBlockBegin(&kernel.getBody().front());
-      NVVM::GriddepcontrolOp::create(b, kernel.getLoc(),
-                                     NVVM::GridDepActionKind::launch_dependents);
       NVVM::GriddepcontrolOp::create(b, kernel.getLoc(), NVVM::GridDepActionKind::wait);
     }
   }

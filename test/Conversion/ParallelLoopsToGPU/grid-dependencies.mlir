@@ -1,12 +1,13 @@
 // RUN: nerve-opt --pass-pipeline='builtin.module(gpu.module(nerve-grid-dependencies))' %s | FileCheck %s
 
-// Every kernel begins by letting the next kernel on the stream be
-// scheduled, then waits for the kernel before it: nothing it reads or
-// writes comes before that one's end. A function that is not a kernel is
-// left alone.
+// Every kernel begins by waiting for the kernel ahead of it on the stream:
+// nothing it reads or writes comes before that one's end. It signals no
+// early launch of the next one. A function that is not a kernel is left
+// alone.
 // CHECK-LABEL: gpu.func @scale
-// CHECK-NEXT:    nvvm.griddepcontrol launch_dependents
+// CHECK-NOT:     launch_dependents
 // CHECK-NEXT:    nvvm.griddepcontrol wait
+// CHECK-NOT:     launch_dependents
 // CHECK:         memref.load
 // CHECK-LABEL: gpu.func @helper
 // CHECK-NOT:     nvvm.griddepcontrol
