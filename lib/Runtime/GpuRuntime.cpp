@@ -313,6 +313,25 @@ static const Device *launchDevice(void *function, intptr_t gridX, intptr_t gridY
   return d;
 }
 
+/// cuLaunchKernelEx's configuration of a launch with one `attribute`
+/// (which must outlive the launch call).
+static CUlaunchConfig launchConfig(intptr_t gridX, intptr_t gridY, intptr_t gridZ, intptr_t blockX,
+                                   intptr_t blockY, intptr_t blockZ, int32_t smem, void *stream,
+                                   CUlaunchAttribute &attribute) {
+  CUlaunchConfig config{};
+  config.gridDimX = unsigned(gridX);
+  config.gridDimY = unsigned(gridY);
+  config.gridDimZ = unsigned(gridZ);
+  config.blockDimX = unsigned(blockX);
+  config.blockDimY = unsigned(blockY);
+  config.blockDimZ = unsigned(blockZ);
+  config.sharedMemBytes = unsigned(smem);
+  config.hStream = static_cast<CUstream>(stream);
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
 static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                    intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                                    intptr_t blockZ, int32_t smem, void *stream, void **params,
@@ -333,17 +352,8 @@ static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t grid
     CUlaunchAttribute dependent{};
     dependent.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     dependent.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config{};
-    config.gridDimX = unsigned(gridX);
-    config.gridDimY = unsigned(gridY);
-    config.gridDimZ = unsigned(gridZ);
-    config.blockDimX = unsigned(blockX);
-    config.blockDimY = unsigned(blockY);
-    config.blockDimZ = unsigned(blockZ);
-    config.sharedMemBytes = unsigned(smem);
-    config.hStream = static_cast<CUstream>(stream);
-    config.attrs = &dependent;
-    config.numAttrs = 1;
+    CUlaunchConfig config =
+        launchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, smem, stream, dependent);
     r = d->api().cuLaunchKernelEx(&config, fn, params, extra);
   } else {
     r = d->api().cuLaunchKernel(fn, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
@@ -373,17 +383,8 @@ static void nerve_mgpuLaunchClusterKernel(void *function, intptr_t clusterX, int
   CUlaunchAttribute cluster{};
   cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
   cluster.value.clusterDim = {unsigned(clusterX), unsigned(clusterY), unsigned(clusterZ)};
-  CUlaunchConfig config{};
-  config.gridDimX = unsigned(gridX);
-  config.gridDimY = unsigned(gridY);
-  config.gridDimZ = unsigned(gridZ);
-  config.blockDimX = unsigned(blockX);
-  config.blockDimY = unsigned(blockY);
-  config.blockDimZ = unsigned(blockZ);
-  config.sharedMemBytes = unsigned(smem);
-  config.hStream = static_cast<CUstream>(stream);
-  config.attrs = &cluster;
-  config.numAttrs = 1;
+  CUlaunchConfig config =
+      launchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, smem, stream, cluster);
   CUresult r = d->api().cuLaunchKernelEx(&config, fn, params, extra);
   if (r != CUDA_SUCCESS)
     ok(d, r,

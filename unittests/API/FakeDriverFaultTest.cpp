@@ -188,13 +188,15 @@ Status runRowSoftmax(Module &module, int64_t rows, int64_t cols,
                                 Arg::tensor(y.data(), {rows, cols})});
 }
 
-/// How many modules the stand-in driver has loaded in this process.
-int fakeModulesLoaded() {
+/// One of the stand-in driver's counters (`symbol`), or -1 without it.
+int fakeCounter(const char *symbol) {
   void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  auto count =
-      driver ? reinterpret_cast<int (*)()>(dlsym(driver, "nerveFakeModulesLoaded")) : nullptr;
+  auto count = driver ? reinterpret_cast<int (*)()>(dlsym(driver, symbol)) : nullptr;
   return count ? count() : -1;
 }
+
+/// How many modules the stand-in driver has loaded in this process.
+int fakeModulesLoaded() { return fakeCounter("nerveFakeModulesLoaded"); }
 
 TEST_F(FakeDriverFault, KernelsLoadAtTheirFirstLaunch) {
   int before = fakeModulesLoaded();
@@ -214,12 +216,7 @@ TEST_F(FakeDriverFault, KernelsLoadAtTheirFirstLaunch) {
 
 /// How many launches the stand-in driver was asked to let overlap the
 /// kernel before (programmatic dependent launch).
-int fakeDependentLaunches() {
-  void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  auto count =
-      driver ? reinterpret_cast<int (*)()>(dlsym(driver, "nerveFakeDependentLaunches")) : nullptr;
-  return count ? count() : -1;
-}
+int fakeDependentLaunches() { return fakeCounter("nerveFakeDependentLaunches"); }
 
 TEST_F(FakeDriverFault, KernelsForSm90OverlapTheKernelBefore) {
   int before = fakeDependentLaunches();
