@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 
 using namespace nerve;
@@ -69,45 +68,47 @@ struct LazyModule {
 /// Held while a module loads.
 std::mutex loadMutex;
 
-/// Kernel handles, looked up once per (module, name), and their names for
-/// messages. Keyed by the lazy module, so that a launch whose kernel is
-/// known takes one lock and no look at the module.
+/// A kernel as the host code holds it (mgpuModuleGetFunction's handle):
+/// what its launches need, with no lookup.
+struct Kernel {
+  CUfunction fn = nullptr;
+  std::string name; ///< for messages
+  /// Its module is grid-dependent (see LazyModule).
+  bool gridDependent = false;
+  /// Dynamic shared memory it was allowed beyond the default 48 KiB
+  /// (under functionsMutex).
+  int32_t sharedOptIn = 0;
+};
+
+/// Kernels, looked up once per (module, name). Keyed by the lazy module, so
+/// that a launch whose kernel is known takes one lock and no look at the
+/// module; a map's entries stay where they are, so the host code holds
+/// pointers to them.
 std::mutex functionsMutex;
-std::map<std::pair<const LazyModule *, std::string>, CUfunction> functions;
-std::map<CUfunction, std::string> functionNames;
-/// Dynamic shared memory each kernel was allowed beyond the default 48 KiB.
-std::map<CUfunction, int32_t> sharedOptIn;
-/// Kernels of grid-dependent modules.
-std::set<CUfunction> gridDependent;
+std::map<std::pair<const LazyModule *, std::string>, Kernel> kernels;
 
-std::string nameOf(CUfunction fn) {
-  std::lock_guard<std::mutex> lock(functionsMutex);
-  auto it = functionNames.find(fn);
-  return it == functionNames.end() ? std::string("?") : it->second;
-}
-
-/// Lets `fn` take `bytes` of dynamic shared memory when that is more than a
+/// Lets `k` take `bytes` of dynamic shared memory when that is more than a
 /// block gets without asking (row programs stage rows up to the chip's
 /// opt-in limit).
-bool allowSharedBytes(const Device *d, CUfunction fn, int32_t bytes) {
+bool allowSharedBytes(const Device *d, Kernel &k, int32_t bytes) {
   constexpr int32_t kDefaultSharedBytes = 48 * 1024;
   if (bytes <= kDefaultSharedBytes)
     return true;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
-    if (sharedOptIn[fn] >= bytes)
+    if (k.sharedOptIn >= bytes)
       return true;
   }
   CUresult r =
-      d->api().cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
+      d->api().cuFuncSetAttribute(k.fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes);
   if (r != CUDA_SUCCESS) {
-    std::string what = "kernel " + nameOf(fn) + " needs " + std::to_string(bytes) +
+    std::string what = "kernel " + k.name + " needs " + std::to_string(bytes) +
                        " bytes of shared memory a block, more than this GPU allows (was it "
                        "compiled for another chip?)";
     return ok(d, r, what.c_str(), state.error);
   }
   std::lock_guard<std::mutex> lock(functionsMutex);
-  sharedOptIn[fn] = bytes;
+  k.sharedOptIn = bytes;
   return true;
 }
 } // namespace
@@ -225,16 +226,8 @@ static void nerve_mgpuModuleUnload(void *handle) {
     return;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
-    for (auto it = functions.begin(); it != functions.end();) {
-      if (it->first.first != m.get()) {
-        ++it;
-        continue;
-      }
-      functionNames.erase(it->second);
-      sharedOptIn.erase(it->second);
-      gridDependent.erase(it->second);
-      it = functions.erase(it);
-    }
+    for (auto it = kernels.begin(); it != kernels.end();)
+      it = it->first.first == m.get() ? kernels.erase(it) : std::next(it);
   }
   (*d)->api().cuModuleUnload(m->module);
 }
@@ -248,8 +241,8 @@ static void *nerve_mgpuModuleGetFunction(void *handle, const char *name) {
   auto key = std::make_pair(static_cast<const LazyModule *>(&m), std::string(name));
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
-    if (auto it = functions.find(key); it != functions.end())
-      return it->second;
+    if (auto it = kernels.find(key); it != kernels.end())
+      return &it->second;
   }
   {
     std::lock_guard<std::mutex> lock(loadMutex);
@@ -257,19 +250,19 @@ static void *nerve_mgpuModuleGetFunction(void *handle, const char *name) {
       return nullptr;
   }
   std::lock_guard<std::mutex> lock(functionsMutex);
-  if (auto it = functions.find(key); it != functions.end())
-    return it->second; // another thread looked it up meanwhile
+  if (auto it = kernels.find(key); it != kernels.end())
+    return &it->second; // another thread looked it up meanwhile
   const Device *d = device(state.error);
   if (!d)
     return nullptr;
   CUfunction fn = nullptr;
   if (!ok(d, d->api().cuModuleGetFunction(&fn, m.module, name), "cuModuleGetFunction", state.error))
     return nullptr;
-  functions[key] = fn;
-  functionNames[fn] = name;
-  if (m.gridDependent)
-    gridDependent.insert(fn);
-  return fn;
+  Kernel &k = kernels[key];
+  k.fn = fn;
+  k.name = name;
+  k.gridDependent = m.gridDependent;
+  return &k;
 }
 
 static void *nerve_mgpuStreamCreate() {
@@ -297,10 +290,10 @@ static void nerve_mgpuStreamSynchronize(void *stream) {
        state.error);
 }
 
-/// The device to launch `function` on with `smem` bytes of dynamic shared
-/// memory, or null when there is nothing to launch (an earlier step of
-/// this call failed, or the grid is empty) or it cannot be (the error is
-/// recorded).
+/// The device to launch `function` (a Kernel) on with `smem` bytes of
+/// dynamic shared memory, or null when there is nothing to launch (an
+/// earlier step of this call failed, or the grid is empty) or it cannot be
+/// (the error is recorded).
 static const Device *launchDevice(void *function, intptr_t gridX, intptr_t gridY,
                                   intptr_t gridZ, int32_t smem) {
   if (!state.error.empty() || !function)
@@ -308,7 +301,7 @@ static const Device *launchDevice(void *function, intptr_t gridX, intptr_t gridY
   if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
     return nullptr;
   const Device *d = device(state.error);
-  if (!d || !allowSharedBytes(d, static_cast<CUfunction>(function), smem))
+  if (!d || !allowSharedBytes(d, *static_cast<Kernel *>(function), smem))
     return nullptr;
   return d;
 }
@@ -339,14 +332,10 @@ static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t grid
   const Device *d = launchDevice(function, gridX, gridY, gridZ, smem);
   if (!d)
     return;
-  auto fn = static_cast<CUfunction>(function);
-  bool overlaps;
-  {
-    std::lock_guard<std::mutex> lock(functionsMutex);
-    overlaps = gridDependent.count(fn) != 0;
-  }
+  const Kernel &k = *static_cast<Kernel *>(function);
+  CUfunction fn = k.fn;
   CUresult r;
-  if (overlaps && d->api().cuLaunchKernelEx) {
+  if (k.gridDependent && d->api().cuLaunchKernelEx) {
     // Programmatic dependent launch: the kernel waits for the one before
     // it itself (griddepcontrol.wait), so it may be scheduled early.
     CUlaunchAttribute dependent{};
@@ -360,7 +349,7 @@ static void nerve_mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t grid
                                 static_cast<CUstream>(stream), params, extra);
   }
   if (r != CUDA_SUCCESS)
-    ok(d, r, ("launching kernel " + nameOf(fn) + " failed").c_str(), state.error);
+    ok(d, r, ("launching kernel " + k.name + " failed").c_str(), state.error);
 }
 
 /// A launch in 1-D thread block clusters of `clusterX` blocks (the row
@@ -373,9 +362,9 @@ static void nerve_mgpuLaunchClusterKernel(void *function, intptr_t clusterX, int
   const Device *d = launchDevice(function, gridX, gridY, gridZ, smem);
   if (!d)
     return;
-  auto fn = static_cast<CUfunction>(function);
+  const Kernel &k = *static_cast<Kernel *>(function);
   if (!d->api().cuLaunchKernelEx) {
-    state.error = "kernel " + nameOf(fn) +
+    state.error = "kernel " + k.name +
                   " runs in thread block clusters, which this CUDA driver cannot launch "
                   "(it lacks cuLaunchKernelEx: CUDA 11.8 or later is needed)";
     return;
@@ -385,10 +374,10 @@ static void nerve_mgpuLaunchClusterKernel(void *function, intptr_t clusterX, int
   cluster.value.clusterDim = {unsigned(clusterX), unsigned(clusterY), unsigned(clusterZ)};
   CUlaunchConfig config =
       launchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, smem, stream, cluster);
-  CUresult r = d->api().cuLaunchKernelEx(&config, fn, params, extra);
+  CUresult r = d->api().cuLaunchKernelEx(&config, k.fn, params, extra);
   if (r != CUDA_SUCCESS)
     ok(d, r,
-       ("launching kernel " + nameOf(fn) + " in clusters of " + std::to_string(clusterX) +
+       ("launching kernel " + k.name + " in clusters of " + std::to_string(clusterX) +
         " blocks failed (thread block clusters need sm_90 or later)")
            .c_str(),
        state.error);

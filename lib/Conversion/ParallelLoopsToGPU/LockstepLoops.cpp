@@ -187,7 +187,8 @@ bool mapLockstep(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Val
   SmallVector<scf::ForOp> walks = lockstepLoops(loop);
   if (walks.empty())
     return false;
-  threads = lockstepThreads(loop, threads);
+  if (walksHalfRows(loop)) // the walks are known: lockstepThreads without its lookup
+    threads = std::min(threads, kHalfRowThreads);
   Location loc = loop.getLoc();
   Value block = indexConstant(b, loc, threads);
   buildLaunchOver(b, loc, total, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
