@@ -77,6 +77,59 @@ func.func @widen(%x: memref<?x?xf16>, %r: memref<?xf32>, %y: memref<?x?xf32>) at
 
 // -----
 
+// Loads along the columns alone (a scale and a shift; the column maximum
+// and sum of a softmax over dim 0), the same vectors for every row, that
+// outnumber those walking the rows: one group of lanes a thread, not two.
+// CHECK-LABEL: func.func @column_scale_shift
+// CHECK-SAME:    (%[[X:.*]]: memref<?x?xf32>, %[[S:.*]]: memref<?xf32>, %[[T:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf32>)
+// CHECK:       gpu.launch
+// CHECK:         vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK:         vector.load %[[S]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK:         vector.load %[[T]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-NOT:     vector.load
+// CHECK-COUNT-4: arith.addf
+// CHECK-NOT:     arith.addf
+// CHECK:         vector.store %{{.*}}, %[[Y]]
+// CHECK-NOT:     vector.store
+// CHECK:       } else {
+func.func @column_scale_shift(%x: memref<?x?xf32>, %s: memref<?xf32>, %t: memref<?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    %a = memref.load %s[%j] : memref<?xf32>
+    %b = memref.load %t[%j] : memref<?xf32>
+    %m = arith.mulf %v, %a : f32
+    %r = arith.addf %m, %b : f32
+    memref.store %r, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// A single column vector to a row load (a bias) keeps two groups.
+// CHECK-LABEL: func.func @column_bias
+// CHECK:       gpu.launch
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<?x?xf32>, vector<4xf32>
+func.func @column_bias(%x: memref<?x?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = memref.dim %x, %c0 : memref<?x?xf32>
+  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    %w = memref.load %b[%j] : memref<?xf32>
+    %s = arith.addf %v, %w : f32
+    memref.store %s, %y[%i, %j] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
 // A loop nested in the body (a fold over a short outer dimension) is
 // jammed: one loop carrying each lane's accumulator, its loads vectors.
 // CHECK-LABEL: func.func @jammed
