@@ -384,10 +384,11 @@ mlir::Value vectorAccessesFit(mlir::OpBuilder &b, mlir::Location loc,
 /// Maps `loop` (trip counts `counts`, `total` in all) with consecutive
 /// innermost iterations per thread, each access along the contiguous
 /// dimension one 16-byte vector (see VectorLanes.cpp), `groups` such
-/// vectors per access in flight per thread for straight-line bodies, under
-/// a host check of the buffers at run time; `scalarMapping` builds the
-/// mapping used when the check fails. Returns false, changing nothing, when
-/// the body does not suit it.
+/// vectors per access in flight per thread for straight-line bodies (one
+/// where loads along the columns alone outnumber those walking the rows),
+/// under a host check of the buffers at run time; `scalarMapping` builds
+/// the mapping used when the check fails. Returns false, changing nothing,
+/// when the body does not suit it.
 bool mapVectorLanes(mlir::OpBuilder &b, mlir::scf::ParallelOp loop,
                     llvm::ArrayRef<mlir::Value> counts, mlir::Value total, int64_t threads,
                     int64_t groups, llvm::function_ref<void(mlir::OpBuilder &)> scalarMapping);
