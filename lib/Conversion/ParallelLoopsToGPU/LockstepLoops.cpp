@@ -177,9 +177,13 @@ static bool walksHalfRows(scf::ParallelOp loop) {
   return any && !walk.wasInterrupted();
 }
 
+/// The threads a block of `loop`'s walks takes, at most `threads`.
+static int64_t walkThreads(scf::ParallelOp loop, int64_t threads) {
+  return walksHalfRows(loop) ? std::min(threads, kHalfRowThreads) : threads;
+}
+
 int64_t lockstepThreads(scf::ParallelOp loop, int64_t threads) {
-  return walksInLockstep(loop) && walksHalfRows(loop) ? std::min(threads, kHalfRowThreads)
-                                                      : threads;
+  return walksInLockstep(loop) ? walkThreads(loop, threads) : threads;
 }
 
 bool mapLockstep(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Value total,
@@ -187,8 +191,7 @@ bool mapLockstep(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Val
   SmallVector<scf::ForOp> walks = lockstepLoops(loop);
   if (walks.empty())
     return false;
-  if (walksHalfRows(loop)) // the walks are known: lockstepThreads without its lookup
-    threads = std::min(threads, kHalfRowThreads);
+  threads = walkThreads(loop, threads); // the walks are known: no lockstepThreads lookup
   Location loc = loop.getLoc();
   Value block = indexConstant(b, loc, threads);
   buildLaunchOver(b, loc, total, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {

@@ -345,39 +345,33 @@ void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
   }
 }
 
-/// Whether more of `loop`'s loads read along its innermost index alone
-/// than along all of its indices: vectors the same for every row (a
-/// softmax's column maximum and sum over dim 0, a scale and a shift), served
-/// by the caches, outnumber those walking the data.
-bool readsMostlyAlongColumns(scf::ParallelOp loop) {
+/// Whether more of `loop`'s loads along its innermost index (`plan`'s
+/// contiguous loads) are the same for every value of one of its outer
+/// indices than vary with all of them: vectors the same for every row (a
+/// softmax's column maximum and sum over dim 0, a scale and a shift),
+/// served by the caches, outnumber those walking the data. The body is
+/// straight-line.
+bool readsMostlyAlongColumns(scf::ParallelOp loop, const LanePlan &plan) {
   SmallVector<Value> ivs = llvm::to_vector(loop.getInductionVars());
-  if (ivs.size() < 2)
-    return false;
-  // Whether `v` is computed (in the loop) from `iv`.
-  auto dependsOn = [&](Value v, Value iv) {
-    SmallVector<Value> work{v};
-    llvm::SmallPtrSet<Operation *, 8> seen;
-    while (!work.empty()) {
-      Value x = work.pop_back_val();
-      if (x == iv)
-        return true;
-      Operation *def = x.getDefiningOp();
-      if (def && loop->isAncestor(def) && seen.insert(def).second)
-        llvm::append_range(work, def->getOperands());
-    }
-    return false;
-  };
+  ArrayRef<Value> outer = ArrayRef(ivs).drop_back();
+  // The values computed from each outer index.
+  SmallVector<llvm::DenseSet<Value>> from(outer.size());
+  for (size_t d = 0; d < outer.size(); ++d) {
+    llvm::DenseSet<Value> &values = from[d];
+    values.insert(outer[d]);
+    for (Operation &op : loop.getBody()->without_terminator())
+      if (llvm::any_of(op.getOperands(), [&](Value v) { return values.contains(v); }))
+        values.insert(op.result_begin(), op.result_end());
+  }
   int64_t walking = 0, columnsOnly = 0;
-  for (auto load : loop.getBody()->getOps<memref::LoadOp>()) {
-    auto along = [&](Value iv) {
-      return llvm::any_of(load.getIndices(), [&](Value i) { return dependsOn(i, iv); });
-    };
-    if (!along(ivs.back()))
+  for (Operation *op : plan.contiguous) {
+    auto load = dyn_cast<memref::LoadOp>(op);
+    if (!load)
       continue;
-    if (llvm::all_of(ArrayRef(ivs).drop_back(), along))
-      ++walking;
-    else
-      ++columnsOnly;
+    bool everyRow = llvm::all_of(from, [&](const llvm::DenseSet<Value> &values) {
+      return llvm::any_of(load.getIndices(), [&](Value i) { return values.contains(i); });
+    });
+    ++(everyRow ? walking : columnsOnly);
   }
   return columnsOnly > walking;
 }
@@ -402,7 +396,7 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
   bool straightLine = plan->carried == 0 &&
                       llvm::all_of(loop.getBody()->without_terminator(),
                                    [](Operation &op) { return op.getNumRegions() == 0; });
-  if (!straightLine || readsMostlyAlongColumns(loop))
+  if (!straightLine || readsMostlyAlongColumns(loop, *plan))
     groups = 1;
   Location loc = loop.getLoc();
   Value fits = vectorAccessesFit(b, loc, plan->buffers.getArrayRef(), plan->lanes, counts.back(),
