@@ -95,6 +95,7 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   // Programmatic dependent launch came with sm_90.
   if (options.chip == GpuChip::sm_90 || options.chip == GpuChip::sm_100)
     device.addPass(createGridDependencies());
+  device.addPass(createOccupancyHints());
   LowerGPUMathOptions math;
   math.libdevice = libdevice.has_value();
   device.addPass(createLowerGPUMath(math));

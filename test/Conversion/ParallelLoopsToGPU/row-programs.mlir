@@ -25,7 +25,8 @@
 // block order. Each row starts by waiting for the arrival that ends the
 // previous one's reads (the first row, for the arrival before the loop);
 // the last wait comes after the rows, so that no block leaves while others
-// may read its slots.
+// may read its slots. The arrival before the loop carries the kernel's
+// blocks per SM for ptxas (5; OccupancyHints.cpp moves it onto the kernel).
 // CLUSTER-LABEL: func.func @softmax
 // CLUSTER:         %[[LE4:.*]] = arith.cmpi ule, %[[ROWBYTES:.*]], %c196608 : index
 // CLUSTER:         %[[C48:.*]] = arith.select %[[LE4]], %c4{{.*}}, %c8{{.*}} : index
@@ -50,7 +51,7 @@
 // CLUSTER:                 %[[CID:.*]] = gpu.cluster_id x
 // CLUSTER:                 %[[NCLUSTERS:.*]] = gpu.cluster_dim x
 // CLUSTER:                 %[[BASE:.*]] = arith.muli %[[RANK]], %[[SLICE]] : index
-// CLUSTER:                 nvvm.cluster.arrive {aligned}
+// CLUSTER:                 nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 5 : i32}
 // CLUSTER:                 scf.for %{{.*}} = %[[CID]] to %{{.*}} step %[[NCLUSTERS]] {
 // CLUSTER-NEXT:              nvvm.cluster.wait {aligned}
 // CLUSTER:                   %[[END:.*]] = arith.addi %[[BASE]], %[[SLICE]] : index
@@ -340,7 +341,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.k
 // statistics (a weight per column, as layer_norm's) keeps the kernels of a
 // block that stages the row whole, alone on its SM or not, and in part; it
 // runs on clusters only rows too wide for a block to stage whole (here
-// more than 57856 f32 columns).
+// more than 57856 f32 columns), four blocks an SM for ptxas.
 // CHECK-LABEL: func.func @weighted_rows
 // CLUSTER-LABEL: func.func @weighted_rows
 // CLUSTER:         %[[FITS_ALL:.*]] = arith.cmpi ule, %{{.*}}, %c57856{{.*}} : index
@@ -355,6 +356,7 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.k
 // CLUSTER:           scf.if %[[VECTORS]] {
 // CLUSTER:             scf.if %[[CLUSTERED]] {
 // CLUSTER:               gpu.launch clusters
+// CLUSTER:                 nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 4 : i32}
 // CLUSTER:             } else {
 // CLUSTER-NEXT:          scf.if %[[FITS_ALL]] {
 // CLUSTER-NEXT:            scf.if %[[SOLO]] {
