@@ -388,8 +388,9 @@ mlir::Value vectorAccessesFit(mlir::OpBuilder &b, mlir::Location loc,
 /// Maps `loop` (trip counts `counts`, `total` in all) with consecutive
 /// innermost iterations per thread, each access along the contiguous
 /// dimension one 16-byte vector (see VectorLanes.cpp), `groups` such
-/// vectors per access in flight per thread for straight-line bodies (one
-/// where loads along the columns alone outnumber those walking the rows),
+/// vectors per access in flight per thread for straight-line bodies (a
+/// tile of as many rows as lanes where some vector is the same for every
+/// row),
 /// under a host check of the buffers at run time; `scalarMapping` builds
 /// the mapping used when the check fails. Returns false, changing nothing,
 /// when the body does not suit it.

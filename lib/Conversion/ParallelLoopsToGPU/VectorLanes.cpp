@@ -43,6 +43,10 @@ struct LanePlan {
   /// Values loaded by one iteration of the jammed loops, per lane (a time
   /// loop blocked by steps loads a block of values before using them).
   int64_t loadedInLoops = 0;
+  /// Contiguous loads of a straight-line body that index by none of the
+  /// outer indices: the same vector for every row (a bias, a softmax's
+  /// column maximum and sum over dim 0).
+  llvm::DenseSet<Operation *> rowInvariant;
 };
 
 /// Jammed loops carry and load this many values at most over all lanes:
@@ -255,15 +259,21 @@ namespace {
 /// Emits `block`'s ops once per lane mapping (`maps[g * lanes + k]`: lane
 /// k of group g), the plan's accesses as one vector per group, nested loops
 /// and branches jammed; a store of a group whose `valid` value is false is
-/// skipped.
+/// skipped. When the groups are rows of one tile (`rowTile`), a
+/// row-invariant load is one vector for them all.
 void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
-               MutableArrayRef<IRMapping> maps, ArrayRef<Value> valid) {
+               MutableArrayRef<IRMapping> maps, ArrayRef<Value> valid, bool rowTile) {
   int64_t lanes = plan.lanes, groups = static_cast<int64_t>(valid.size());
   for (Operation &op : block.without_terminator()) {
     if (plan.contiguous.contains(&op)) {
       for (int64_t g = 0; g < groups; ++g) {
         MutableArrayRef<IRMapping> group = maps.slice(g * lanes, lanes);
         IRMapping &first = group.front();
+        if (g > 0 && rowTile && plan.rowInvariant.contains(&op)) {
+          for (int64_t k = 0; k < lanes; ++k)
+            group[k].map(op.getResult(0), maps[k].lookup(op.getResult(0)));
+          continue;
+        }
         if (auto load = dyn_cast<memref::LoadOp>(op)) {
           Value vec = vectorLoad(b, loc, first.lookupOrDefault(load.getMemRef()),
                                  mapped(first, load.getIndices()), lanes);
@@ -292,7 +302,7 @@ void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
     auto yieldLanes = [&](Block &from, Block &to) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToEnd(&to);
-      emitLanes(b, loc, from, plan, maps, valid);
+      emitLanes(b, loc, from, plan, maps, valid, rowTile);
       scf::YieldOp::create(b, loc, concatLanes(from.getTerminator()->getOperands()));
     };
     auto mapResults = [&](Operation *original, Operation *jammed) {
@@ -345,35 +355,19 @@ void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
   }
 }
 
-/// Whether more of `loop`'s loads along its innermost index (`plan`'s
-/// contiguous loads) are the same for every value of one of its outer
-/// indices than vary with all of them: vectors the same for every row (a
-/// softmax's column maximum and sum over dim 0, a scale and a shift),
-/// served by the caches, outnumber those walking the data. The body is
-/// straight-line.
-bool readsMostlyAlongColumns(scf::ParallelOp loop, const LanePlan &plan) {
-  SmallVector<Value> ivs = llvm::to_vector(loop.getInductionVars());
-  ArrayRef<Value> outer = ArrayRef(ivs).drop_back();
-  // The values computed from each outer index.
-  SmallVector<llvm::DenseSet<Value>> from(outer.size());
-  for (size_t d = 0; d < outer.size(); ++d) {
-    llvm::DenseSet<Value> &values = from[d];
-    values.insert(outer[d]);
-    for (Operation &op : loop.getBody()->without_terminator())
-      if (llvm::any_of(op.getOperands(), [&](Value v) { return values.contains(v); }))
-        values.insert(op.result_begin(), op.result_end());
-  }
-  int64_t walking = 0, columnsOnly = 0;
-  for (Operation *op : plan.contiguous) {
-    auto load = dyn_cast<memref::LoadOp>(op);
-    if (!load)
-      continue;
-    bool everyRow = llvm::all_of(from, [&](const llvm::DenseSet<Value> &values) {
-      return llvm::any_of(load.getIndices(), [&](Value i) { return values.contains(i); });
-    });
-    ++(everyRow ? walking : columnsOnly);
-  }
-  return columnsOnly > walking;
+/// Fills `plan.rowInvariant` for `loop`, whose body is straight-line.
+void findRowInvariantLoads(scf::ParallelOp loop, LanePlan &plan) {
+  // The values computed from the outer indices.
+  llvm::DenseSet<Value> fromRows;
+  for (Value iv : ValueRange(loop.getInductionVars()).drop_back())
+    fromRows.insert(iv);
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (llvm::any_of(op.getOperands(), [&](Value v) { return fromRows.contains(v); }))
+      fromRows.insert(op.result_begin(), op.result_end());
+  for (Operation *op : plan.contiguous)
+    if (auto load = dyn_cast<memref::LoadOp>(op);
+        load && llvm::none_of(load.getIndices(), [&](Value i) { return fromRows.contains(i); }))
+      plan.rowInvariant.insert(op);
 }
 
 } // namespace
@@ -384,22 +378,30 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
   std::optional<LanePlan> plan = planLanes(loop);
   if (!plan)
     return false;
-  // Groups of lanes a grid stride apart interleave only straight-line code,
-  // and only where most loads walk the rows. H200, one process: softmax
-  // over dim 0's write pass (x, and the column maximum and sum) at
-  // 16384 x 4096 / 65536 x 1024 / 4096 x 65536 took 0.2036 / 0.2042 /
-  // 0.7808 ms with two groups, 0.1979 / 0.1985 / 0.7588 with one (f16
-  // 0.1258 / 0.1291 / 0.4415, 0.1188 / 0.1233 / 0.4215). With one column
-  // vector to one row load (the 8-op chain's bias) one group was 1.4%
-  // faster in f32 but 1.5-3% slower in f16 and bf16, and `a*2 + sigmoid(a)`
-  // (row loads only) 4-6% slower.
+  // Groups of lanes a grid stride apart interleave only straight-line code.
+  // A straight-line map that reads a vector the same for every row takes a
+  // tile instead: `lanes` rows of one vector of columns, so that vector is
+  // loaded once for them all. H200, one process, 16384 x 4096 / 65536 x
+  // 1024 / 4096 x 65536: the 8-op chain with a bias, f32 63.7 / 63.4 /
+  // 65.1% of the copy bandwidth with two groups, 76.3 / 76.1 / 79.0% with
+  // tiles of 4 rows (8 rows: 70%, 123 registers); f16 55.1 / 55.1 / 57.4%,
+  // tiles of 8 rows 66.2 / 66.3 / 70.6% (4 rows: 63.8 / 63.7 / 66.9);
+  // softmax over dim 0's write pass (x, and the column maximum and sum) in
+  // f16 0.1188 / 0.1228 / 0.4214 ms with one group, 0.1160 / 0.1202 /
+  // 0.3948 with tiles of 8 rows, f32 the same within 1%.
   bool straightLine = plan->carried == 0 &&
                       llvm::all_of(loop.getBody()->without_terminator(),
                                    [](Operation &op) { return op.getNumRegions() == 0; });
-  if (!straightLine || readsMostlyAlongColumns(loop, *plan))
+  if (straightLine && loop.getNumLoops() >= 2)
+    findRowInvariantLoads(loop, *plan);
+  bool rowTiles = !plan->rowInvariant.empty();
+  int64_t lanes = plan->lanes;
+  if (rowTiles)
+    groups = lanes;
+  else if (!straightLine)
     groups = 1;
   Location loc = loop.getLoc();
-  Value fits = vectorAccessesFit(b, loc, plan->buffers.getArrayRef(), plan->lanes, counts.back(),
+  Value fits = vectorAccessesFit(b, loc, plan->buffers.getArrayRef(), lanes, counts.back(),
                                  loop.getLowerBound().back());
   if (auto known = getConstantIntValue(fits); known && !*known) {
     scalarMapping(b);
@@ -409,41 +411,74 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
   OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
   scalarMapping(eb);
 
+  // Work items: vectors of `lanes` columns, or tiles of `groups` rows of
+  // one such vector (the check above makes rows whole vectors).
   OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-  int64_t lanes = plan->lanes;
-  Value chunks = arith::DivUIOp::create(vb, loc, total, indexConstant(vb, loc, lanes));
+  Value lanesValue = indexConstant(vb, loc, lanes), groupsValue = indexConstant(vb, loc, groups);
+  Value chunks = arith::DivUIOp::create(vb, loc, total, lanesValue);
+  Value items = chunks, rowVectors, rows;
+  if (rowTiles) {
+    Value columns = arith::MaxUIOp::create(vb, loc, counts.back(), indexConstant(vb, loc, 1));
+    rowVectors = arith::DivUIOp::create(vb, loc, columns, lanesValue);
+    rows = arith::DivUIOp::create(vb, loc, total, columns);
+    items = arith::MulIOp::create(vb, loc, arith::CeilDivUIOp::create(vb, loc, rows, groupsValue),
+                                  rowVectors);
+  }
   Value block = indexConstant(vb, loc, threads);
-  buildLaunchOver(vb, loc, chunks, indexConstant(vb, loc, threads * groups), block,
-                  [&](OpBuilder &ib, gpu::LaunchOp launch) {
-    Value first = arith::AddIOp::create(
-        ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
-        launch.getThreadIds().x);
-    Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-    Value step = arith::MulIOp::create(ib, loc, stride, indexConstant(ib, loc, groups));
-    auto strided = scf::ForOp::create(ib, loc, first, chunks, step);
-    ib.setInsertionPointToStart(strided.getBody());
-    Value last = arith::SubIOp::create(ib, loc, chunks, indexConstant(ib, loc, 1));
-    // Group j of this thread: chunk base + j * stride; past the end it loads
-    // the last chunk and stores nothing.
-    SmallVector<IRMapping> maps(groups * lanes);
-    SmallVector<Value> valid(groups);
-    for (int64_t j = 0; j < groups; ++j) {
-      Value chunk = strided.getInductionVar();
-      if (j > 0) {
-        chunk = arith::AddIOp::create(
-            ib, loc, chunk, arith::MulIOp::create(ib, loc, stride, indexConstant(ib, loc, j)));
-        valid[j] = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, chunk, chunks);
-        chunk = arith::SelectOp::create(ib, loc, valid[j], chunk, last);
-      }
-      Value linear = arith::MulIOp::create(ib, loc, chunk, indexConstant(ib, loc, lanes));
-      IRMapping rowOf;
-      SmallVector<Value> ivs = delinearize(ib, loc, loop, counts, linear);
-      rowOf.map(ValueRange(loop.getInductionVars()).drop_back(), ValueRange(ivs).drop_back());
-      llvm::move(laneMappings(ib, loc, rowOf, loop.getInductionVars().back(), ivs.back(), lanes),
-                 maps.begin() + j * lanes);
-    }
-    emitLanes(ib, loc, *loop.getBody(), *plan, maps, valid);
-  });
+  buildLaunchOver(
+      vb, loc, items, rowTiles ? block : indexConstant(vb, loc, threads * groups), block,
+      [&](OpBuilder &ib, gpu::LaunchOp launch) {
+        Value first = arith::AddIOp::create(
+            ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
+            launch.getThreadIds().x);
+        Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
+        Value step = rowTiles ? stride : arith::MulIOp::create(ib, loc, stride, groupsValue);
+        auto strided = scf::ForOp::create(ib, loc, first, items, step);
+        ib.setInsertionPointToStart(strided.getBody());
+        Value item = strided.getInductionVar();
+        Value innermost, tileRow, lastRow;
+        if (rowTiles) {
+          // Every row of the tile takes the same innermost index.
+          Value column = arith::MulIOp::create(
+              ib, loc, arith::RemUIOp::create(ib, loc, item, rowVectors), lanesValue);
+          innermost = arith::AddIOp::create(ib, loc, loop.getLowerBound().back(), column);
+          tileRow = arith::MulIOp::create(
+              ib, loc, arith::DivUIOp::create(ib, loc, item, rowVectors), groupsValue);
+          lastRow = arith::SubIOp::create(ib, loc, rows, indexConstant(ib, loc, 1));
+        } else {
+          lastRow = arith::SubIOp::create(ib, loc, chunks, indexConstant(ib, loc, 1));
+        }
+        // Group j of this thread: row j of its tile, or chunk item + j * stride;
+        // past the end it loads the last row or chunk and stores nothing.
+        SmallVector<IRMapping> maps(groups * lanes);
+        SmallVector<Value> valid(groups);
+        for (int64_t j = 0; j < groups; ++j) {
+          Value at = rowTiles ? tileRow : item;
+          if (j > 0) {
+            at = arith::AddIOp::create(
+                ib, loc, at,
+                rowTiles ? indexConstant(ib, loc, j)
+                         : arith::MulIOp::create(ib, loc, stride, indexConstant(ib, loc, j)));
+            valid[j] = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, at,
+                                             rowTiles ? rows : chunks);
+            at = arith::SelectOp::create(ib, loc, valid[j], at, lastRow);
+          }
+          SmallVector<Value> ivs;
+          if (rowTiles) {
+            ivs = delinearize(ib, loc, loop, counts, at, loop.getNumLoops() - 1);
+            ivs.push_back(innermost);
+          } else {
+            ivs =
+                delinearize(ib, loc, loop, counts, arith::MulIOp::create(ib, loc, at, lanesValue));
+          }
+          IRMapping rowOf;
+          rowOf.map(ValueRange(loop.getInductionVars()).drop_back(), ValueRange(ivs).drop_back());
+          llvm::move(
+              laneMappings(ib, loc, rowOf, loop.getInductionVars().back(), ivs.back(), lanes),
+              maps.begin() + j * lanes);
+        }
+        emitLanes(ib, loc, *loop.getBody(), *plan, maps, valid, rowTiles);
+      });
   return true;
 }
 

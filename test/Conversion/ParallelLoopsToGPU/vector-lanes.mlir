@@ -78,19 +78,36 @@ func.func @widen(%x: memref<?x?xf16>, %r: memref<?xf32>, %y: memref<?x?xf32>) at
 // -----
 
 // Loads along the columns alone (a scale and a shift; the column maximum
-// and sum of a softmax over dim 0), the same vectors for every row, that
-// outnumber those walking the rows: one group of lanes a thread, not two.
+// and sum of a softmax over dim 0) are the same vector for every row: a
+// thread takes a tile of 4 rows (as many as lanes) of one vector of
+// columns, loads each such vector once for the tile, and stores nothing
+// for rows past the last.
 // CHECK-LABEL: func.func @column_scale_shift
 // CHECK-SAME:    (%[[X:.*]]: memref<?x?xf32>, %[[S:.*]]: memref<?xf32>, %[[T:.*]]: memref<?xf32>, %[[Y:.*]]: memref<?x?xf32>)
-// CHECK:       gpu.launch
-// CHECK:         vector.load %[[X]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
-// CHECK:         vector.load %[[S]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
-// CHECK:         vector.load %[[T]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
-// CHECK-NOT:     vector.load
-// CHECK-COUNT-4: arith.addf
-// CHECK-NOT:     arith.addf
-// CHECK:         vector.store %{{.*}}, %[[Y]]
-// CHECK-NOT:     vector.store
+// CHECK:       scf.if %{{.*}} {
+// CHECK:         %[[COLS:.*]] = arith.maxui
+// CHECK:         %[[VECS:.*]] = arith.divui %[[COLS]], %c4
+// CHECK:         %[[ROWS:.*]] = arith.divui %{{.*}}, %[[COLS]]
+// CHECK:         %[[TILES:.*]] = arith.ceildivui %[[ROWS]], %c4
+// CHECK:         %[[ITEMS:.*]] = arith.muli %[[TILES]], %[[VECS]]
+// CHECK:         gpu.launch
+// CHECK:           scf.for %[[ITEM:.*]] = %{{.*}} to %[[ITEMS]] step
+// CHECK:             %[[VEC:.*]] = arith.remui %[[ITEM]], %[[VECS]]
+// CHECK:             %[[COL:.*]] = arith.muli %[[VEC]], %c4
+// CHECK:             %[[INNER:.*]] = arith.addi %{{.*}}, %[[COL]]
+// CHECK:             arith.divui %[[ITEM]], %[[VECS]]
+// CHECK-COUNT-3:     arith.cmpi ult, %{{.*}}, %[[ROWS]]
+// CHECK-COUNT-4:     vector.load %[[X]][%{{.*}}, %[[INNER]]] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
+// CHECK:             vector.load %[[S]][%[[INNER]]] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-NOT:         vector.load %[[S]]
+// CHECK:             vector.load %[[T]][%[[INNER]]] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-NOT:         vector.load
+// CHECK-COUNT-16:    arith.addf
+// CHECK-NOT:         arith.addf
+// CHECK:             vector.store %{{.*}}, %[[Y]][%{{.*}}, %[[INNER]]]
+// CHECK-COUNT-3:     scf.if
+// CHECK-NEXT:          vector.from_elements
+// CHECK-NEXT:          vector.store %{{.*}}, %[[Y]][%{{.*}}, %[[INNER]]]
 // CHECK:       } else {
 func.func @column_scale_shift(%x: memref<?x?xf32>, %s: memref<?xf32>, %t: memref<?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
   %c0 = arith.constant 0 : index
@@ -109,20 +126,24 @@ func.func @column_scale_shift(%x: memref<?x?xf32>, %s: memref<?xf32>, %t: memref
   return
 }
 
-// A single column vector to a row load (a bias) keeps two groups.
+// A bias over 16-bit rows: 8 lanes, tiles of 8 rows, one load of the bias.
 // CHECK-LABEL: func.func @column_bias
 // CHECK:       gpu.launch
-// CHECK-COUNT-2: vector.load %{{.*}} : memref<?x?xf32>, vector<4xf32>
-func.func @column_bias(%x: memref<?x?xf32>, %b: memref<?xf32>, %y: memref<?x?xf32>) attributes {nerve.kernel} {
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<?x?xf16>, vector<8xf16>
+// CHECK:         vector.load %{{.*}} : memref<?xf16>, vector<8xf16>
+// CHECK-NOT:     vector.load
+// CHECK-COUNT-8: vector.store
+// CHECK:       } else {
+func.func @column_bias(%x: memref<?x?xf16>, %b: memref<?xf16>, %y: memref<?x?xf16>) attributes {nerve.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %rows = memref.dim %x, %c0 : memref<?x?xf32>
-  %cols = memref.dim %x, %c1 : memref<?x?xf32>
+  %rows = memref.dim %x, %c0 : memref<?x?xf16>
+  %cols = memref.dim %x, %c1 : memref<?x?xf16>
   scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %cols) step (%c1, %c1) {
-    %v = memref.load %x[%i, %j] : memref<?x?xf32>
-    %w = memref.load %b[%j] : memref<?xf32>
-    %s = arith.addf %v, %w : f32
-    memref.store %s, %y[%i, %j] : memref<?x?xf32>
+    %v = memref.load %x[%i, %j] : memref<?x?xf16>
+    %w = memref.load %b[%j] : memref<?xf16>
+    %s = arith.addf %v, %w : f16
+    memref.store %s, %y[%i, %j] : memref<?x?xf16>
     scf.reduce
   }
   return
