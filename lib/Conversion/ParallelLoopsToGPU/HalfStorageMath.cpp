@@ -36,12 +36,15 @@ using namespace mlir;
 namespace {
 
 /// Whether `value` is a device buffer the host allocates, passes to kernels
-/// and frees, and nothing else: no one outside nerve's launches sees it.
+/// and frees, and nothing else: no one outside nerve's launches sees it
+/// (the host's checks of a launch's buffers read their address and strides
+/// alone).
 bool isLaunchScratch(Value value) {
   if (!value.getDefiningOp<gpu::AllocOp>())
     return false;
   return llvm::all_of(value.getUsers(), [](Operation *user) {
-    return isa<gpu::LaunchFuncOp, gpu::DeallocOp, gpu::MemsetOp>(user);
+    return isa<gpu::LaunchFuncOp, gpu::DeallocOp, gpu::MemsetOp, memref::ExtractStridedMetadataOp,
+               memref::ExtractAlignedPointerAsIndexOp>(user);
   });
 }
 

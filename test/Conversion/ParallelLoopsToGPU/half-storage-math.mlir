@@ -23,7 +23,8 @@
 // CHECK-LABEL: gpu.func @bf16_keeps_flags
 // CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<nnan,afn> : f32
 
-// f32 scratch the host allocates, launches with and frees does not count.
+// f32 scratch the host allocates, launches with and frees does not count,
+// nor do the host check's reads of its address and strides.
 // CHECK-LABEL: gpu.func @with_scratch
 // CHECK:         math.exp %{{.*}} fastmath<afn> : f32
 // CHECK:         arith.divf %{{.*}}, %{{.*}} fastmath<afn> : f32
@@ -138,6 +139,8 @@ module attributes {gpu.container_module} {
   func.func @host(%x: memref<?xf16>, %out: memref<?xf32>, %n: index) {
     %c1 = arith.constant 1 : index
     %scratch = gpu.alloc (%n) : memref<?xf32>
+    %base, %offset, %size, %stride = memref.extract_strided_metadata %scratch : memref<?xf32> -> memref<f32>, index, index, index
+    %address = memref.extract_aligned_pointer_as_index %scratch : memref<?xf32> -> index
     gpu.launch_func @kernels::@with_scratch blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
         args(%x : memref<?xf16>, %scratch : memref<?xf32>)
     gpu.launch_func @kernels::@with_escaping_f32 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
