@@ -115,14 +115,21 @@ func.func @transposed(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?xf32>,
 // f16: by 16-byte chunks, 64 x 64 tiles (128 bytes a side), 256 threads
 // with two chunks of eight each; by elements, 64 x 64 tiles too, rows
 // padded by two elements (4 bytes), sixteen iterations a thread. Enough
-// rows known statically: no fallback.
+// rows known statically: no fallback. s[r] (a value per row, contiguous
+// along r, f32) is read one vector of eight a chunk in the chunk form (its
+// buffer in the host check), by elements in the other; in f32 (four
+// lanes, @transposed above) by elements in both.
 // CHECK-LABEL: func.func @transposed_f16
 // CHECK-NOT:   arith.cmpi uge
+// CHECK:       memref.extract_aligned_pointer_as_index %arg1
 // CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c8192_i32
 // CHECK:         memref.view {{.*}} to memref<4096xf16, #gpu.address_space<workgroup>>
 // CHECK-COUNT-2: vector.load {{.*}} vector<8xf16>
 // CHECK:         gpu.barrier
 // CHECK-COUNT-16: arith.extf
+// CHECK-NOT:     memref.load %arg1
+// CHECK-COUNT-2: vector.load %arg1[%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<8xf32>
+// CHECK-NOT:     memref.load %arg1
 // CHECK-COUNT-16: arith.truncf
 // CHECK:         gpu.barrier
 // CHECK:       } else {
@@ -134,17 +141,17 @@ func.func @transposed(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?xf32>,
 // CHECK-COUNT-16: arith.truncf
 // CHECK:         gpu.barrier
 // CHECK-NOT:   gpu.launch
-func.func @transposed_f16(%x: memref<4096x?xf16, strided<[1, 4096]>>,
+func.func @transposed_f16(%x: memref<4096x?xf16, strided<[1, 4096]>>, %s: memref<?xf32>,
                           %y: memref<4096x?xf16>) attributes {nerve.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4096 = arith.constant 4096 : index
-  %two = arith.constant 2.0 : f32
   %cols = memref.dim %y, %c1 : memref<4096x?xf16>
   scf.parallel (%r, %c) = (%c0, %c0) to (%c4096, %cols) step (%c1, %c1) {
     %v = memref.load %x[%r, %c] : memref<4096x?xf16, strided<[1, 4096]>>
     %w = arith.extf %v : f16 to f32
-    %m = arith.mulf %w, %two : f32
+    %scale = memref.load %s[%r] : memref<?xf32>
+    %m = arith.mulf %w, %scale : f32
     %t = arith.truncf %m : f32 to f16
     memref.store %t, %y[%r, %c] : memref<4096x?xf16>
     scf.reduce
