@@ -436,7 +436,7 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
         auto strided = scf::ForOp::create(ib, loc, first, items, step);
         ib.setInsertionPointToStart(strided.getBody());
         Value item = strided.getInductionVar();
-        Value innermost, tileRow, lastRow;
+        Value innermost, tileRow, last;
         if (rowTiles) {
           // Every row of the tile takes the same innermost index.
           Value column = arith::MulIOp::create(
@@ -444,9 +444,9 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
           innermost = arith::AddIOp::create(ib, loc, loop.getLowerBound().back(), column);
           tileRow = arith::MulIOp::create(
               ib, loc, arith::DivUIOp::create(ib, loc, item, rowVectors), groupsValue);
-          lastRow = arith::SubIOp::create(ib, loc, rows, indexConstant(ib, loc, 1));
+          last = arith::SubIOp::create(ib, loc, rows, indexConstant(ib, loc, 1));
         } else {
-          lastRow = arith::SubIOp::create(ib, loc, chunks, indexConstant(ib, loc, 1));
+          last = arith::SubIOp::create(ib, loc, chunks, indexConstant(ib, loc, 1));
         }
         // Group j of this thread: row j of its tile, or chunk item + j * stride;
         // past the end it loads the last row or chunk and stores nothing.
@@ -461,7 +461,7 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
                          : arith::MulIOp::create(ib, loc, stride, indexConstant(ib, loc, j)));
             valid[j] = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult, at,
                                              rowTiles ? rows : chunks);
-            at = arith::SelectOp::create(ib, loc, valid[j], at, lastRow);
+            at = arith::SelectOp::create(ib, loc, valid[j], at, last);
           }
           SmallVector<Value> ivs;
           if (rowTiles) {
