@@ -390,10 +390,9 @@ mlir::Value vectorAccessesFit(mlir::OpBuilder &b, mlir::Location loc,
 /// dimension one 16-byte vector (see VectorLanes.cpp), `groups` such
 /// vectors per access in flight per thread for straight-line bodies (a
 /// tile of as many rows as lanes where some vector is the same for every
-/// row),
-/// under a host check of the buffers at run time; `scalarMapping` builds
-/// the mapping used when the check fails. Returns false, changing nothing,
-/// when the body does not suit it.
+/// row), under a host check of the buffers at run time; `scalarMapping`
+/// builds the mapping used when the check fails. Returns false, changing
+/// nothing, when the body does not suit it.
 bool mapVectorLanes(mlir::OpBuilder &b, mlir::scf::ParallelOp loop,
                     llvm::ArrayRef<mlir::Value> counts, mlir::Value total, int64_t threads,
                     int64_t groups, llvm::function_ref<void(mlir::OpBuilder &)> scalarMapping);

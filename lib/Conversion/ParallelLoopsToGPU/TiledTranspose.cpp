@@ -120,15 +120,14 @@ std::optional<TransposePlan> matchTiledTranspose(scf::ParallelOp loop) {
     return std::nullopt;
   TransposePlan plan;
   plan.q = q;
+  auto outside = [&](Value v) { return !loop->isAncestor(v.getParentBlock()->getParentOp()); };
+  auto ivOrOutside = [&](Value v) { return dimensionOf(loop, v) >= 0 || outside(v); };
   int p = -1;
   for (auto load : body->getOps<memref::LoadOp>()) {
     std::optional<unsigned> dim = contiguousDim(load.getMemRefType());
     int along = dim ? dimensionOf(loop, load.getIndices()[*dim]) : -1;
     if (along < 0 || along == q || (p >= 0 && along != p) || stored.contains(load.getMemRef()))
       continue;
-    auto ivOrOutside = [&](Value v) {
-      return dimensionOf(loop, v) >= 0 || !loop->isAncestor(v.getParentBlock()->getParentOp());
-    };
     if (!llvm::all_of(load.getIndices(), ivOrOutside) ||
         !llvm::is_contained(load.getIndices(), loop.getInductionVars()[q]))
       continue; // a row read by every thread of the tile alike stays direct
@@ -142,15 +141,10 @@ std::optional<TransposePlan> matchTiledTranspose(scf::ParallelOp loop) {
   for (auto load : body->getOps<memref::LoadOp>()) {
     std::optional<unsigned> dim = contiguousDim(load.getMemRefType());
     if (!dim || load.getIndices()[*dim] != pIV || stored.contains(load.getMemRef()) ||
-        loop->isAncestor(load.getMemRef().getParentBlock()->getParentOp()) ||
-        llvm::is_contained(plan.staged, load.getOperation()))
+        !outside(load.getMemRef()) || llvm::is_contained(plan.staged, load.getOperation()))
       continue;
-    auto otherIndex = [&](auto indexed) {
-      auto [i, v] = indexed;
-      return i == *dim || (v != pIV && (dimensionOf(loop, v) >= 0 ||
-                                        !loop->isAncestor(v.getParentBlock()->getParentOp())));
-    };
-    if (llvm::all_of(llvm::enumerate(load.getIndices()), otherIndex))
+    // p's index along the contiguous dimension alone.
+    if (llvm::all_of(load.getIndices(), ivOrOutside) && llvm::count(load.getIndices(), pIV) == 1)
       plan.alongP.push_back(load);
   }
   return plan;

@@ -45,7 +45,8 @@ struct LanePlan {
   int64_t loadedInLoops = 0;
   /// Contiguous loads of a straight-line body that index by none of the
   /// outer indices: the same vector for every row (a bias, a softmax's
-  /// column maximum and sum over dim 0).
+  /// column maximum and sum over dim 0). Found only for bodies that then
+  /// run row tiles.
   llvm::DenseSet<Operation *> rowInvariant;
 };
 
@@ -259,17 +260,17 @@ namespace {
 /// Emits `block`'s ops once per lane mapping (`maps[g * lanes + k]`: lane
 /// k of group g), the plan's accesses as one vector per group, nested loops
 /// and branches jammed; a store of a group whose `valid` value is false is
-/// skipped. When the groups are rows of one tile (`rowTile`), a
-/// row-invariant load is one vector for them all.
+/// skipped. A row-invariant load (the plan has them only when the groups
+/// are rows of one tile) is one vector for all groups.
 void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
-               MutableArrayRef<IRMapping> maps, ArrayRef<Value> valid, bool rowTile) {
+               MutableArrayRef<IRMapping> maps, ArrayRef<Value> valid) {
   int64_t lanes = plan.lanes, groups = static_cast<int64_t>(valid.size());
   for (Operation &op : block.without_terminator()) {
     if (plan.contiguous.contains(&op)) {
       for (int64_t g = 0; g < groups; ++g) {
         MutableArrayRef<IRMapping> group = maps.slice(g * lanes, lanes);
         IRMapping &first = group.front();
-        if (g > 0 && rowTile && plan.rowInvariant.contains(&op)) {
+        if (g > 0 && plan.rowInvariant.contains(&op)) {
           for (int64_t k = 0; k < lanes; ++k)
             group[k].map(op.getResult(0), maps[k].lookup(op.getResult(0)));
           continue;
@@ -302,7 +303,7 @@ void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
     auto yieldLanes = [&](Block &from, Block &to) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToEnd(&to);
-      emitLanes(b, loc, from, plan, maps, valid, rowTile);
+      emitLanes(b, loc, from, plan, maps, valid);
       scf::YieldOp::create(b, loc, concatLanes(from.getTerminator()->getOperands()));
     };
     auto mapResults = [&](Operation *original, Operation *jammed) {
@@ -477,7 +478,7 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
               laneMappings(ib, loc, rowOf, loop.getInductionVars().back(), ivs.back(), lanes),
               maps.begin() + j * lanes);
         }
-        emitLanes(ib, loc, *loop.getBody(), *plan, maps, valid, rowTiles);
+        emitLanes(ib, loc, *loop.getBody(), *plan, maps, valid);
       });
   return true;
 }
