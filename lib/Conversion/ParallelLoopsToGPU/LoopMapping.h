@@ -272,7 +272,7 @@ inline mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner,
 /// Maps a parallel loop whose body folds a sequential loop along an outer
 /// dimension (a column sum; see SplitReductions.cpp) onto two launches that
 /// split the fold into chunks. Returns false, changing nothing, otherwise.
-bool mapSplitReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
+bool mapSplitReduction(mlir::scf::ParallelOp loop);
 
 /// Maps a parallel loop whose iterations each walk their own contiguous
 /// row in blocks (a time-minor neuron) onto blocks of up to `blockSize`

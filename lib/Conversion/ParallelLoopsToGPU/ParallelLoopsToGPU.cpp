@@ -169,7 +169,7 @@ struct ParallelLoopsToGPUPass
                      mapParallel(alone, minColumns);
                  }))
           next = resume; // after the loops the program took in
-        else if (!mapRowReductions(loop) && !mapSplitReduction(loop, blockSize)) {
+        else if (!mapRowReductions(loop) && !mapSplitReduction(loop)) {
           loop = collapseNested(loop);
           if (!mapTransposedStaging(loop, blockSize)) {
             FailureOr<scf::ParallelOp> tiled = mapTiledTranspose(loop);

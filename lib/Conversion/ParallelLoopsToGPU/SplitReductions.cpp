@@ -8,18 +8,21 @@
 // thread (k, columns) fold chunk k of its columns into partial values: it
 // issues the loads of eight rows, then folds them in order into one partial
 // per column (a partial per row in flight cost too many registers; see
-// docs/decisions.md). When a host check finds the buffers aligned, a thread
-// takes a 16-byte vector of neighbouring columns (4 f32, 8 f16) and folds
-// them side by side, each in the order a thread of one column would (the
-// scalar form, run otherwise): the same bits either way. Kernel 2 has
-// blocks of S slices x 256 / S columns, S = 32 for many chunks and 4 for
-// few (two launches, one run): slice s of a column combines chunks s,
-// s + S, ... (their loads in flight together), then the column's first
-// slice combines the slices in order, through shared memory, and runs the
-// rest of the body. The chunking and S depend only on the sizes: the same
-// bits on every run. A fold of several accumulators that carries its combine
-// (an online softmax's maximum and sum, an argmax; see LaneReduction) folds
-// its chunks with its own step and merges them with the combine, a partial
+// docs/decisions.md). A block's eight warps take eight consecutive chunks
+// of the same columns and merge them in order through shared memory, so
+// one partial per group of eight chunks and column leaves the kernel. When
+// a host check finds the buffers aligned, a thread takes a 16-byte vector
+// of neighbouring columns (4 f32, 8 f16) and folds them side by side, each
+// in the order a thread of one column would (the scalar form, run
+// otherwise): the same bits either way. Kernel 2 has blocks of S slices x
+// 256 / S columns, S = 32 for many groups and 4 for few (two launches, one
+// run): slice s of a column combines groups s, s + S, ... (their loads in
+// flight together), then the column's first slice combines the slices in
+// order, through shared memory, and runs the rest of the body. The
+// chunking and S depend only on the sizes: the same bits on every run. A
+// fold of several accumulators that carries its combine (an online
+// softmax's maximum and sum, an argmax; see LaneReduction) folds its chunks
+// with its own step and merges them with the combine, a partial
 // buffer and a shared array per accumulator.
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +57,13 @@ constexpr int64_t kMinChunk = 64;
 /// 63.3 / 64.6 / 92.4% (f32 the same either way); 8 rows with half the
 /// threads (longer chunks, fewer partials) lost 3-9 points.
 constexpr int64_t kRowsInFlight = 8;
+/// Chunks kernel 1 merges in a block before kernel 2 (its slices), over
+/// kPartialThreads / kGroupChunks vectors of columns: a warp per chunk.
+/// Kernel 2 then reads kGroupChunks times fewer partials and has as many
+/// fewer to combine, and the partials' traffic shrinks as much (16-bit
+/// columns make twice the chunks of f32 for the same bytes).
+constexpr int64_t kGroupChunks = 8;
+constexpr int64_t kPartialThreads = kGroupChunks * kWarpSize;
 /// Kernel 2's blocks: kCombineThreads threads, a column's chunks split over
 /// S slices (their loads in flight together), kCombineThreads / S columns
 /// side by side. Tall matrices have hundreds of chunks: kManySlices slices
@@ -72,7 +82,7 @@ constexpr int64_t kChunksPerSlice = 4;
 
 } // namespace
 
-bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockSize) {
+bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
   if (loop.getNumResults() != 0)
     return false;
   scf::ForOp fold;
@@ -165,14 +175,16 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
       arith::CeilDivUIOp::create(b, loc, rows, indexConstant(b, loc, kMinChunk)));
   chunks = arith::MaxUIOp::create(b, loc, chunks, one);
   Value perChunk = arith::CeilDivUIOp::create(b, loc, rows, chunks);
-  // Chunk k's partial of column c at k * total + c, a buffer per
-  // accumulator.
+  // Chunks merge in groups of kGroupChunks in kernel 1: group g's partial
+  // of column c at g * total + c, a buffer per accumulator.
+  Value chunkGroups =
+      arith::CeilDivUIOp::create(b, loc, chunks, indexConstant(b, loc, kGroupChunks));
   SmallVector<Value> partials;
-  Value partialsSize = arith::MulIOp::create(b, loc, chunks, total);
+  Value partialsSize = arith::MulIOp::create(b, loc, chunkGroups, total);
   for (Type accType : fold.getResultTypes())
     partials.push_back(memref::AllocOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, accType), ValueRange{partialsSize}));
-  Value block = indexConstant(b, loc, blockSize);
+  Value block = indexConstant(b, loc, kPartialThreads);
 
   // What the body computes before the fold (sizes, values per column).
   auto cloneBefore = [&](OpBuilder &ib, IRMapping &m) {
@@ -195,74 +207,139 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
                                                       AffineMapAttr::get(perm)));
   }
 
-  // Kernel 1: thread (k, vector of columns), the columns fastest
-  // (coalesced); lane j of the vector folds column + j.
+  // Kernel 1: blocks of kGroupChunks slices x (block / kGroupChunks)
+  // vectors of columns, the columns fastest (coalesced); a block takes one
+  // group of chunks (slice s folds chunk g * kGroupChunks + s) of a tile of
+  // columns, lane j of a thread's vector folding column + j. The slices
+  // then merge the group's chunks in order through shared memory, so that
+  // one partial per group and column reaches kernel 2.
+  int64_t tileWidth = kPartialThreads / kGroupChunks;
+  SmallVector<SharedArray> staged;
   auto buildPartials = [&](OpBuilder &hb, int64_t lanes) {
     Value lanesValue = indexConstant(hb, loc, lanes);
     Value vectors = lanes == 1 ? total : arith::DivUIOp::create(hb, loc, total, lanesValue);
-    Value work = arith::MulIOp::create(hb, loc, chunks, vectors);
-    buildLaunchOver(hb, loc, work, block, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-      Value first = arith::AddIOp::create(
-          ib, loc, arith::MulIOp::create(ib, loc, launch.getBlockIds().x, block),
-          launch.getThreadIds().x);
-      Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-      auto strided = scf::ForOp::create(ib, loc, first, work, stride);
-      OpBuilder sb = OpBuilder::atBlockBegin(strided.getBody());
-      Value item = strided.getInductionVar();
-      Value k = arith::DivUIOp::create(sb, loc, item, vectors);
-      Value column = arith::SubIOp::create(sb, loc, item,
-                                           arith::MulIOp::create(sb, loc, k, vectors));
-      if (lanes > 1)
-        column = arith::MulIOp::create(sb, loc, column, lanesValue);
-      IRMapping m;
-      SmallVector<Value> ivs = delinearize(sb, loc, loop, counts, column);
-      m.map(loop.getInductionVars(), ivs);
-      SmallVector<IRMapping> maps = laneMappings(sb, loc, m, column0, ivs.back(), lanes);
-      for (IRMapping &laneMap : maps)
-        cloneBefore(sb, laneMap);
-      Value span = arith::MulIOp::create(sb, loc, perChunk, step);
-      Value start = arith::AddIOp::create(sb, loc, lb, arith::MulIOp::create(sb, loc, k, span));
-      Value end = arith::MinSIOp::create(sb, loc, arith::AddIOp::create(sb, loc, start, span), ub);
-      SmallVector<Value> lanePartials = stridedPartials(
-          sb, loc, *r, start, end, step, indexConstant(sb, loc, 0), one, lanes,
-          [&](OpBuilder &vb, Value iv) {
-            SmallVector<IRMapping> inner = maps;
-            for (IRMapping &laneMap : inner)
-              laneMap.map(fold.getInductionVar(), iv);
-            for (Operation &op : fold.getBody()->without_terminator()) {
-              if (r->isStep(&op))
-                continue;
-              auto load = dyn_cast<memref::LoadOp>(op);
-              auto vectorAt = load ? llvm::find(vectorLoads, load) : vectorLoads.end();
-              if (lanes > 1 && vectorAt != vectorLoads.end()) {
-                size_t i = vectorAt - vectorLoads.begin();
-                SmallVector<Value> indices = mapped(inner.front(), load.getIndices());
-                if (swapWithLast[i] >= 0)
-                  std::swap(indices[swapWithLast[i]], indices.back());
-                Value vec = vectorLoad(vb, loc, vectorViews[i], indices, lanes);
-                unpackLanes(vb, loc, vec, load.getResult(), inner);
-                continue;
-              }
-              for (IRMapping &laneMap : inner)
-                vb.clone(op, laneMap);
+    Value widthValue = indexConstant(hb, loc, tileWidth);
+    Value tiles = arith::CeilDivUIOp::create(hb, loc, vectors, widthValue);
+    Value work = arith::MulIOp::create(hb, loc, chunkGroups, tiles);
+    staged.clear();
+    for (Type accType : fold.getResultTypes())
+      staged.push_back({accType, kPartialThreads * lanes});
+    Value sharedBytes =
+        arith::ConstantIntOp::create(hb, loc, hb.getI32Type(), sharedArraysBytes(staged));
+    buildLaunchOver(
+        hb, loc, work, one, block,
+        [&](OpBuilder &ib, gpu::LaunchOp launch) {
+          SmallVector<Value> stagedPartials = sharedArrays(ib, loc, staged);
+          Value tid = launch.getThreadIds().x;
+          Value local = arith::RemUIOp::create(ib, loc, tid, widthValue);
+          Value slice = arith::DivUIOp::create(ib, loc, tid, widthValue);
+          auto items =
+              scf::ForOp::create(ib, loc, launch.getBlockIds().x, work, launch.getGridSize().x);
+          OpBuilder sb = OpBuilder::atBlockBegin(items.getBody());
+          Value item = items.getInductionVar();
+          Value group = arith::DivUIOp::create(sb, loc, item, tiles);
+          Value tile =
+              arith::SubIOp::create(sb, loc, item, arith::MulIOp::create(sb, loc, group, tiles));
+          Value vector = arith::AddIOp::create(
+              sb, loc, arith::MulIOp::create(sb, loc, tile, widthValue), local);
+          // Threads past the last vector fold the last one and store nothing.
+          Value exists = arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ult, vector, vectors);
+          vector = arith::SelectOp::create(sb, loc, exists, vector,
+                                           arith::SubIOp::create(sb, loc, vectors, one));
+          Value column = lanes == 1 ? vector : arith::MulIOp::create(sb, loc, vector, lanesValue);
+          Value groupChunks = indexConstant(sb, loc, kGroupChunks);
+          Value firstChunk = arith::MulIOp::create(sb, loc, group, groupChunks);
+          Value k = arith::AddIOp::create(sb, loc, firstChunk, slice);
+          IRMapping m;
+          SmallVector<Value> ivs = delinearize(sb, loc, loop, counts, column);
+          m.map(loop.getInductionVars(), ivs);
+          SmallVector<IRMapping> maps = laneMappings(sb, loc, m, column0, ivs.back(), lanes);
+          for (IRMapping &laneMap : maps)
+            cloneBefore(sb, laneMap);
+          // A chunk past the last (the last group's) folds nothing.
+          Value span = arith::MulIOp::create(sb, loc, perChunk, step);
+          Value start = arith::MinSIOp::create(
+              sb, loc, arith::AddIOp::create(sb, loc, lb, arith::MulIOp::create(sb, loc, k, span)),
+              ub);
+          Value end =
+              arith::MinSIOp::create(sb, loc, arith::AddIOp::create(sb, loc, start, span), ub);
+          SmallVector<Value> lanePartials = stridedPartials(
+              sb, loc, *r, start, end, step, indexConstant(sb, loc, 0), one, lanes,
+              [&](OpBuilder &vb, Value iv) {
+                SmallVector<IRMapping> inner = maps;
+                for (IRMapping &laneMap : inner)
+                  laneMap.map(fold.getInductionVar(), iv);
+                for (Operation &op : fold.getBody()->without_terminator()) {
+                  if (r->isStep(&op))
+                    continue;
+                  auto load = dyn_cast<memref::LoadOp>(op);
+                  auto vectorAt = load ? llvm::find(vectorLoads, load) : vectorLoads.end();
+                  if (lanes > 1 && vectorAt != vectorLoads.end()) {
+                    size_t i = vectorAt - vectorLoads.begin();
+                    SmallVector<Value> indices = mapped(inner.front(), load.getIndices());
+                    if (swapWithLast[i] >= 0)
+                      std::swap(indices[swapWithLast[i]], indices.back());
+                    Value vec = vectorLoad(vb, loc, vectorViews[i], indices, lanes);
+                    unpackLanes(vb, loc, vec, load.getResult(), inner);
+                    continue;
+                  }
+                  for (IRMapping &laneMap : inner)
+                    vb.clone(op, laneMap);
+                }
+                SmallVector<Value> inputs;
+                for (IRMapping &laneMap : inner)
+                  llvm::append_range(inputs, mapped(laneMap, r->stepInputs));
+                return inputs;
+              },
+              kRowsInFlight, /*inOrder=*/true);
+          // Lane j of thread t at j * block + t: a warp's stores, and the reads
+          // of one slice's lane below, hit distinct banks.
+          Value blockValue = indexConstant(sb, loc, kPartialThreads);
+          for (int64_t j = 0; j < lanes; ++j) {
+            Value at =
+                arith::AddIOp::create(sb, loc, indexConstant(sb, loc, j * kPartialThreads), tid);
+            for (auto [partial, shared] : llvm::zip(
+                     ArrayRef<Value>(lanePartials).slice(j * partials.size(), partials.size()),
+                     stagedPartials))
+              memref::StoreOp::create(sb, loc, partial, shared, ValueRange{at});
+          }
+          gpu::BarrierOp::create(sb, loc);
+          // Slice j merges lane j of its column's chunks, in order (the last
+          // group's chunks past the last are skipped), and stores the group's
+          // partial.
+          Value merges = arith::AndIOp::create(
+              sb, loc, exists,
+              arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ult, slice, lanesValue));
+          auto merge = scf::IfOp::create(sb, loc, merges, /*withElseRegion=*/false);
+          {
+            OpBuilder mb = OpBuilder::atBlockBegin(&merge.getThenRegion().front());
+            Value laneBase = arith::MulIOp::create(mb, loc, slice, blockValue);
+            auto sliceAt = [&](int64_t s) -> SmallVector<Value> {
+              Value at = arith::AddIOp::create(
+                  mb, loc, laneBase,
+                  arith::AddIOp::create(mb, loc, local, indexConstant(mb, loc, s * tileWidth)));
+              return llvm::map_to_vector(stagedPartials, [&](Value shared) -> Value {
+                return memref::LoadOp::create(mb, loc, shared, ValueRange{at});
+              });
+            };
+            SmallVector<Value> acc = sliceAt(0);
+            for (int64_t s = 1; s < kGroupChunks; ++s) {
+              SmallVector<Value> merged = mergePartials(mb, *r, acc, sliceAt(s));
+              Value present = arith::CmpIOp::create(
+                  mb, loc, arith::CmpIPredicate::ult,
+                  arith::AddIOp::create(mb, loc, firstChunk, indexConstant(mb, loc, s)), chunks);
+              for (auto [a, next] : llvm::zip(acc, merged))
+                a = arith::SelectOp::create(mb, loc, present, next, a);
             }
-            SmallVector<Value> inputs;
-            for (IRMapping &laneMap : inner)
-              llvm::append_range(inputs, mapped(laneMap, r->stepInputs));
-            return inputs;
-          },
-          kRowsInFlight, /*inOrder=*/true);
-      Value at = arith::AddIOp::create(sb, loc, arith::MulIOp::create(sb, loc, k, total), column);
-      for (int64_t j = 0; j < lanes; ++j) {
-        Value lane = j == 0 ? at
-                            : arith::AddIOp::create(sb, loc, at, indexConstant(sb, loc, j))
-                                  .getResult();
-        for (auto [partial, buffer] :
-             llvm::zip(ArrayRef<Value>(lanePartials).slice(j * partials.size(), partials.size()),
-                       partials))
-          memref::StoreOp::create(sb, loc, partial, buffer, ValueRange{lane});
-      }
-    });
+            Value at = arith::AddIOp::create(mb, loc, arith::MulIOp::create(mb, loc, group, total),
+                                             arith::AddIOp::create(mb, loc, column, slice));
+            for (auto [value, buffer] : llvm::zip(acc, partials))
+              memref::StoreOp::create(mb, loc, value, buffer, ValueRange{at});
+          }
+          // The next item's slices overwrite the shared partials.
+          gpu::BarrierOp::create(sb, loc);
+        },
+        sharedBytes);
   };
   Value fits;
   if (vectorLanes > 1) {
@@ -287,66 +364,70 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop, int64_t blockS
     int64_t width = kCombineThreads / sliceCount;
     Value sharedBytes =
         arith::ConstantIntOp::create(hb, loc, hb.getI32Type(), sharedArraysBytes(slices));
-    Value groups = arith::CeilDivUIOp::create(hb, loc, total, indexConstant(hb, loc, width));
+    Value columnGroups = arith::CeilDivUIOp::create(hb, loc, total, indexConstant(hb, loc, width));
     Value combineBlock = indexConstant(hb, loc, kCombineThreads);
-    buildLaunchOver(hb, loc, groups, one, combineBlock, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-      SmallVector<Value> slicePartials = sharedArrays(ib, loc, slices);
-      Value tid = launch.getThreadIds().x;
-      Value columnsValue = indexConstant(ib, loc, width);
-      Value local = arith::RemUIOp::create(ib, loc, tid, columnsValue);
-      Value slice = arith::DivUIOp::create(ib, loc, tid, columnsValue);
-      auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, groups,
-                                      launch.getGridSize().x);
-      OpBuilder gb = OpBuilder::atBlockBegin(items.getBody());
-      Value column = arith::AddIOp::create(
-          gb, loc, arith::MulIOp::create(gb, loc, items.getInductionVar(), columnsValue), local);
-      Value exists = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::ult, column, total);
-      column = arith::SelectOp::create(
-          gb, loc, exists, column, arith::SubIOp::create(gb, loc, total, one));
-      SmallVector<Value> partial = stridedPartials(
-          gb, loc, *r, indexConstant(gb, loc, 0), chunks, one, slice,
-          indexConstant(gb, loc, sliceCount), /*width=*/1,
-          [&](OpBuilder &vb, Value k) {
-            Value at = arith::AddIOp::create(vb, loc, arith::MulIOp::create(vb, loc, k, total),
-                                             column);
-            return llvm::map_to_vector(partials, [&](Value buffer) -> Value {
-              return memref::LoadOp::create(vb, loc, buffer, ValueRange{at});
-            });
-          },
-          /*unroll=*/4, /*inOrder=*/false, FoldOf::Partials);
-      for (auto [value, shared] : llvm::zip(partial, slicePartials))
-        memref::StoreOp::create(gb, loc, value, shared, ValueRange{tid});
-      gpu::BarrierOp::create(gb, loc);
-      Value first = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::eq, slice,
-                                          indexConstant(gb, loc, 0));
-      auto finish = scf::IfOp::create(gb, loc, arith::AndIOp::create(gb, loc, first, exists),
-                                      /*withElseRegion=*/false);
-      {
-        OpBuilder fb = OpBuilder::atBlockBegin(&finish.getThenRegion().front());
-        IRMapping m;
-        m.map(loop.getInductionVars(), delinearize(fb, loc, loop, counts, column));
-        cloneBefore(fb, m);
-        SmallVector<Value> acc = mapped(m, fold.getInitArgs());
-        for (int64_t s = 0; s < sliceCount; ++s) {
-          Value at = arith::AddIOp::create(fb, loc, local, indexConstant(fb, loc, s * width));
-          acc = mergePartials(fb, *r, acc,
-                              llvm::map_to_vector(slicePartials, [&](Value shared) -> Value {
-                                return memref::LoadOp::create(fb, loc, shared, ValueRange{at});
-                              }));
-        }
-        m.map(fold.getResults(), acc);
-        bool after = false;
-        for (Operation &op : loop.getBody()->without_terminator()) {
-          if (after)
-            fb.clone(op, m);
-          after |= &op == fold.getOperation();
-        }
-      }
-      // The next group's slices overwrite the shared partials.
-      gpu::BarrierOp::create(gb, loc);
-    }, sharedBytes);
+    buildLaunchOver(
+        hb, loc, columnGroups, one, combineBlock,
+        [&](OpBuilder &ib, gpu::LaunchOp launch) {
+          SmallVector<Value> slicePartials = sharedArrays(ib, loc, slices);
+          Value tid = launch.getThreadIds().x;
+          Value columnsValue = indexConstant(ib, loc, width);
+          Value local = arith::RemUIOp::create(ib, loc, tid, columnsValue);
+          Value slice = arith::DivUIOp::create(ib, loc, tid, columnsValue);
+          auto items = scf::ForOp::create(ib, loc, launch.getBlockIds().x, columnGroups,
+                                          launch.getGridSize().x);
+          OpBuilder gb = OpBuilder::atBlockBegin(items.getBody());
+          Value column = arith::AddIOp::create(
+              gb, loc, arith::MulIOp::create(gb, loc, items.getInductionVar(), columnsValue),
+              local);
+          Value exists = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::ult, column, total);
+          column = arith::SelectOp::create(gb, loc, exists, column,
+                                           arith::SubIOp::create(gb, loc, total, one));
+          SmallVector<Value> partial = stridedPartials(
+              gb, loc, *r, indexConstant(gb, loc, 0), chunkGroups, one, slice,
+              indexConstant(gb, loc, sliceCount), /*width=*/1,
+              [&](OpBuilder &vb, Value k) {
+                Value at = arith::AddIOp::create(vb, loc, arith::MulIOp::create(vb, loc, k, total),
+                                                 column);
+                return llvm::map_to_vector(partials, [&](Value buffer) -> Value {
+                  return memref::LoadOp::create(vb, loc, buffer, ValueRange{at});
+                });
+              },
+              /*unroll=*/4, /*inOrder=*/false, FoldOf::Partials);
+          for (auto [value, shared] : llvm::zip(partial, slicePartials))
+            memref::StoreOp::create(gb, loc, value, shared, ValueRange{tid});
+          gpu::BarrierOp::create(gb, loc);
+          Value first = arith::CmpIOp::create(gb, loc, arith::CmpIPredicate::eq, slice,
+                                              indexConstant(gb, loc, 0));
+          auto finish = scf::IfOp::create(gb, loc, arith::AndIOp::create(gb, loc, first, exists),
+                                          /*withElseRegion=*/false);
+          {
+            OpBuilder fb = OpBuilder::atBlockBegin(&finish.getThenRegion().front());
+            IRMapping m;
+            m.map(loop.getInductionVars(), delinearize(fb, loc, loop, counts, column));
+            cloneBefore(fb, m);
+            SmallVector<Value> acc = mapped(m, fold.getInitArgs());
+            for (int64_t s = 0; s < sliceCount; ++s) {
+              Value at = arith::AddIOp::create(fb, loc, local, indexConstant(fb, loc, s * width));
+              acc = mergePartials(fb, *r, acc,
+                                  llvm::map_to_vector(slicePartials, [&](Value shared) -> Value {
+                                    return memref::LoadOp::create(fb, loc, shared, ValueRange{at});
+                                  }));
+            }
+            m.map(fold.getResults(), acc);
+            bool after = false;
+            for (Operation &op : loop.getBody()->without_terminator()) {
+              if (after)
+                fb.clone(op, m);
+              after |= &op == fold.getOperation();
+            }
+          }
+          // The next group's slices overwrite the shared partials.
+          gpu::BarrierOp::create(gb, loc);
+        },
+        sharedBytes);
   };
-  Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, chunks,
+  Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, chunkGroups,
                                      indexConstant(b, loc, kManySlices * kChunksPerSlice));
   auto which = scf::IfOp::create(b, loc, many, /*withElseRegion=*/true);
   {

@@ -2,14 +2,19 @@
 
 // A column max (a fold along the outer dimension) is split into K chunks of
 // rows, K = ceil(131072 * 4 / columns) (a thread per 16-byte vector of
-// columns) capped so that chunks keep 64 rows. Kernel 1 has thread (k,
-// vector of four columns) fold its chunk, eight vector loads in flight,
-// then their rows in order into one partial per column (stored side by side
-// at partials[k * columns + column + j]) when the buffer allows vectors;
-// otherwise thread (k, column) folds one column in the same order (eight
-// loads, then eight combines). Kernel 2 has blocks of 8 columns x 32 slices
-// when K >= 128, of 64 columns x 4 slices otherwise: slice s combines
-// chunks s, s + S, ... of its column; slice 0 combines the slices'
+// columns) capped so that chunks keep 64 rows, merged in kernel 1 in groups
+// of 8. Kernel 1 has blocks of 8 slices x 32 vectors of four columns:
+// thread (s, v) of the block for group g folds chunk 8g + s of its vector,
+// eight vector loads in flight, then their rows in order into one partial
+// per column, and stores lane j's partial at shared[j * 256 + thread].
+// After a barrier, slice j < 4 (a column of each vector) merges the 8
+// chunks' partials of lane j in order, each chunk past the last skipped,
+// and stores the group's partial at partials[g * columns + column + j].
+// When the buffer does not allow vectors, thread (s, column) folds one
+// column in the same order (eight loads, then eight combines) and slice 0
+// merges. Kernel 2 has blocks of 8 columns x 32 slices when the groups
+// number 128 or more, of 64 columns x 4 slices otherwise: slice s combines
+// groups s, s + S, ... of its column; slice 0 combines the slices'
 // partials from shared memory in order, then stores.
 // CHECK-LABEL: func.func @column_max
 // CHECK:       %[[COLS:.*]] = memref.dim %{{.*}}, %c1
@@ -18,11 +23,18 @@
 // CHECK:       %[[CAP:.*]] = arith.ceildivui %{{.*}}, %c64 : index
 // CHECK:       %[[K0:.*]] = arith.minui %[[WANT]], %[[CAP]] : index
 // CHECK:       %[[K:.*]] = arith.maxui %[[K0]], %{{.*}} : index
-// CHECK:       %[[PARTIALS:.*]] = gpu.alloc (%{{.*}}) : memref<?xf32>
+// CHECK:       %[[GROUPS:.*]] = arith.ceildivui %[[K]], %c8 : index
+// CHECK:       %[[SIZE:.*]] = arith.muli %[[GROUPS]], %{{.*}} : index
+// CHECK:       %[[PARTIALS:.*]] = gpu.alloc (%[[SIZE]]) : memref<?xf32>
 // CHECK:       scf.if %{{.*}} {
-// CHECK:         gpu.launch
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c4096_i32
+// CHECK:           %[[STAGED:.*]] = memref.view {{.*}} to memref<1024xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[LOCAL:.*]] = arith.remui %{{.*}}, %c32
+// CHECK:           %[[SLICE:.*]] = arith.divui %{{.*}}, %c32
 // CHECK:           scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:             %[[CHUNK:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
+// CHECK:             %[[GROUP:.*]] = arith.divui %[[ITEM]], %{{.*}} : index
+// CHECK:             %[[FIRST:.*]] = arith.muli %[[GROUP]], %c8
+// CHECK:             arith.addi %[[FIRST]], %[[SLICE]] : index
 // CHECK:             scf.for {{.*}} iter_args(%[[P0:[^ ]*]] = %{{.*}}, %[[P1:[^ ]*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, f32, f32) {
 // CHECK-COUNT-8:       vector.load %{{.*}}[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32>, vector<4xf32>
 // CHECK-NOT:           vector.load
@@ -34,9 +46,21 @@
 // CHECK-COUNT-27:      arith.maximumf
 // CHECK-NEXT:          scf.yield
 // CHECK:             scf.for {{.*}} -> (f32, f32, f32, f32) {
-// CHECK-COUNT-4:     memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
+// CHECK:             %[[AT0:.*]] = arith.addi %c0{{.*}}, %[[THREAD:[^ ]*]] : index
+// CHECK-NEXT:        memref.store %{{.*}}, %[[STAGED]][%[[AT0]]]
+// CHECK:             %[[AT3:.*]] = arith.addi %c768{{.*}}, %[[THREAD]] : index
+// CHECK-NEXT:        memref.store %{{.*}}, %[[STAGED]][%[[AT3]]]
+// CHECK-NEXT:        gpu.barrier
+// CHECK:             %[[LANE:.*]] = arith.cmpi ult, %[[SLICE]], %c4
+// CHECK:             scf.if
+// CHECK:               memref.load %[[STAGED]]
+// CHECK-COUNT-7:       memref.load %[[STAGED]]
+// CHECK-NOT:           memref.load
+// CHECK:               memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
+// CHECK:             }
+// CHECK-NEXT:        gpu.barrier
 // CHECK:       } else {
-// CHECK:         gpu.launch
+// CHECK:         gpu.launch {{.*}} dynamic_shared_memory_size %c1024_i32
 // CHECK:           scf.for %[[ITEM:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             scf.for {{.*}} iter_args(%[[P:[^ ]*]] = %{{.*}}) -> (f32) {
 // CHECK-COUNT-8:       memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32>
@@ -50,15 +74,20 @@
 // CHECK-NEXT:          %[[S7:.*]] = arith.maximumf %[[S6]], %{{.*}} : f32
 // CHECK-NEXT:          scf.yield %[[S7]] : f32
 // CHECK:             scf.for {{.*}} -> (f32) {
-// CHECK:             memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
+// CHECK:             gpu.barrier
+// CHECK:             arith.cmpi ult, %{{.*}}, %c1
+// CHECK:             scf.if
+// CHECK-COUNT-8:       memref.load %{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK:               memref.store %{{.*}}, %[[PARTIALS]][%{{.*}}] : memref<?xf32>
 // CHECK:       }
-// CHECK:       %[[MANY:.*]] = arith.cmpi uge, %[[K]], %c128
+// CHECK:       %[[MANY:.*]] = arith.cmpi uge, %[[GROUPS]], %c128
 // CHECK:       scf.if %[[MANY]] {
 // CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c1024_i32
 // CHECK:           %[[SLICES:.*]] = memref.view {{.*}} to memref<256xf32, #gpu.address_space<workgroup>>
 // CHECK:           %[[LOCAL:.*]] = arith.remui %{{.*}}, %c8
 // CHECK:           %[[SLICE:.*]] = arith.divui %{{.*}}, %c8
 // CHECK:           scf.for
+// CHECK:             arith.maxsi %[[GROUPS]], %c0
 // CHECK:             scf.for {{.*}} -> (f32, f32, f32, f32) {
 // CHECK-COUNT-4:       memref.load %[[PARTIALS]]
 // CHECK:             memref.store %{{.*}}, %[[SLICES]][%{{.*}}]
@@ -73,6 +102,7 @@
 // CHECK:           %[[FSLICES:.*]] = memref.view {{.*}} to memref<256xf32, #gpu.address_space<workgroup>>
 // CHECK:           arith.remui %{{.*}}, %c64
 // CHECK:           arith.divui %{{.*}}, %c64
+// CHECK:             arith.maxsi %[[GROUPS]], %c0
 // CHECK:             scf.if
 // CHECK-COUNT-4:       memref.load %[[FSLICES]]
 // CHECK-NOT:           memref.load %[[FSLICES]]
