@@ -99,6 +99,7 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   LowerGPUMathOptions math;
   math.libdevice = libdevice.has_value();
   device.addPass(createLowerGPUMath(math));
+  device.addPass(createPairTruncations());
   device.addPass(createSCFToControlFlowPass());
   device.addPass(memref::createExpandStridedMetadataPass());
   device.addPass(createLowerAffinePass());

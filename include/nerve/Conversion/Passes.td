@@ -241,6 +241,22 @@ def OccupancyHints : Pass<"nerve-occupancy-hints", "::mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
+def PairTruncations : Pass<"nerve-pair-truncations", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Rounds f32 intermediates to bf16 two at a time";
+  let description = [{
+    ptxas turns a scalar `cvt.rn.bf16.f32` into `F2F.BF16.F32`, which runs
+    on the special-function unit beside `ex2`, `lg2` and `rcp`; the pair
+    form `cvt.rn.bf16x2.f32` is one `F2FP` for two values. So in each
+    block, two consecutive scalar `arith.truncf` from f32 to bf16 whose
+    results are only extended again (a fused 16-bit intermediate of a
+    vector map's lanes, cloned op by op) become one
+    `llvm.nvvm.ff2bf16x2.rn`, its elements replacing theirs, where no op
+    between them uses the first, on sm_80 and later (targets without the
+    pair form are left alone). The rounding is the same (to nearest even).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"];
+}
+
 def NameKernels : Pass<"nerve-name-kernels", "::mlir::ModuleOp"> {
   let summary = "Gives every outlined GPU kernel a distinct name";
   let description = [{

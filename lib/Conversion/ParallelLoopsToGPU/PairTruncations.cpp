@@ -1,0 +1,110 @@
+//===- PairTruncations.cpp - f32 to bf16 two at a time ------------------===//
+//
+// On sm_90, ptxas selects `F2F.BF16.F32` for a scalar `cvt.rn.bf16.f32`: a
+// conversion on the special-function unit, whose throughput a 16-bit
+// kernel already spends on `ex2`, `lg2` and `rcp`. The pair form
+// `cvt.rn.bf16x2.f32` is `F2FP.BF16.F32.PACK_AB`, one ALU instruction for
+// two values. The 8-op chain of issue 8 (softplus, tanh) rounds two fused
+// bf16 intermediates per element: 128 F2F beside 258 MUFU in its tile of
+// 64 elements, where the f16 kernel has F2FP (ptxas packs a scalar
+// `cvt.rn.f16.f32` with zero). LLVM makes the pair form itself only where
+// two roundings feed one vector (a vector store); a truncation of a vector
+// of two is split again where each lane is extended. So the round trips
+// are paired here, by the pair form's intrinsic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace nerve {
+#define GEN_PASS_DEF_PAIRTRUNCATIONS
+#include "nerve/Conversion/Passes.h.inc"
+} // namespace nerve
+
+using namespace mlir;
+
+namespace {
+
+/// A scalar f32 -> bf16 truncation with the default rounding whose result
+/// is only extended again (a fused 16-bit intermediate). Where it is
+/// stored, LLVM packs pairs that feed a vector store, and a pair feeding
+/// two scalar stores costs a move of its high half.
+bool isRoundTripToBF16(Operation &op) {
+  auto trunc = dyn_cast<arith::TruncFOp>(op);
+  return trunc && trunc.getIn().getType().isF32() && trunc.getType().isBF16() &&
+         !trunc.getRoundingmodeAttr() && !trunc->use_empty() &&
+         llvm::all_of(trunc->getUsers(), [](Operation *user) { return isa<arith::ExtFOp>(user); });
+}
+
+/// Whether every use of `first`'s result comes after `second` (same block).
+bool usedOnlyAfter(Operation *first, Operation *second) {
+  Block *block = first->getBlock();
+  return llvm::all_of(first->getUsers(), [&](Operation *user) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    return inBlock && second->isBeforeInBlock(inBlock);
+  });
+}
+
+/// Replaces `first` and `second` by one `cvt.rn.bf16x2.f32` of their
+/// inputs (`llvm.nvvm.ff2bf16x2.rn`: its first operand goes to the high
+/// half, element 1), built where `second` is.
+void pair(arith::TruncFOp first, arith::TruncFOp second) {
+  OpBuilder b(second);
+  Location loc = second.getLoc();
+  Value rounded = LLVM::CallIntrinsicOp::create(b, loc, VectorType::get({2}, b.getBF16Type()),
+                                                b.getStringAttr("llvm.nvvm.ff2bf16x2.rn"),
+                                                ValueRange{second.getIn(), first.getIn()})
+                      .getResult(0);
+  first.replaceAllUsesWith(vector::ExtractOp::create(b, loc, rounded, 0).getResult());
+  second.replaceAllUsesWith(vector::ExtractOp::create(b, loc, rounded, 1).getResult());
+  first.erase();
+  second.erase();
+}
+
+/// The compute capability of `module`'s NVVM target (sm_90: 90), 0 if none.
+unsigned targetChip(gpu::GPUModuleOp module) {
+  ArrayAttr targets = module.getTargetsAttr();
+  if (!targets)
+    return 0;
+  for (Attribute target : targets)
+    if (auto nvvm = dyn_cast<NVVM::NVVMTargetAttr>(target)) {
+      unsigned chip = 0;
+      StringRef digits = nvvm.getChip();
+      if (digits.consume_front("sm_") && !digits.take_while(llvm::isDigit).getAsInteger(10, chip))
+        return chip;
+    }
+  return 0;
+}
+
+struct PairTruncationsPass : nerve::impl::PairTruncationsBase<PairTruncationsPass> {
+  void runOnOperation() override {
+    // The pair form came with sm_80.
+    if (targetChip(getOperation()) < 80)
+      return;
+    SmallVector<std::pair<arith::TruncFOp, arith::TruncFOp>> pairs;
+    getOperation()->walk([&](Block *block) {
+      arith::TruncFOp pending;
+      for (Operation &op : *block) {
+        if (!isRoundTripToBF16(op))
+          continue;
+        auto trunc = cast<arith::TruncFOp>(op);
+        if (pending && usedOnlyAfter(pending, trunc)) {
+          pairs.push_back({pending, trunc});
+          pending = nullptr;
+        } else {
+          pending = trunc;
+        }
+      }
+    });
+    for (auto [first, second] : pairs)
+      pair(first, second);
+  }
+};
+
+} // namespace
