@@ -248,13 +248,16 @@ def PairTruncations : Pass<"nerve-pair-truncations", "::mlir::gpu::GPUModuleOp">
     on the special-function unit beside `ex2`, `lg2` and `rcp`; the pair
     form `cvt.rn.bf16x2.f32` is one `F2FP` for two values. So in each
     block, two consecutive scalar `arith.truncf` from f32 to bf16 whose
-    results are only extended again (a fused 16-bit intermediate of a
-    vector map's lanes, cloned op by op) become one
-    `llvm.nvvm.ff2bf16x2.rn`, its elements replacing theirs, where no op
-    between them uses the first, on sm_80 and later (targets without the
-    pair form are left alone). The rounding is the same (to nearest even).
+    results are only extended to f32 again (a fused 16-bit intermediate of
+    a vector map's lanes, cloned op by op) become one
+    `llvm.nvvm.ff2bf16x2.rn`, where no op between them uses the first, on
+    sm_80 and later (targets without the pair form are left alone). Their
+    extensions become bit moves of the pair: the first value is the pair
+    shifted left by 16, the second the pair with its low half cleared (a
+    bf16 is the high half of the f32 it extends to). The rounding is the
+    same (to nearest even).
   }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect"];
 }
 
 def NameKernels : Pass<"nerve-name-kernels", "::mlir::ModuleOp"> {

@@ -10,7 +10,8 @@
 // `cvt.rn.f16.f32` with zero). LLVM makes the pair form itself only where
 // two roundings feed one vector (a vector store); a truncation of a vector
 // of two is split again where each lane is extended. So the round trips
-// are paired here, by the pair form's intrinsic.
+// are paired here, by the pair form's intrinsic, and extended by bit moves
+// (an extracted high half took ptxas a PRMT and a shift).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +21,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_PAIRTRUNCATIONS
@@ -39,7 +39,10 @@ bool isRoundTripToBF16(Operation &op) {
   auto trunc = dyn_cast<arith::TruncFOp>(op);
   return trunc && trunc.getIn().getType().isF32() && trunc.getType().isBF16() &&
          !trunc.getRoundingmodeAttr() && !trunc->use_empty() &&
-         llvm::all_of(trunc->getUsers(), [](Operation *user) { return isa<arith::ExtFOp>(user); });
+         llvm::all_of(trunc->getUsers(), [](Operation *user) {
+           auto ext = dyn_cast<arith::ExtFOp>(user);
+           return ext && ext.getType().isF32();
+         });
 }
 
 /// Whether every use of `first`'s result comes after `second` (same block).
@@ -51,9 +54,13 @@ bool usedOnlyAfter(Operation *first, Operation *second) {
   });
 }
 
-/// Replaces `first` and `second` by one `cvt.rn.bf16x2.f32` of their
-/// inputs (`llvm.nvvm.ff2bf16x2.rn`: its first operand goes to the high
-/// half, element 1), built where `second` is.
+/// Replaces `first` and `second` and their extensions by one
+/// `cvt.rn.bf16x2.f32` of their inputs (`llvm.nvvm.ff2bf16x2.rn`: its first
+/// operand goes to the high half), built where `second` is, and the f32
+/// values of its halves: a bf16 is the high half of the f32 it extends to,
+/// so the high half is the pair masked, the low one the pair shifted up
+/// (one instruction each; ptxas extends an extracted high half with a
+/// PRMT and a shift).
 void pair(arith::TruncFOp first, arith::TruncFOp second) {
   OpBuilder b(second);
   Location loc = second.getLoc();
@@ -61,10 +68,19 @@ void pair(arith::TruncFOp first, arith::TruncFOp second) {
                                                 b.getStringAttr("llvm.nvvm.ff2bf16x2.rn"),
                                                 ValueRange{second.getIn(), first.getIn()})
                       .getResult(0);
-  first.replaceAllUsesWith(vector::ExtractOp::create(b, loc, rounded, 0).getResult());
-  second.replaceAllUsesWith(vector::ExtractOp::create(b, loc, rounded, 1).getResult());
-  first.erase();
-  second.erase();
+  Value bits = LLVM::BitcastOp::create(b, loc, b.getI32Type(), rounded);
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v); };
+  Value low = arith::BitcastOp::create(b, loc, b.getF32Type(),
+                                       arith::ShLIOp::create(b, loc, bits, i32(16)));
+  Value high = arith::BitcastOp::create(
+      b, loc, b.getF32Type(), arith::AndIOp::create(b, loc, bits, i32(int32_t(0xffff0000))));
+  for (auto [trunc, value] : {std::pair(first, low), std::pair(second, high)}) {
+    for (Operation *ext : llvm::make_early_inc_range(trunc->getUsers())) {
+      ext->getResult(0).replaceAllUsesWith(value);
+      ext->erase();
+    }
+    trunc.erase();
+  }
 }
 
 /// The compute capability of `module`'s NVVM target (sm_90: 90), 0 if none.

@@ -1,21 +1,29 @@
 // RUN: nerve-opt --pass-pipeline='builtin.module(gpu.module(nerve-pair-truncations))' %s | FileCheck %s
 
 // Two consecutive roundings of f32 to bf16 that are only extended again
-// (fused intermediates of two lanes) become one cvt.rn.bf16x2.f32: the
-// intrinsic takes the second value first (the high half), element 0 is
-// the first lane's. A third one has no partner. Roundings that are stored,
-// that a use separates, or to f16 stay scalar.
+// (fused intermediates of two lanes) become one cvt.rn.bf16x2.f32 (the
+// intrinsic takes the second value first: the high half), and their
+// extensions bit moves of the pair: the first lane's the pair shifted up by
+// 16, the second's the pair with its low half cleared. A third rounding
+// has no partner. Roundings that are stored, that a use separates,
+// extended to f64, or to f16 stay scalar.
 // CHECK-LABEL: gpu.func @lanes
 // CHECK:         %[[PAIR:.*]] = llvm.call_intrinsic "llvm.nvvm.ff2bf16x2.rn"(%arg1, %arg0) : (f32, f32) -> vector<2xbf16>
-// CHECK-NEXT:    %[[LO:.*]] = vector.extract %[[PAIR]][0] : bf16 from vector<2xbf16>
-// CHECK-NEXT:    %[[HI:.*]] = vector.extract %[[PAIR]][1] : bf16 from vector<2xbf16>
+// CHECK-NEXT:    %[[BITS:.*]] = llvm.bitcast %[[PAIR]] : vector<2xbf16> to i32
+// CHECK-NEXT:    %[[C16:.*]] = arith.constant 16 : i32
+// CHECK-NEXT:    %[[UP:.*]] = arith.shli %[[BITS]], %[[C16]] : i32
+// CHECK-NEXT:    %[[LO:.*]] = arith.bitcast %[[UP]] : i32 to f32
+// CHECK-NEXT:    %[[MASK:.*]] = arith.constant -65536 : i32
+// CHECK-NEXT:    %[[CLEARED:.*]] = arith.andi %[[BITS]], %[[MASK]] : i32
+// CHECK-NEXT:    %[[HI:.*]] = arith.bitcast %[[CLEARED]] : i32 to f32
 // CHECK-NEXT:    %[[THIRD:.*]] = arith.truncf %arg2 : f32 to bf16
-// CHECK-NEXT:    arith.extf %[[LO]] : bf16 to f32
-// CHECK-NEXT:    arith.extf %[[HI]] : bf16 to f32
-// CHECK-NEXT:    arith.extf %[[THIRD]] : bf16 to f32
+// CHECK-NEXT:    %[[THIRDX:.*]] = arith.extf %[[THIRD]] : bf16 to f32
+// CHECK:         memref.store %[[LO]], %arg3[%{{.*}}]
+// CHECK-NEXT:    memref.store %[[HI]], %arg3[%{{.*}}]
+// CHECK-NEXT:    memref.store %[[THIRDX]], %arg3[%{{.*}}]
 // CHECK-LABEL: gpu.func @not_paired
 // CHECK-NOT:     llvm.call_intrinsic
-// CHECK-COUNT-6: arith.truncf
+// CHECK-COUNT-9: arith.truncf
 // CHECK-NOT:     llvm.call_intrinsic
 // CHECK:         gpu.return
 // Before sm_80 there is no pair form.
@@ -52,6 +60,14 @@ gpu.module @kernels [#nvvm.target<chip = "sm_90">] {
     %ub = arith.truncf %ue : f32 to bf16
     %uf = arith.extf %ub : bf16 to f32
     memref.store %uf, %f[%c0] : memref<2xf32>
+    // Extended to f64: not a bit move of an f32.
+    %da = arith.truncf %a : f32 to bf16
+    %db = arith.truncf %b : f32 to bf16
+    %dea = arith.extf %da : bf16 to f64
+    %deb = arith.extf %db : bf16 to f64
+    %dsum = arith.addf %dea, %deb : f64
+    %dres = arith.truncf %dsum : f64 to f32
+    memref.store %dres, %f[%c0] : memref<2xf32>
     // f16: ptxas packs a scalar rounding with zero already.
     %ha = arith.truncf %a : f32 to f16
     %hb = arith.truncf %b : f32 to f16

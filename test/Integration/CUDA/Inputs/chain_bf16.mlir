@@ -1,7 +1,7 @@
 // The 8-op chain with a broadcast bias (elementwise.mlir's @chain) over bf16
 // storage: vector maps in tiles of 8 rows (VectorLanes.cpp), the two fused
-// intermediates of two lanes rounded to bf16 by one cvt.rn.bf16x2.f32
-// (PairTruncations.cpp).
+// intermediates of two lanes rounded to bf16 by one cvt.rn.bf16x2.f32 and
+// extended by bit moves (PairTruncations.cpp).
 !m = !tdim.tensor<[r: ?, c: ?], bf16>
 !v = !tdim.tensor<[c: ?], bf16>
 tdim.kernel @chain(%a: !m, %bias: !v) -> (%y: !m) {
