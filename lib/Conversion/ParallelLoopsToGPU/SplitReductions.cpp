@@ -64,21 +64,22 @@ constexpr int64_t kRowsInFlight = 8;
 /// columns make twice the chunks of f32 for the same bytes).
 constexpr int64_t kGroupChunks = 8;
 constexpr int64_t kPartialThreads = kGroupChunks * kWarpSize;
-/// Kernel 2's blocks: kCombineThreads threads, a column's chunks split over
-/// S slices (their loads in flight together), kCombineThreads / S columns
-/// side by side. Tall matrices have hundreds of chunks: kManySlices slices
-/// of 8 columns (32-byte sectors a warp). Wide ones have few (4096 x 65536:
-/// 16 chunks of 16-bit columns, 8 of f32): with 32 slices most had nothing
-/// to fold while 8192 blocks each combined 8 columns (15.6 us of a 16-bit
-/// column sum's 141 on an H200); kFewSlices slices of 64 columns take them
-/// in 4.6 us. A slice count chosen at run time served both but cost tall
-/// matrices 1-2 us (runtime strides, a merge loop instead of unrolled
-/// loads), so there are two launches, one run by the chunk count.
+/// Kernel 2's blocks: kCombineThreads threads, a column's partials (one per
+/// group of chunks) split over S slices (their loads in flight together),
+/// kCombineThreads / S columns side by side. Tall matrices have hundreds
+/// of partials: kManySlices slices of 8 columns (32-byte sectors a warp).
+/// Wide ones have few (4096 x 65536: 16 chunks of 16-bit columns, 8 of f32,
+/// one partial each when this was measured): with 32 slices most had
+/// nothing to fold while 8192 blocks each combined 8 columns (15.6 us of a
+/// 16-bit column sum's 141 on an H200); kFewSlices slices of 64 columns
+/// take them in 4.6 us. A slice count chosen at run time served both but
+/// cost tall matrices 1-2 us (runtime strides, a merge loop instead of
+/// unrolled loads), so there are two launches, one run by the group count.
 constexpr int64_t kCombineThreads = 256;
 constexpr int64_t kManySlices = 32;
 constexpr int64_t kFewSlices = 4;
-/// Chunks a slice takes at least for kManySlices slices to be chosen.
-constexpr int64_t kChunksPerSlice = 4;
+/// Groups a slice takes at least for kManySlices slices to be chosen.
+constexpr int64_t kGroupsPerSlice = 4;
 
 } // namespace
 
@@ -214,14 +215,13 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
   // then merge the group's chunks in order through shared memory, so that
   // one partial per group and column reaches kernel 2.
   int64_t tileWidth = kPartialThreads / kGroupChunks;
-  SmallVector<SharedArray> staged;
   auto buildPartials = [&](OpBuilder &hb, int64_t lanes) {
     Value lanesValue = indexConstant(hb, loc, lanes);
     Value vectors = lanes == 1 ? total : arith::DivUIOp::create(hb, loc, total, lanesValue);
     Value widthValue = indexConstant(hb, loc, tileWidth);
     Value tiles = arith::CeilDivUIOp::create(hb, loc, vectors, widthValue);
     Value work = arith::MulIOp::create(hb, loc, chunkGroups, tiles);
-    staged.clear();
+    SmallVector<SharedArray> staged;
     for (Type accType : fold.getResultTypes())
       staged.push_back({accType, kPartialThreads * lanes});
     Value sharedBytes =
@@ -353,10 +353,10 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
   buildVectorsIfFit(b, loc, fits, vectorLanes, buildPartials);
 
   // Kernel 2: blocks of (kCombineThreads / S) columns x S slices. Slice s
-  // of a column combines chunks s, s + S, ... (loads in flight together);
+  // of a column combines groups s, s + S, ... (loads in flight together);
   // slice 0 then combines the slices' partials in order, from shared
   // memory, and runs the rest of the body. S is kManySlices when the
-  // chunks are many, kFewSlices otherwise: it depends only on the sizes.
+  // groups are many, kFewSlices otherwise: it depends only on the sizes.
   SmallVector<SharedArray> slices;
   for (Type accType : fold.getResultTypes())
     slices.push_back({accType, kCombineThreads});
@@ -428,7 +428,7 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
         sharedBytes);
   };
   Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, chunkGroups,
-                                     indexConstant(b, loc, kManySlices * kChunksPerSlice));
+                                     indexConstant(b, loc, kManySlices * kGroupsPerSlice));
   auto which = scf::IfOp::create(b, loc, many, /*withElseRegion=*/true);
   {
     OpBuilder tb = OpBuilder::atBlockBegin(&which.getThenRegion().front());
