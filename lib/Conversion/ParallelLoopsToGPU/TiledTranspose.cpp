@@ -24,8 +24,11 @@
 //    tile rows into a shared tile whose chunks are swizzled (chunk j of row
 //    r at j ^ (r % 8)), so that both the row-wise stores and the chunk-wise
 //    reads of eight threads hit distinct banks; computing, a thread takes a
-//    chunk's elements. A block takes four tiles in turn, the next one's
-//    loads in flight while it computes the current one. Against the scalar
+//    chunk's elements. A block takes a contiguous range of four tiles,
+//    copied asynchronously (cp.async, no registers) into a ring of three
+//    shared tiles: the next two are in flight while it computes one, and
+//    a tile's coordinates are advanced from the previous one's instead of
+//    divided out of its number. Against the scalar
 //    form, f16 softmax of a column-major view went from 28-32% to 39-47%
 //    of the copy bandwidth on an H200: eight f16 of a chunk take one load and
 //    four registers where elements took eight of each, so more bytes are
@@ -48,6 +51,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -70,6 +74,16 @@ constexpr int64_t kTileLineBytes = 128;
 constexpr int64_t kVectorTileSide = 64;
 constexpr int64_t kChunksPerThread = 2;
 constexpr int64_t kTilesPerBlock = 4;
+// Shared tiles in a block's ring. H200, softmax of a column-major view,
+// 16384 x 4096 / 65536 x 1024 / 4096 x 65536 (the write pass had loaded
+// the next tile through registers and divided each tile's number): with
+// two, f16 47.8 / 47.3 / 53.2% -> 52.1 / 51.6 / 56.4% of copy; with three
+// 53.5 / 52.8 / 59.1% (f32 54.5 / 53.8 / 57.8 -> 61.8 / 61.4 / 65.0%);
+// four, or eight tiles a block, within a point (f32 up to a point lower).
+constexpr int64_t kTileStages = 3;
+// Shared memory a block's ring may take: two blocks an SM on sm_80 and later.
+// Loops with more staged inputs than fit two stages take the scalar form.
+constexpr int64_t kRingBytes = 96 * 1024;
 // Lanes a chunk has at least for loads along p to take a vector a chunk.
 constexpr int64_t kMinAlongPLanes = 8;
 
@@ -185,22 +199,68 @@ struct TileGrid {
     Value p0, q0;
   };
   Tile decode(OpBuilder &b, Location loc, Value item) const {
+    return tileAt(b, loc, coordinates(b, loc, item));
+  }
+
+  /// Tile `item`'s coordinates in item order, fastest first: its tile
+  /// along q, its tile along p, then its iterations along the other
+  /// dimensions, innermost first.
+  SmallVector<Value> coordinates(OpBuilder &b, Location loc, Value item) const {
+    SmallVector<Value> coords;
+    Value rest = item;
+    for (auto [i, limit] : llvm::enumerate(limits())) {
+      if (i + 1 == limits().size()) {
+        coords.push_back(rest);
+        break;
+      }
+      coords.push_back(arith::RemUIOp::create(b, loc, rest, limit));
+      rest = arith::DivUIOp::create(b, loc, rest, limit);
+    }
+    return coords;
+  }
+
+  /// The coordinates of the tile after `coords` in item order: the fastest
+  /// one plus one, carried into the next where it reaches its count (no
+  /// division, which costs about twenty instructions a thread).
+  SmallVector<Value> advance(OpBuilder &b, Location loc, ArrayRef<Value> coords) const {
+    SmallVector<Value> limit = limits();
+    SmallVector<Value> next(coords);
+    Value one = indexConstant(b, loc, 1), zero = indexConstant(b, loc, 0);
+    Value carry;
+    for (size_t i = 0; i < coords.size(); ++i) {
+      Value bumped = arith::AddIOp::create(b, loc, coords[i], one);
+      bool last = i + 1 == coords.size();
+      Value wraps = last ? Value()
+                         : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, bumped, limit[i])
+                               .getResult();
+      if (wraps)
+        bumped = arith::SelectOp::create(b, loc, wraps, zero, bumped);
+      next[i] =
+          carry ? arith::SelectOp::create(b, loc, carry, bumped, coords[i]).getResult() : bumped;
+      if (last)
+        break;
+      carry = carry ? arith::AndIOp::create(b, loc, carry, wraps).getResult() : wraps;
+    }
+    return next;
+  }
+
+  /// The tile at `coords`.
+  Tile tileAt(OpBuilder &b, Location loc, ArrayRef<Value> coords) const {
     Tile t;
     t.ivs.resize(loop.getNumLoops());
-    Value tq = arith::RemUIOp::create(b, loc, item, tilesQ);
-    Value rest = arith::DivUIOp::create(b, loc, item, tilesQ);
-    Value tp = arith::RemUIOp::create(b, loc, rest, tilesP);
-    rest = arith::DivUIOp::create(b, loc, rest, tilesP);
-    for (int i = static_cast<int>(others.size()) - 1; i >= 0; --i) {
-      unsigned d = others[i];
-      Value k = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, counts[d]).getResult();
-      if (i > 0)
-        rest = arith::DivUIOp::create(b, loc, rest, counts[d]);
-      t.ivs[d] = ivAt(b, loc, d, k);
-    }
-    t.p0 = arith::MulIOp::create(b, loc, tp, indexConstant(b, loc, side));
-    t.q0 = arith::MulIOp::create(b, loc, tq, indexConstant(b, loc, side));
+    for (auto [i, d] : llvm::enumerate(others))
+      t.ivs[d] = ivAt(b, loc, d, coords[coords.size() - 1 - i]);
+    t.q0 = arith::MulIOp::create(b, loc, coords[0], indexConstant(b, loc, side));
+    t.p0 = arith::MulIOp::create(b, loc, coords[1], indexConstant(b, loc, side));
     return t;
+  }
+
+  /// The coordinates' counts, in their order.
+  SmallVector<Value> limits() const {
+    SmallVector<Value> l{tilesQ, tilesP};
+    for (unsigned d : llvm::reverse(others))
+      l.push_back(counts[d]);
+    return l;
   }
 
   /// Whether tile `t` lies wholly inside the loop's bounds (all tiles but
@@ -368,8 +428,6 @@ void buildScalarTiles(OpBuilder &b, Location loc, const TileGrid &g) {
   }, sharedSize);
 }
 
-/// Tiles a block takes in turn in the vector form: while it computes one,
-/// the next one's loads are in flight.
 /// The vector form (2- and 4-byte elements, `lanes` of them a 16-byte
 /// chunk): loading, threads take the chunks of a tile row by row (rows
 /// along q); the shared tile holds chunk j of row r at position j ^ (r % 8),
@@ -379,9 +437,10 @@ void buildScalarTiles(OpBuilder &b, Location loc, const TileGrid &g) {
 /// consecutive iterations along p at one along q, threads consecutive
 /// along q. `views` are the staged loads' buffers with their contiguous
 /// dimension last (swaps[i]: the dimension swapped with the last, or -1).
+/// The ring has `stages` tiles of each staged load (vectorTileStages).
 void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Value> views,
                       ArrayRef<int> swaps, ArrayRef<Value> alongPViews, ArrayRef<int> alongPSwaps,
-                      int64_t lanes) {
+                      int64_t lanes, int64_t stages) {
   const TransposePlan &plan = g.plan;
   scf::ParallelOp loop = g.loop;
   unsigned p = plan.p, q = plan.q;
@@ -391,9 +450,10 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
   const int64_t threads = side * chunksPerRow / perThread;
   const int64_t perBlock = kTilesPerBlock;
 
+  // A ring of `stages` shared tiles per staged load.
   SmallVector<SharedArray> arrays;
   for (Operation *load : plan.staged)
-    arrays.push_back({load->getResult(0).getType(), side * side});
+    arrays.push_back({load->getResult(0).getType(), stages * side * side});
   Value sharedSize =
       arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(arrays));
 
@@ -414,20 +474,29 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
       computeRow.push_back(arith::RemUIOp::create(ib, loc, chunk, c(side)));
       computeChunk.push_back(arith::DivUIOp::create(ib, loc, chunk, c(side)));
     }
-    // Where chunk `chunk` of tile row `row` lies in a shared tile.
-    auto swizzled = [&](OpBuilder &sb, Value row, Value chunk) -> Value {
+    // Where chunk `chunk` of tile row `row` lies in the ring's tile that
+    // begins at `stageBase`.
+    auto swizzled = [&](OpBuilder &sb, Value stageBase, Value row, Value chunk) -> Value {
       auto sc = [&](int64_t v) { return indexConstant(sb, loc, v); };
       Value position = arith::XOrIOp::create(
           sb, loc, chunk, arith::RemUIOp::create(sb, loc, row, sc(8)));
-      return arith::AddIOp::create(sb, loc, arith::MulIOp::create(sb, loc, row, sc(side)),
-                                   arith::MulIOp::create(sb, loc, position, sc(lanes)));
+      Value inTile = arith::AddIOp::create(sb, loc, arith::MulIOp::create(sb, loc, row, sc(side)),
+                                           arith::MulIOp::create(sb, loc, position, sc(lanes)));
+      return arith::AddIOp::create(sb, loc, stageBase, inTile);
     };
 
-    // This thread's chunks of tile `item`, every staged load's (clamped to
-    // the last chunk and row in a tile at the edge).
-    auto loadTile = [&](OpBuilder &tb, Value item) {
-      TileGrid::Tile tile = g.decode(tb, loc, item);
-      SmallVector<Value> loaded;
+    // Asynchronous copies of this thread's chunks of tile `item`, every
+    // staged load's, into the ring's tiles at `stageBase` (clamped to the
+    // last chunk and row in a tile at the edge), as one group; an empty
+    // group past the last tile, so that every thread counts groups alike.
+    auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+    auto issueTile = [&](OpBuilder &ob, Value exists, ArrayRef<Value> coords,
+                         Value stageBase) -> Value {
+      auto inRange =
+          scf::IfOp::create(ob, loc, TypeRange{tokenType}, exists, /*withElseRegion=*/true);
+      OpBuilder tb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+      TileGrid::Tile tile = g.tileAt(tb, loc, coords);
+      SmallVector<Value> tokens;
       for (int64_t k = 0; k < perThread; ++k) {
         Value pk = arith::MinUIOp::create(
             tb, loc,
@@ -442,42 +511,72 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
         at[q] = g.ivAt(tb, loc, q, qk);
         IRMapping m;
         m.map(loop.getInductionVars(), at);
+        Value into = swizzled(tb, stageBase, loadRow[k], loadChunk[k]);
         for (auto [i, op] : llvm::enumerate(plan.staged)) {
           auto load = llvm::cast<memref::LoadOp>(op);
           SmallVector<Value> indices = mapped(m, load.getIndices());
           if (swaps[i] >= 0)
             std::swap(indices[swaps[i]], indices.back());
-          loaded.push_back(vectorLoad(tb, loc, views[i], indices, lanes));
+          tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+              tb, loc, tokenType, tiles[i], ValueRange{into}, views[i], indices,
+              tb.getIndexAttr(lanes), /*srcElements=*/Value(), /*bypassL1=*/tb.getUnitAttr()));
         }
       }
-      return loaded;
+      scf::YieldOp::create(
+          tb, loc, ValueRange{nvgpu::DeviceAsyncCreateGroupOp::create(tb, loc, tokenType, tokens)});
+      OpBuilder eb = OpBuilder::atBlockBegin(&inRange.getElseRegion().front());
+      scf::YieldOp::create(
+          eb, loc,
+          ValueRange{nvgpu::DeviceAsyncCreateGroupOp::create(eb, loc, tokenType, ValueRange{})});
+      return inRange.getResult(0);
     };
 
+    // A block takes a contiguous range of tiles, its first decoded once and
+    // the others reached by advancing. The ring's first stages-1 tiles, then
+    // one more each turn; the loop carries the stage of its tile, the newest
+    // group, and the coordinates of its tile and of the one to copy next.
     Value bid = launch.getBlockIds().x, grid = launch.getGridSize().x;
-    auto items = scf::ForOp::create(ib, loc, bid, g.work, grid, loadTile(ib, bid));
-    OpBuilder lb = OpBuilder::atBlockBegin(items.getBody());
-    Value item = items.getInductionVar();
-    ValueRange current = items.getRegionIterArgs();
-    for (int64_t k = 0; k < perThread; ++k)
-      for (unsigned i = 0; i < plan.staged.size(); ++i)
-        vectorStore(lb, loc, current[k * plan.staged.size() + i], tiles[i],
-                    ValueRange{swizzled(lb, loadRow[k], loadChunk[k])});
-    gpu::BarrierOp::create(lb, loc);
-
-    // The next tile's loads, in flight while this one computes.
-    Value next = arith::AddIOp::create(lb, loc, item, grid);
-    auto prefetch = scf::IfOp::create(
-        lb, loc, TypeRange(current),
-        arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult, next, g.work),
-        /*withElseRegion=*/true);
-    {
-      OpBuilder pb = OpBuilder::atBlockBegin(&prefetch.getThenRegion().front());
-      scf::YieldOp::create(pb, loc, loadTile(pb, next));
-      OpBuilder eb = OpBuilder::atBlockBegin(&prefetch.getElseRegion().front());
-      scf::YieldOp::create(eb, loc, current);
+    Value perBlock = arith::CeilDivUIOp::create(ib, loc, g.work, grid);
+    Value begin = arith::MulIOp::create(ib, loc, bid, perBlock);
+    Value end =
+        arith::MinUIOp::create(ib, loc, arith::AddIOp::create(ib, loc, begin, perBlock), g.work);
+    const int64_t tileElements = side * side;
+    SmallVector<Value> first = g.coordinates(ib, loc, begin);
+    SmallVector<Value> coords = first;
+    Value newest;
+    for (int64_t s = 0; s + 1 < stages; ++s) {
+      Value exists = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::ult,
+                                           arith::AddIOp::create(ib, loc, begin, c(s)), end);
+      newest = issueTile(ib, exists, coords, c(s * tileElements));
+      coords = g.advance(ib, loc, coords);
     }
-
-    TileGrid::Tile tile = g.decode(lb, loc, item);
+    const size_t rankOfCoords = first.size();
+    SmallVector<Value> carried{c(0), newest};
+    llvm::append_range(carried, first);
+    llvm::append_range(carried, coords);
+    auto items = scf::ForOp::create(ib, loc, begin, end, c(1), carried);
+    OpBuilder lb = OpBuilder::atBlockBegin(items.getBody());
+    auto lc = [&](int64_t v) { return indexConstant(lb, loc, v); };
+    Value item = items.getInductionVar();
+    ValueRange state = items.getRegionIterArgs();
+    Value stage = state[0];
+    SmallVector<Value> current(state.slice(2, rankOfCoords));
+    SmallVector<Value> aheadCoords(state.slice(2 + rankOfCoords, rankOfCoords));
+    // This tile's group done (the stages-2 after it may stay in flight),
+    // then a barrier: every thread's chunks are in, and every thread is
+    // done with the previous tile, whose stage the next copies overwrite.
+    nvgpu::DeviceAsyncWaitOp::create(lb, loc, state[1], lb.getI32IntegerAttr(stages - 2));
+    gpu::BarrierOp::create(lb, loc);
+    Value previous = arith::SelectOp::create(
+        lb, loc, arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, stage, lc(0)),
+        lc(stages - 1), arith::SubIOp::create(lb, loc, stage, lc(1)));
+    Value aheadExists =
+        arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult,
+                              arith::AddIOp::create(lb, loc, item, lc(stages - 1)), end);
+    Value issued = issueTile(lb, aheadExists, aheadCoords,
+                             arith::MulIOp::create(lb, loc, previous, lc(tileElements)));
+    Value stageBase = arith::MulIOp::create(lb, loc, stage, lc(tileElements));
+    TileGrid::Tile tile = g.tileAt(lb, loc, current);
     g.splitWhole(lb, loc, tile, [&](OpBuilder &tb, bool partial) {
       auto tc = [&](int64_t v) { return indexConstant(tb, loc, v); };
       SmallVector<IRMapping> mappings(perThread * lanes);
@@ -503,8 +602,9 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
           mappings[k * lanes + l].map(loop.getInductionVars(), at);
         }
         for (unsigned i = 0; i < plan.staged.size(); ++i) {
-          Value vec = vectorLoad(tb, loc, tiles[i],
-                                 ValueRange{swizzled(tb, computeRow[k], computeChunk[k])}, lanes);
+          Value vec = vectorLoad(
+              tb, loc, tiles[i],
+              ValueRange{swizzled(tb, stageBase, computeRow[k], computeChunk[k])}, lanes);
           for (int64_t l = 0; l < lanes; ++l)
             staged[(k * lanes + l) * plan.staged.size() + i] =
                 vector::ExtractOp::create(tb, loc, vec, l);
@@ -515,9 +615,14 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
           [&](unsigned i, size_t e) { return staged[e * plan.staged.size() + i]; }, valid, lanes,
           alongPViews, alongPSwaps);
     });
-    // The next tile overwrites the shared tiles.
-    gpu::BarrierOp::create(lb, loc);
-    scf::YieldOp::create(lb, loc, prefetch.getResults());
+    Value next = arith::AddIOp::create(lb, loc, stage, lc(1));
+    next = arith::SelectOp::create(
+        lb, loc, arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, next, lc(stages)), lc(0),
+        next);
+    SmallVector<Value> yielded{next, issued};
+    llvm::append_range(yielded, g.advance(lb, loc, current));
+    llvm::append_range(yielded, g.advance(lb, loc, aheadCoords));
+    scf::YieldOp::create(lb, loc, yielded);
   }, sharedSize);
 }
 
@@ -552,6 +657,18 @@ int64_t vectorTileLanes(scf::ParallelOp loop, const TransposePlan &plan,
     if (!sameBytes(store.getMemRef()))
       return 0;
   return 16 / bytes;
+}
+
+/// Tiles in the vector form's ring for `plan`'s loop, `lanes` elements a
+/// 16-byte chunk: kTileStages where they fit in kRingBytes, else two, else 0
+/// (the scalar form must do).
+int64_t vectorTileStages(const TransposePlan &plan, int64_t lanes) {
+  int64_t perStage =
+      static_cast<int64_t>(plan.staged.size()) * kVectorTileSide * kVectorTileSide * (16 / lanes);
+  for (int64_t stages = kTileStages; stages >= 2; --stages)
+    if (stages * perStage <= kRingBytes)
+      return stages;
+  return 0;
 }
 
 } // namespace
@@ -595,6 +712,9 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
   // (and p's count a whole number of them), else by elements.
   SmallVector<int> swaps;
   int64_t lanes = vectorTileLanes(loop, *plan, swaps);
+  int64_t stages = lanes > 1 ? vectorTileStages(*plan, lanes) : 0;
+  if (stages == 0)
+    lanes = 0;
   SmallVector<Value> views, alongPViews;
   SmallVector<int> alongPSwaps;
   Value fits;
@@ -634,7 +754,7 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
   buildVectorsIfFit(b, loc, fits, lanes, [&](OpBuilder &fb, int64_t l) {
     if (l > 1)
       buildVectorTiles(fb, loc, grid.sized(fb, loc, kVectorTileSide), views, swaps, alongPViews,
-                       alongPSwaps, l);
+                       alongPSwaps, l, stages);
     else
       buildScalarTiles(fb, loc, grid.sized(fb, loc, side));
   });

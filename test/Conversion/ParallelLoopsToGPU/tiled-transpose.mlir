@@ -7,27 +7,37 @@
 //
 // By 16-byte chunks (x read through a transposed view, contiguous along
 // its last dimension): 64 x 64 tiles of f32, 512 threads a block, two
-// chunks each. A block loads its first tile's chunks, then in a loop over
-// its tiles (four apart) stores them into the shared tile, meets at a
-// barrier, loads the next tile's chunks (if there is one), computes from
-// the shared tile's chunks with threads consecutive along c (four
-// iterations a chunk), and meets again before the next tile. A tile
-// wholly inside the bounds stores unguarded; one at the edge stores only
-// where the chunk and the column exist. s[r] (a value per row) is read
-// directly.
+// chunks each, copied asynchronously into a ring of three shared tiles
+// (48 KiB). A block takes a contiguous range of tiles: it copies its
+// first two (a group each; an empty group past its range), then in a loop
+// over its tiles waits until at most one group is in flight, meets at a
+// barrier, copies the tile two ahead into the stage the previous tile
+// left, and computes from the shared tile's chunks with threads
+// consecutive along c (four iterations a chunk). The loop carries the
+// stage, the newest group and the two tiles' coordinates, advanced with a
+// carry: no division in the loop. A tile wholly inside the bounds stores
+// unguarded; one at the edge stores only where the chunk and the column
+// exist. s[r] (a value per row) is read directly.
 // CHECK-LABEL: func.func @transposed
 // CHECK:       %[[TALL:.*]] = arith.cmpi uge, %{{.*}}, %c16{{.*}} : index
 // CHECK:       scf.if %[[TALL]] {
 // CHECK:         %[[VIEW:.*]] = memref.transpose %arg0 (d0, d1) -> (d1, d0) : memref<?x?xf32, strided<[1, ?]>> to memref<?x?xf32, strided<[?, 1]>>
-// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c512{{.*}}, {{.*}}) dynamic_shared_memory_size %c16384_i32
-// CHECK:           %[[VTILE:.*]] = memref.view {{.*}} to memref<4096xf32, #gpu.address_space<workgroup>>
-// CHECK-COUNT-2:   vector.load %[[VIEW]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32, strided<[?, 1]>>, vector<4xf32>
-// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>) {
-// CHECK-COUNT-2:     vector.store %{{.*}}, %[[VTILE]][%{{.*}}] {alignment = 16 : i64}
+// CHECK:         gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c512{{.*}}, {{.*}}) dynamic_shared_memory_size %c49152_i32
+// CHECK:           %[[VTILE:.*]] = memref.view {{.*}} to memref<12288xf32, #gpu.address_space<workgroup>>
+// CHECK:           scf.if %{{.*}} -> (!nvgpu.device.async.token) {
+// CHECK-COUNT-2:     nvgpu.device_async_copy %[[VIEW]][%{{.*}}, %{{.*}}], %[[VTILE]][%{{.*}}], 4 {bypassL1}
+// CHECK:             nvgpu.device_async_create_group %{{.*}}, %{{.*}}
+// CHECK:           } else {
+// CHECK-NEXT:        nvgpu.device_async_create_group{{ *$}}
+// CHECK:           scf.if %{{.*}} -> (!nvgpu.device.async.token) {
+// CHECK-COUNT-2:     nvgpu.device_async_copy %[[VIEW]]
+// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (index, !nvgpu.device.async.token, index, index, index, index) {
+// CHECK-NEXT:        nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // CHECK-NEXT:        gpu.barrier
-// CHECK:             %[[NEXT:.*]]:2 = scf.if %{{.*}} -> (vector<4xf32>, vector<4xf32>) {
-// CHECK-COUNT-2:       vector.load %[[VIEW]]
-// CHECK:             } else {
+// CHECK-NOT:         arith.divui
+// CHECK:             %[[ISSUED:.*]] = scf.if %{{.*}} -> (!nvgpu.device.async.token) {
+// CHECK-COUNT-2:       nvgpu.device_async_copy %[[VIEW]]
+// CHECK-NOT:         arith.divui
 // CHECK:             scf.if %{{.*}} {
 // CHECK-NOT:           arith.minui
 // CHECK:               vector.load %[[VTILE]]
@@ -44,8 +54,9 @@
 // CHECK-COUNT-8:       math.exp
 // CHECK:               scf.if %{{.*}} {
 // CHECK-NEXT:            memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x?xf32>
-// CHECK:             gpu.barrier
-// CHECK-NEXT:        scf.yield %[[NEXT]]#0, %[[NEXT]]#1
+// CHECK-NOT:         arith.divui
+// CHECK-NOT:         gpu.barrier
+// CHECK:             scf.yield %{{.*}}, %[[ISSUED]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : index, !nvgpu.device.async.token, index, index, index, index
 //
 // By elements: 32 x 32 tiles of f32, a block of 256 threads each. The block
 // loads x's tile with threads consecutive along r into shared memory (rows
@@ -113,7 +124,7 @@ func.func @transposed(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?xf32>,
 // -----
 
 // f16: by 16-byte chunks, 64 x 64 tiles (128 bytes a side), 256 threads
-// with two chunks of eight each; by elements, 64 x 64 tiles too, rows
+// with two chunks of eight each, a ring of three tiles (24 KiB); by elements, 64 x 64 tiles too, rows
 // padded by two elements (4 bytes), sixteen iterations a thread. Enough
 // rows known statically: no fallback. s[r] (a value per row, contiguous
 // along r, f32) is read one vector of eight a chunk in the chunk form (its
@@ -122,16 +133,16 @@ func.func @transposed(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?xf32>,
 // CHECK-LABEL: func.func @transposed_f16
 // CHECK-NOT:   arith.cmpi uge
 // CHECK:       memref.extract_aligned_pointer_as_index %arg1
-// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c8192_i32
-// CHECK:         memref.view {{.*}} to memref<4096xf16, #gpu.address_space<workgroup>>
-// CHECK-COUNT-2: vector.load {{.*}} vector<8xf16>
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c24576_i32
+// CHECK:         memref.view {{.*}} to memref<12288xf16, #gpu.address_space<workgroup>>
+// CHECK-COUNT-2: nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
 // CHECK:         gpu.barrier
 // CHECK-COUNT-16: arith.extf
 // CHECK-NOT:     memref.load %arg1
 // CHECK-COUNT-2: vector.load %arg1[%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<8xf32>
 // CHECK-NOT:     memref.load %arg1
 // CHECK-COUNT-16: arith.truncf
-// CHECK:         gpu.barrier
+// CHECK:         scf.yield {{.*}} : index, !nvgpu.device.async.token, index, index, index, index
 // CHECK:       } else {
 // CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c8448_i32
 // CHECK:         memref.view {{.*}} to memref<4224xf16, #gpu.address_space<workgroup>>
@@ -166,7 +177,8 @@ func.func @transposed_f16(%x: memref<4096x?xf16, strided<[1, 4096]>>, %s: memref
 // with r last.
 // CHECK-LABEL: func.func @batched
 // CHECK:       memref.transpose %arg0 (d0, d1, d2) -> (d0, d2, d1)
-// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c16384_i32
+// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c49152_i32
+// CHECK:         scf.for {{.*}} -> (index, !nvgpu.device.async.token, index, index, index, index, index, index) {
 // CHECK:         gpu.barrier
 // CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c4224_i32
 // CHECK:         gpu.barrier
@@ -182,6 +194,59 @@ func.func @batched(%x: memref<?x?x?xf32, strided<[?, 1, ?]>>,
   scf.parallel (%i, %r, %c) = (%c0, %c0, %c0) to (%b, %rows, %cols) step (%c1, %c1, %c1) {
     %v = memref.load %x[%i, %r, %c] : memref<?x?x?xf32, strided<[?, 1, ?]>>
     memref.store %v, %y[%i, %r, %c] : memref<?x?x?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The ring takes at most 96 KiB: three staged f32 inputs (16 KiB a tile)
+// take a ring of two; four take the scalar form alone (no host check).
+// CHECK-LABEL: func.func @three_inputs
+// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c98304_i32
+// CHECK:         nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// CHECK:       } else {
+// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c12672_i32
+// CHECK-LABEL: func.func @four_inputs
+// CHECK-NOT:   nvgpu.device_async_copy
+// CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c16896_i32
+// CHECK-NOT:   nvgpu.device_async_copy
+// CHECK:       return
+func.func @three_inputs(%x: memref<?x?xf32, strided<[1, ?]>>, %u: memref<?x?xf32, strided<[1, ?]>>,
+                        %v: memref<?x?xf32, strided<[1, ?]>>, %y: memref<?x?xf32>)
+    attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %cols = memref.dim %y, %c1 : memref<?x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%c64, %cols) step (%c1, %c1) {
+    %a = memref.load %x[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    %b = memref.load %u[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    %d = memref.load %v[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    %s = arith.addf %a, %b : f32
+    %t = arith.addf %s, %d : f32
+    memref.store %t, %y[%r, %c] : memref<?x?xf32>
+    scf.reduce
+  }
+  return
+}
+func.func @four_inputs(%x: memref<?x?xf32, strided<[1, ?]>>, %u: memref<?x?xf32, strided<[1, ?]>>,
+                       %v: memref<?x?xf32, strided<[1, ?]>>, %w: memref<?x?xf32, strided<[1, ?]>>,
+                       %y: memref<?x?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %cols = memref.dim %y, %c1 : memref<?x?xf32>
+  scf.parallel (%r, %c) = (%c0, %c0) to (%c64, %cols) step (%c1, %c1) {
+    %a = memref.load %x[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    %b = memref.load %u[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    %d = memref.load %v[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    %e = memref.load %w[%r, %c] : memref<?x?xf32, strided<[1, ?]>>
+    %s = arith.addf %a, %b : f32
+    %t = arith.addf %s, %d : f32
+    %z = arith.addf %t, %e : f32
+    memref.store %z, %y[%r, %c] : memref<?x?xf32>
     scf.reduce
   }
   return
