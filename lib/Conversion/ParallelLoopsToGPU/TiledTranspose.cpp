@@ -20,21 +20,21 @@
 // Two forms, chosen at run time:
 //  - By 16-byte chunks, where a host check finds the staged buffers
 //    aligned and p's count a whole number of chunks (2- and 4-byte
-//    elements). A tile is 64 x 64 elements; a thread loads two chunks of
-//    tile rows into a shared tile whose chunks are swizzled (chunk j of row
-//    r at j ^ (r % 8)), so that both the row-wise stores and the chunk-wise
-//    reads of eight threads hit distinct banks; computing, a thread takes a
-//    chunk's elements. A block takes a contiguous range of four tiles,
-//    copied asynchronously (cp.async, no registers) into a ring of three
-//    shared tiles: the next two are in flight while it computes one, and
-//    a tile's coordinates are advanced from the previous one's instead of
-//    divided out of its number. Against the scalar
-//    form, f16 softmax of a column-major view went from 28-32% to 39-47%
-//    of the copy bandwidth on an H200: eight f16 of a chunk take one load and
-//    four registers where elements took eight of each, so more bytes are
-//    in flight per thread. In 16-bit chunks, a value per iteration along p
-//    read directly (a softmax's row maximum and sum) is one vector load a
-//    chunk instead of eight.
+//    elements). A tile is 64 x 64 elements; a thread loads two (f32) or four
+//    (16-bit) chunks of tile rows into a shared tile whose chunks are
+//    swizzled (chunk j of row r at j ^ (r % 8)), so that both the row-wise
+//    stores and the chunk-wise reads of eight threads hit distinct banks;
+//    computing, a thread takes its chunks' elements. A block takes a
+//    contiguous range of four tiles, copied asynchronously (cp.async, no
+//    registers) into a ring of three shared tiles: the next two are in
+//    flight while it computes one, and a tile's coordinates are advanced
+//    from the previous one's instead of divided out of its number. Against
+//    the scalar form, f16 softmax of a column-major view went from 28-32% to
+//    39-47% of the copy bandwidth on an H200: eight f16 of a chunk take one
+//    load and four registers where elements took eight of each, so more
+//    bytes are in flight per thread. In 16-bit chunks, a value per iteration
+//    along p read directly (a softmax's row maximum and sum) is one vector
+//    load a chunk instead of eight.
 //  - By elements otherwise. A tile spans 128 bytes of the widest element
 //    along both dimensions (32 f32, 64 f16), so that every global access of
 //    a warp covers whole 32-byte sectors. Tile rows are padded by 4 bytes:
@@ -66,14 +66,19 @@ constexpr int64_t kTileThreads = 256;
 constexpr int64_t kTileLineBytes = 128;
 
 // The vector form: tiles of 64 x 64 elements (128 or 256 bytes a side),
-// two 16-byte chunks of each a thread, four tiles a block in turn. On an
-// H200 (softmax of a column-major view, three shapes) the alternatives
-// were slower: f16 tiles of 128 x 128 (2 or 4 chunks a thread) by 8-13%;
-// f32 tiles of 32 x 32 by 6-9%; f32 tiles of 64 x 64 by one chunk a
-// thread by 12-14%; a tile a block by 8-11%.
+// four tiles a block. On an H200 (softmax of a column-major view, three
+// shapes) the alternatives were slower: f16 tiles of 128 x 128 (2 or 4
+// chunks a thread) by 8-13%; f32 tiles of 32 x 32 by 6-9%; f32 tiles of
+// 64 x 64 by one chunk a thread by 12-14%; a tile a block by 8-11%.
 constexpr int64_t kVectorTileSide = 64;
-constexpr int64_t kChunksPerThread = 2;
 constexpr int64_t kTilesPerBlock = 4;
+// 16-byte chunks of a tile a thread: four of 16-bit elements (128 threads,
+// 32 elements each), two of f32 (512 threads, 8 each). With the ring
+// below (H200, 16384 x 4096 / 4096 x 65536), f16 with four 56.8 / 60.9%
+// of copy against 53.6 / 59.4% with two (96 registers against 64; one 45 /
+// 50%); f32 with four 61.5 / 64.5% against 62.2 / 64.9% (111 registers
+// against 40).
+int64_t chunksPerThread(int64_t lanes) { return lanes >= 8 ? 4 : 2; }
 // Shared tiles in a block's ring. H200, softmax of a column-major view,
 // 16384 x 4096 / 65536 x 1024 / 4096 x 65536 (the write pass had loaded
 // the next tile through registers and divided each tile's number): with
@@ -446,7 +451,7 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
   unsigned p = plan.p, q = plan.q;
   const int64_t side = g.side;
   const int64_t chunksPerRow = side / lanes;
-  const int64_t perThread = kChunksPerThread;
+  const int64_t perThread = chunksPerThread(lanes);
   const int64_t threads = side * chunksPerRow / perThread;
   const int64_t perBlock = kTilesPerBlock;
 

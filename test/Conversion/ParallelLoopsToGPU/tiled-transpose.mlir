@@ -123,9 +123,10 @@ func.func @transposed(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?xf32>,
 
 // -----
 
-// f16: by 16-byte chunks, 64 x 64 tiles (128 bytes a side), 256 threads
-// with two chunks of eight each, a ring of three tiles (24 KiB); by elements, 64 x 64 tiles too, rows
-// padded by two elements (4 bytes), sixteen iterations a thread. Enough
+// f16: by 16-byte chunks, 64 x 64 tiles (128 bytes a side), 128 threads
+// with four chunks of eight each, a ring of three tiles (24 KiB); by
+// elements, 64 x 64 tiles too, 256 threads, rows padded by two elements
+// (4 bytes), sixteen iterations a thread. Enough
 // rows known statically: no fallback. s[r] (a value per row, contiguous
 // along r, f32) is read one vector of eight a chunk in the chunk form (its
 // buffer in the host check), by elements in the other; in f32 (four
@@ -133,15 +134,15 @@ func.func @transposed(%x: memref<?x?xf32, strided<[1, ?]>>, %s: memref<?xf32>,
 // CHECK-LABEL: func.func @transposed_f16
 // CHECK-NOT:   arith.cmpi uge
 // CHECK:       memref.extract_aligned_pointer_as_index %arg1
-// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c24576_i32
+// CHECK:       gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}, {{.*}}) dynamic_shared_memory_size %c24576_i32
 // CHECK:         memref.view {{.*}} to memref<12288xf16, #gpu.address_space<workgroup>>
-// CHECK-COUNT-2: nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
+// CHECK-COUNT-4: nvgpu.device_async_copy {{.*}}, 8 {bypassL1}
 // CHECK:         gpu.barrier
-// CHECK-COUNT-16: arith.extf
+// CHECK-COUNT-32: arith.extf
 // CHECK-NOT:     memref.load %arg1
-// CHECK-COUNT-2: vector.load %arg1[%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<8xf32>
+// CHECK-COUNT-4: vector.load %arg1[%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<8xf32>
 // CHECK-NOT:     memref.load %arg1
-// CHECK-COUNT-16: arith.truncf
+// CHECK-COUNT-32: arith.truncf
 // CHECK:         scf.yield {{.*}} : index, !nvgpu.device.async.token, index, index, index, index
 // CHECK:       } else {
 // CHECK:       gpu.launch {{.*}} dynamic_shared_memory_size %c8448_i32
