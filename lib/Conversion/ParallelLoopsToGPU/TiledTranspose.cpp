@@ -78,7 +78,7 @@ constexpr int64_t kTilesPerBlock = 4;
 // of copy against 53.6 / 59.4% with two (96 registers against 64; one 45 /
 // 50%); f32 with four 61.5 / 64.5% against 62.2 / 64.9% (111 registers
 // against 40).
-int64_t chunksPerThread(int64_t lanes) { return lanes >= 8 ? 4 : 2; }
+constexpr int64_t chunksPerThread(int64_t lanes) { return lanes >= 8 ? 4 : 2; }
 // Shared tiles in a block's ring. H200, softmax of a column-major view,
 // 16384 x 4096 / 65536 x 1024 / 4096 x 65536 (the write pass had loaded
 // the next tile through registers and divided each tile's number): with
@@ -541,10 +541,10 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
     // one more each turn; the loop carries the stage of its tile, the newest
     // group, and the coordinates of its tile and of the one to copy next.
     Value bid = launch.getBlockIds().x, grid = launch.getGridSize().x;
-    Value perBlock = arith::CeilDivUIOp::create(ib, loc, g.work, grid);
-    Value begin = arith::MulIOp::create(ib, loc, bid, perBlock);
+    Value range = arith::CeilDivUIOp::create(ib, loc, g.work, grid);
+    Value begin = arith::MulIOp::create(ib, loc, bid, range);
     Value end =
-        arith::MinUIOp::create(ib, loc, arith::AddIOp::create(ib, loc, begin, perBlock), g.work);
+        arith::MinUIOp::create(ib, loc, arith::AddIOp::create(ib, loc, begin, range), g.work);
     const int64_t tileElements = side * side;
     SmallVector<Value> first = g.coordinates(ib, loc, begin);
     SmallVector<Value> coords = first;
