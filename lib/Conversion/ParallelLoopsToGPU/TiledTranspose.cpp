@@ -86,8 +86,10 @@ constexpr int64_t chunksPerThread(int64_t lanes) { return lanes >= 8 ? 4 : 2; }
 // 53.5 / 52.8 / 59.1% (f32 54.5 / 53.8 / 57.8 -> 61.8 / 61.4 / 65.0%);
 // four, or eight tiles a block, within a point (f32 up to a point lower).
 constexpr int64_t kTileStages = 3;
-// Shared memory a block's ring may take: two blocks an SM on sm_80 and later.
-// Loops with more staged inputs than fit two stages take the scalar form.
+// Shared memory a block's ring may take: within every supported chip's
+// opt-in limit (99 KiB on sm_89), two blocks an SM on sm_80, sm_90 and
+// sm_100. Loops with more staged inputs than fit two stages take the
+// scalar form.
 constexpr int64_t kRingBytes = 96 * 1024;
 // Lanes a chunk has at least for loads along p to take a vector a chunk.
 constexpr int64_t kMinAlongPLanes = 8;
