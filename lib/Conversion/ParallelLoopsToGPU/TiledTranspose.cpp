@@ -213,16 +213,14 @@ struct TileGrid {
   /// along q, its tile along p, then its iterations along the other
   /// dimensions, innermost first.
   SmallVector<Value> coordinates(OpBuilder &b, Location loc, Value item) const {
+    SmallVector<Value> limit = limits();
     SmallVector<Value> coords;
     Value rest = item;
-    for (auto [i, limit] : llvm::enumerate(limits())) {
-      if (i + 1 == limits().size()) {
-        coords.push_back(rest);
-        break;
-      }
-      coords.push_back(arith::RemUIOp::create(b, loc, rest, limit));
-      rest = arith::DivUIOp::create(b, loc, rest, limit);
+    for (Value count : ArrayRef<Value>(limit).drop_back()) {
+      coords.push_back(arith::RemUIOp::create(b, loc, rest, count));
+      rest = arith::DivUIOp::create(b, loc, rest, count);
     }
+    coords.push_back(rest); // the slowest needs no remainder: item < work
     return coords;
   }
 
