@@ -58,17 +58,20 @@
 // CHECK-NOT:         gpu.barrier
 // CHECK:             scf.yield %{{.*}}, %[[ISSUED]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : index, !nvgpu.device.async.token, index, index, index, index
 //
-// By elements: 32 x 32 tiles of f32, a block of 256 threads each. The block
-// loads x's tile with threads consecutive along r into shared memory (rows
-// padded to 33), meets at a barrier, computes with threads consecutive
-// along c (four iterations each), x read from the tile transposed, and
-// meets again before the next tile. A tile wholly inside the bounds does
+// By elements: 32 x 32 tiles of f32, a block of 256 threads each, a
+// contiguous range of tiles a block (coordinates carried, no division in
+// the loop), one at a time. The block loads x's tile with threads
+// consecutive along r into shared memory (rows padded to 33), meets at a
+// barrier, computes with threads consecutive along c (four iterations
+// each), x read from the tile transposed, and meets again before the next
+// tile. A tile wholly inside the bounds does
 // so with no clamps and no guards; one at the edge clamps its loads to the
 // last iteration and stores only where the iteration exists.
 // CHECK:         } else {
 // CHECK:           gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %c4224_i32
 // CHECK:           %[[TILE:.*]] = memref.view {{.*}} to memref<1056xf32, #gpu.address_space<workgroup>>
-// CHECK:           scf.for
+// CHECK:           scf.for {{.*}} iter_args({{.*}}) -> (index, index) {
+// CHECK-NOT:         arith.divui
 // CHECK:             %[[PFITS:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
 // CHECK:             %[[QFITS:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
 // CHECK:             %[[WHOLE:.*]] = arith.andi %[[PFITS]], %[[QFITS]] : i1
@@ -98,7 +101,8 @@
 // CHECK-NEXT:            memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x?xf32>
 // CHECK:               gpu.barrier
 // CHECK-NEXT:        }
-// CHECK-NEXT:      }
+// CHECK-NOT:         arith.divui
+// CHECK:             scf.yield %{{.*}}, %{{.*}} : index, index
 // CHECK:       } else {
 // CHECK-NOT:     dynamic_shared_memory
 // CHECK:         gpu.launch
