@@ -40,6 +40,7 @@ static Status loadDriver(DriverAPI &api) {
   bind(api.cuModuleLoadData, "cuModuleLoadData");
   bind(api.cuModuleUnload, "cuModuleUnload");
   bind(api.cuModuleGetFunction, "cuModuleGetFunction");
+  bind(api.cuFuncGetAttribute, "cuFuncGetAttribute");
   bind(api.cuFuncSetAttribute, "cuFuncSetAttribute");
   bind(api.cuLaunchKernel, "cuLaunchKernel");
   bind(api.cuStreamCreate, "cuStreamCreate");

@@ -78,6 +78,9 @@ struct Kernel {
   /// Dynamic shared memory it was allowed beyond the default 48 KiB
   /// (under functionsMutex).
   int32_t sharedOptIn = 0;
+  /// Its static shared memory (reduction scratch): what a block takes
+  /// without asking is 48 KiB of static and dynamic together.
+  int32_t staticShared = 0;
 };
 
 /// Kernels, looked up once per (module, name). Keyed by the lazy module, so
@@ -92,7 +95,7 @@ std::map<std::pair<const LazyModule *, std::string>, Kernel> kernels;
 /// opt-in limit).
 bool allowSharedBytes(const Device *d, Kernel &k, int32_t bytes) {
   constexpr int32_t kDefaultSharedBytes = 48 * 1024;
-  if (bytes <= kDefaultSharedBytes)
+  if (bytes + k.staticShared <= kDefaultSharedBytes)
     return true;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);
@@ -258,7 +261,12 @@ static void *nerve_mgpuModuleGetFunction(void *handle, const char *name) {
   CUfunction fn = nullptr;
   if (!ok(d, d->api().cuModuleGetFunction(&fn, m.module, name), "cuModuleGetFunction", state.error))
     return nullptr;
+  int staticShared = 0;
+  if (!ok(d, d->api().cuFuncGetAttribute(&staticShared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn),
+          "cuFuncGetAttribute", state.error))
+    return nullptr;
   Kernel &k = kernels[key];
+  k.staticShared = staticShared;
   k.fn = fn;
   k.name = name;
   k.gridDependent = m.gridDependent;

@@ -152,6 +152,27 @@ int cuModuleUnload(void *module) {
   delete static_cast<FakeModule *>(module);
   return 0;
 }
+// Each kernel's static shared memory, from the `.shared` arrays its PTX
+// declares, and the dynamic shared memory it was allowed: beyond 48 KiB of
+// both together it must be allowed first, as on a real GPU; in mode
+// "small-shared" the fake GPU allows at most 64 KiB.
+std::map<void *, int> staticShared;
+std::map<void *, int> sharedAllowed;
+int staticSharedOf(const std::string &ptx, const std::string &name) {
+  size_t begin = ptx.find(".entry " + name + "(");
+  size_t end = ptx.find(".entry ", begin + 1);
+  std::string body = ptx.substr(begin, end == std::string::npos ? end : end - begin);
+  int bytes = 0;
+  for (size_t at = body.find(".shared "); at != std::string::npos;
+       at = body.find(".shared ", at + 1)) {
+    size_t line = body.find('\n', at);
+    std::string decl = body.substr(at, line - at);
+    size_t open = decl.find('['), close = decl.find(']');
+    if (open != std::string::npos && close != std::string::npos && close > open + 1)
+      bytes += std::atoi(decl.substr(open + 1, close - open - 1).c_str());
+  }
+  return bytes;
+}
 int cuModuleGetFunction(void **fn, void *module, const char *name) {
   const std::string &ptx = static_cast<FakeModule *>(module)->ptx;
   if (ptx.find(".entry " + std::string(name) + "(") == std::string::npos)
@@ -163,23 +184,29 @@ int cuModuleGetFunction(void **fn, void *module, const char *name) {
   if (!function)
     function = std::make_unique<char>();
   *fn = function.get();
+  staticShared[*fn] = staticSharedOf(ptx, name);
   return 0;
 }
-// Dynamic shared memory beyond 48 KiB must be allowed first, as on a real
-// GPU; in mode "small-shared" the fake GPU allows at most 64 KiB.
-int sharedAllowed = 48 * 1024;
-int cuFuncSetAttribute(void *, int attribute, int value) {
+int cuFuncGetAttribute(int *value, int attribute, void *fn) {
+  if (attribute != 1 /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */)
+    return kInvalidValue;
+  *value = staticShared[fn];
+  return 0;
+}
+int cuFuncSetAttribute(void *fn, int attribute, int value) {
   if (attribute != 8 /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */ ||
       (mode("small-shared") && value > 64 * 1024))
     return kInvalidValue;
-  sharedAllowed = value;
+  sharedAllowed[fn] = value;
   return 0;
 }
-int cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+int cuLaunchKernel(void *fn, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                    unsigned sharedBytes, void *, void **, void **) {
   if (lost)
     return kIllegalAddress;
-  if (int(sharedBytes) > sharedAllowed)
+  auto allowed = sharedAllowed.find(fn);
+  if (allowed == sharedAllowed.end() ? int(sharedBytes) + staticShared[fn] > 48 * 1024
+                                     : int(sharedBytes) > allowed->second)
     return kInvalidValue;
   if (mode("launch") || mode("fault"))
     lost = true;

@@ -260,6 +260,17 @@ TEST_F(FakeDriverFault, RowsStagedBeyond48KiBAskForTheSharedMemoryFirst) {
   EXPECT_TRUE(s) << s.message();
 }
 
+TEST_F(FakeDriverFault, StaticAndDynamicSharedMemoryCountTogether) {
+  auto module = compileUncached(kRowSoftmax);
+  ASSERT_TRUE(module) << module.message();
+  // 98304 f32 columns take a cluster of 8 blocks, each staging 12288
+  // columns: exactly 48 KiB of dynamic shared memory, which with the
+  // kernel's static scratch is more than a block gets without asking (the
+  // stand-in driver counts the `.shared` arrays of its PTX).
+  Status s = runRowSoftmax(**module, 2, 98304);
+  EXPECT_TRUE(s) << s.message();
+}
+
 TEST_F(FakeDriverFault, RowsTooWideForABlockLaunchInClusters) {
   auto module = compileUncached(kRowSoftmax);
   ASSERT_TRUE(module) << module.message();
