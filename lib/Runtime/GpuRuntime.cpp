@@ -383,12 +383,17 @@ static void nerve_mgpuLaunchClusterKernel(void *function, intptr_t clusterX, int
   CUlaunchConfig config =
       launchConfig(gridX, gridY, gridZ, blockX, blockY, blockZ, smem, stream, cluster);
   CUresult r = d->api().cuLaunchKernelEx(&config, k.fn, params, extra);
-  if (r != CUDA_SUCCESS)
-    ok(d, r,
-       ("launching kernel " + k.name + " in clusters of " + std::to_string(clusterX) +
-        " blocks failed (thread block clusters need sm_90 or later)")
-           .c_str(),
-       state.error);
+  if (r == CUDA_SUCCESS)
+    return;
+  // What the GPU was asked for: a refusal on sm_90 or later is about the
+  // blocks' resources, not the clusters themselves.
+  std::string what = "launching kernel " + k.name + " in clusters of " + std::to_string(clusterX) +
+                     " blocks (" + std::to_string(blockX * blockY * blockZ) + " threads and " +
+                     std::to_string(smem) + " bytes of dynamic shared memory each) failed";
+  if (int cc = d->computeCapability(); cc < 90)
+    what +=
+        " (thread block clusters need sm_90 or later; this GPU is sm_" + std::to_string(cc) + ")";
+  ok(d, r, what.c_str(), state.error);
 }
 
 static void *nerve_mgpuMemAlloc(uint64_t bytes, void *stream, bool) {
