@@ -114,10 +114,14 @@ constexpr int64_t kClusterThreads = 256;
 /// (f32 64.3%), four for softmax lost (f32 72.8%).
 constexpr int64_t kClusterBlocksPerSM = 5;
 constexpr int64_t kClusterBlocksPerSMLoadingMore = 4;
-/// Most clusters of a launch: more rows are walked by the clusters in turn.
-/// With at least 4 blocks a cluster this is a grid of tens of waves on any
-/// GPU, as deep as one of a cluster per row in effect.
-constexpr int64_t kMaxClusters = 4096;
+/// Clusters of a launch: one a row up to kClusterRowsAlone rows; beyond,
+/// each walks kRowsPerCluster rows in turn, or fewer to keep
+/// kClusterRowsAlone clusters (about a dozen waves of clusters of 8 on an
+/// H200). A cluster launches only when all its blocks find room in one GPC
+/// at once; clusters that live for several rows launch less often.
+/// Measurements (a cluster a row, up to 4096, before): docs/decisions.md.
+constexpr int64_t kClusterRowsAlone = 1024;
+constexpr int64_t kRowsPerCluster = 4;
 
 /// A parallel loop's induction variables, as a range that outlives the call.
 ValueRange ivsOf(scf::ParallelOp loop) { return loop.getBody()->getArguments(); }
@@ -673,8 +677,11 @@ public:
           arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ugt, rows, zero);
       auto guard = scf::IfOp::create(at, loc, nonEmpty, /*withElseRegion=*/false);
       OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-      Value clusters =
-          arith::MinUIOp::create(gb, loc, rows, indexConstant(gb, loc, kMaxClusters));
+      Value clusters = arith::MinUIOp::create(
+          gb, loc, rows,
+          arith::MaxUIOp::create(
+              gb, loc, indexConstant(gb, loc, kClusterRowsAlone),
+              arith::CeilDivUIOp::create(gb, loc, rows, indexConstant(gb, loc, kRowsPerCluster))));
       buildLaunch(gb, loc, arith::MulIOp::create(gb, loc, clusters, cluster), blockSize, body,
                   sliceShared, cluster);
     };

@@ -13,8 +13,9 @@
 // than half of it (115712 bytes) is split over the fewest of 2, 4 or 8
 // blocks whose slices take at most 48 KiB (8 when none do), each slice
 // ceil(columns / blocks) rounded up to 16 columns and at most the 57856
-// columns a block can stage: one launch of clusters (at most 4096, more
-// rows walked by them in turn), 256 threads a block.
+// columns a block can stage: one launch of clusters (one a row up to 1024
+// rows, beyond that a quarter of the rows but at least 1024, the rows
+// walked by them in turn), 256 threads a block.
 // The blocks and parts staged in part alone on their SM are gone: the
 // other rows by vectors run the kernel whose block size is chosen at run
 // time. The cluster's rows are its cluster id, strided by the number of
@@ -44,7 +45,9 @@
 // CLUSTER:         scf.if %{{.*}} {
 // CLUSTER:           scf.if %[[VECTORS]] {
 // CLUSTER:             scf.if %[[CLUSTERED]] {
-// CLUSTER:               %[[CLUSTERS:.*]] = arith.minui %{{.*}}, %c4096 : index
+// CLUSTER:               %[[QUARTER:.*]] = arith.ceildivui %[[ROWS:.*]], %c4{{.*}} : index
+// CLUSTER:               %[[ATLEAST:.*]] = arith.maxui %c1024{{.*}}, %[[QUARTER]] : index
+// CLUSTER:               %[[CLUSTERS:.*]] = arith.minui %[[ROWS]], %[[ATLEAST]] : index
 // CLUSTER:               %[[GRID:.*]] = arith.muli %[[CLUSTERS]], %[[BLOCKS]] : index
 // CLUSTER:               gpu.launch clusters({{.*}}) in ({{.*}} = %[[BLOCKS]], {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]] workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %[[SLOT1:.*]] : memref<1xf32, #gpu.address_space<workgroup>>, %[[SLOT2:.*]] : memref<1xf32, #gpu.address_space<workgroup>>) {
 // CLUSTER:                 %[[RANK:.*]] = gpu.cluster_block_id x
