@@ -200,14 +200,20 @@ struct TileGrid {
                                  arith::MulIOp::create(b, loc, k, loop.getStep()[d]));
   }
 
-  /// Tile `item`: the loop's indices along the other dimensions (null
+  /// A tile: the loop's indices along the other dimensions (null
   /// along p and q) and the tile's first iterations along p and q.
   struct Tile {
     SmallVector<Value> ivs;
     Value p0, q0;
   };
-  Tile decode(OpBuilder &b, Location loc, Value item) const {
-    return tileAt(b, loc, coordinates(b, loc, item));
+
+  /// The contiguous range [begin, end) of tiles that `launch`'s block
+  /// takes: ceil(work / grid) of them, fewer in the last blocks.
+  std::pair<Value, Value> blockRange(OpBuilder &b, Location loc, gpu::LaunchOp launch) const {
+    Value range = arith::CeilDivUIOp::create(b, loc, work, launch.getGridSize().x);
+    Value begin = arith::MulIOp::create(b, loc, launch.getBlockIds().x, range);
+    Value end = arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, begin, range), work);
+    return {begin, end};
   }
 
   /// Tile `item`'s coordinates in item order, fastest first: its tile
@@ -369,10 +375,7 @@ void buildScalarTiles(OpBuilder &b, Location loc, const TileGrid &g) {
       last[d] = arith::SubIOp::create(ib, loc, g.counts[d], c(1));
 
     // A contiguous range of tiles a block, its first decoded once.
-    Value range = arith::CeilDivUIOp::create(ib, loc, g.work, launch.getGridSize().x);
-    Value begin = arith::MulIOp::create(ib, loc, launch.getBlockIds().x, range);
-    Value end =
-        arith::MinUIOp::create(ib, loc, arith::AddIOp::create(ib, loc, begin, range), g.work);
+    auto [begin, end] = g.blockRange(ib, loc, launch);
     auto items = scf::ForOp::create(ib, loc, begin, end, c(1), g.coordinates(ib, loc, begin));
     OpBuilder lb = OpBuilder::atBlockBegin(items.getBody());
     SmallVector<Value> coords(items.getRegionIterArgs());
@@ -551,11 +554,7 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
     // the others reached by advancing. The ring's first stages-1 tiles, then
     // one more each turn; the loop carries the stage of its tile, the newest
     // group, and the coordinates of its tile and of the one to copy next.
-    Value bid = launch.getBlockIds().x, grid = launch.getGridSize().x;
-    Value range = arith::CeilDivUIOp::create(ib, loc, g.work, grid);
-    Value begin = arith::MulIOp::create(ib, loc, bid, range);
-    Value end =
-        arith::MinUIOp::create(ib, loc, arith::AddIOp::create(ib, loc, begin, range), g.work);
+    auto [begin, end] = g.blockRange(ib, loc, launch);
     const int64_t tileElements = side * side;
     SmallVector<Value> first = g.coordinates(ib, loc, begin);
     SmallVector<Value> coords = first;
