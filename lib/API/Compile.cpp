@@ -1,10 +1,10 @@
 //===- Compile.cpp - spec text to a loaded module -----------------------===//
 //
 // in-process cache -> disk cache -> (on a miss) parse, verify, collect
-// kernel signatures, nerve-to-cpu / nerve-to-ptx, host object -> link the
-// host object (HostJIT) -> load the device code (PTX, through the driver) ->
-// fill the caches. Every failure is returned with the diagnostics MLIR
-// printed, never aborting.
+// kernel signatures, nerve-to-cpu / nerve-to-ptx (its PTX generated beside
+// the host code and host object) -> link the host object (HostJIT) -> load
+// the device code (PTX, through the driver) -> fill the caches. Every failure is returned with the
+// diagnostics MLIR printed, never aborting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +29,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Utils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -198,12 +199,81 @@ struct LoweredSpec {
   std::unique_ptr<MLIRContext> context;
   OwningOpRef<ModuleOp> module;
   std::vector<EntryInfo> entries;
-  std::string ptx;
+  /// Each gpu.binary's name and PTX (CUDA).
+  std::vector<std::pair<std::string, std::string>> deviceCode;
+  /// The host object, when asked for.
+  std::string hostObject;
   std::vector<std::pair<std::string, double>> times;
 };
 
+/// Joins a thread however the scope is left.
+struct JoiningThread {
+  std::thread thread;
+  ~JoiningThread() {
+    if (thread.joinable())
+      thread.join();
+  }
+};
+
+/// Moves `top`'s gpu.modules into a module of their own and leaves in each
+/// one's place a gpu.binary with an empty object per target: the host
+/// passes and the host object need the binaries' names only.
+static OwningOpRef<ModuleOp> takeGPUModules(ModuleOp top) {
+  OwningOpRef<ModuleOp> device = ModuleOp::create(top.getLoc());
+  MLIRContext *ctx = top.getContext();
+  for (gpu::GPUModuleOp module : llvm::to_vector(top.getOps<gpu::GPUModuleOp>())) {
+    SmallVector<Attribute> placeholders;
+    if (ArrayAttr targets = module.getTargetsAttr())
+      for (Attribute target : targets)
+        placeholders.push_back(gpu::ObjectAttr::get(ctx, target, gpu::CompilationTarget::Assembly,
+                                                    StringAttr::get(ctx, ""), nullptr, nullptr));
+    OpBuilder builder(module);
+    gpu::BinaryOp::create(builder, module.getLoc(), module.getName(),
+                          module.getOffloadingHandlerAttr(), builder.getArrayAttr(placeholders));
+    module->remove();
+    device->push_back(module);
+  }
+  return device;
+}
+
+/// Loads, on this thread, every dialect the pass managers may ask for, so
+/// that pass managers running at once on two threads only look them up.
+static void loadDependentDialects(MLIRContext *ctx, std::initializer_list<PassManager *> pms) {
+  DialectRegistry registry;
+  for (PassManager *pm : pms)
+    pm->getDependentDialects(registry);
+  ctx->appendDialectRegistry(registry);
+  for (StringRef name : registry.getDialectNames())
+    ctx->getOrLoadDialect(name);
+}
+
+/// For CUDA the host code only unpacks arguments and launches kernels:
+/// optimising it costs compile time and saves nothing measurable.
+static unsigned hostOptLevel(Target target, const CompileOptions &options) {
+  return target == Target::CUDA ? 0 : static_cast<unsigned>(options.optLevel);
+}
+
+/// Adds the host object of `lowered`'s (host) module to it.
+static Status emitHostObjectOf(LoweredSpec &lowered, const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> names;
+  for (const EntryInfo &e : lowered.entries)
+    names.push_back(e.name);
+  Result<std::string> object =
+      emitHostObject(*lowered.module, names, hostOptLevel(lowered.target, options));
+  if (!object)
+    return object.status();
+  lowered.hostObject = object.take();
+  lowered.times.push_back({"host code generation", millisecondsSince(start)});
+  return Status();
+}
+
+/// Parses and lowers `spec`; with `wantHostObject`, also emits the host
+/// object. For CUDA the device code's PTX generation runs on a thread of its
+/// own while the host code is lowered and compiled: neither needs the
+/// other's result.
 static Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptions &options,
-                                     Target target) {
+                                     Target target, bool wantHostObject) {
   if (options.optLevel < 0 || options.optLevel > 3)
     return Status::error("opt level " + std::to_string(options.optLevel) +
                          " is out of range 0-3");
@@ -253,16 +323,58 @@ static Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptio
 
   PassManager pm(ctx);
   pm.addInstrumentation(std::make_unique<PassTimer>(lowered.times));
-  if (target == Target::CUDA)
-    buildNerveToPTXPipeline(pm, ptxOptions);
-  else
+  if (target == Target::CPU) {
     buildNerveToCPUPipeline(pm, cpuOptions);
+    if (failed(pm.run(*lowered.module)))
+      return failWith(diags, "lowering the spec failed");
+    if (wantHostObject)
+      if (Status s = emitHostObjectOf(lowered, options); !s)
+        return s;
+    return lowered;
+  }
+
+  buildNerveToNVVMPipeline(pm, ptxOptions);
   if (failed(pm.run(*lowered.module)))
     return failWith(diags, "lowering the spec failed");
-  lowered.module->walk([&](gpu::BinaryOp binary) {
+
+  // The rest of nerve-to-ptx in two halves at once: the PTX of the
+  // gpu.modules (moved out of the way) and the host code.
+  OwningOpRef<ModuleOp> device = takeGPUModules(*lowered.module);
+  std::vector<std::pair<std::string, double>> deviceTimes;
+  PassManager devicePM(ctx), hostPM(ctx);
+  devicePM.addInstrumentation(std::make_unique<PassTimer>(deviceTimes));
+  hostPM.addInstrumentation(std::make_unique<PassTimer>(lowered.times));
+  buildNerveSerializePTXPipeline(devicePM);
+  buildNerveToHostLLVMPipeline(hostPM);
+  loadDependentDialects(ctx, {&devicePM, &hostPM});
+  // LLVM's target registry is a list that registering writes to: both
+  // back ends are registered before either half looks one up.
+  initializeHostTarget();
+  NVVM::SerializeGPUModuleBase::init();
+  LogicalResult serialized = failure(), hostLowered = failure();
+  Status hostObject;
+  {
+    JoiningThread deviceThread{std::thread([&] { serialized = devicePM.run(*device); })};
+    hostLowered = hostPM.run(*lowered.module);
+    if (succeeded(hostLowered) && wantHostObject)
+      hostObject = emitHostObjectOf(lowered, options);
+  }
+  llvm::append_range(lowered.times, deviceTimes);
+  if (failed(serialized) || failed(hostLowered))
+    return failWith(diags, "lowering the spec failed");
+  if (!hostObject)
+    return hostObject;
+
+  // The binaries' contents go where their placeholders were, so that the
+  // module is what nerve-to-ptx gives.
+  for (gpu::BinaryOp binary : device->getOps<gpu::BinaryOp>()) {
+    auto placeholder = lowered.module->lookupSymbol<gpu::BinaryOp>(binary.getSymName());
+    placeholder.setObjectsAttr(binary.getObjectsAttr());
+    std::string ptx;
     for (Attribute a : binary.getObjects())
-      lowered.ptx += llvm::cast<gpu::ObjectAttr>(a).getObject().getValue().str();
-  });
+      ptx += llvm::cast<gpu::ObjectAttr>(a).getObject().getValue().str();
+    lowered.deviceCode.push_back({binary.getSymName().str(), std::move(ptx)});
+  }
   return lowered;
 }
 
@@ -283,11 +395,15 @@ Result<std::string> nerve::emit(const std::string &spec, const CompileOptions &o
       resolveTarget(options, what == Emit::PTX ? Target::CUDA : Target::CPU);
   if (what == Emit::PTX && *target != Target::CUDA)
     return Status::error("PTX is emitted for the CUDA target only");
-  Result<LoweredSpec> lowered = lowerSpec(spec, options, *target);
+  Result<LoweredSpec> lowered = lowerSpec(spec, options, *target, /*wantHostObject=*/false);
   if (!lowered)
     return lowered.status();
-  if (what == Emit::PTX)
-    return lowered->ptx;
+  if (what == Emit::PTX) {
+    std::string ptx;
+    for (const auto &[binary, text] : lowered->deviceCode)
+      ptx += text;
+    return ptx;
+  }
   std::string ir = printLLVMIR(*lowered->module);
   if (ir.empty())
     return Status::error("translating the host code to LLVM IR failed");
@@ -365,10 +481,19 @@ loadArtifacts(const CompiledArtifacts &artifacts,
               std::vector<std::pair<std::string, double>> times, const std::string &spec,
               const CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
+  // The module owns the PTX texts the linked host code points to.
+  auto impl = std::make_unique<Module::Impl>();
+  impl->deviceCode = artifacts.deviceCode;
+  LoadedHost::DeviceCode deviceCode;
+  for (const auto &[binary, ptx] : impl->deviceCode) {
+    deviceCode.push_back({binary, ptx.c_str()});
+    impl->ptx += ptx;
+  }
   std::vector<std::string> names;
   for (const EntryInfo &e : artifacts.entries)
     names.push_back(e.name);
-  Result<std::unique_ptr<LoadedHost>> host = LoadedHost::load(artifacts.hostObject, names);
+  Result<std::unique_ptr<LoadedHost>> host =
+      LoadedHost::load(artifacts.hostObject, names, deviceCode);
   if (!host)
     return host.status();
   times.push_back({"link host code", millisecondsSince(start)});
@@ -394,10 +519,8 @@ loadArtifacts(const CompiledArtifacts &artifacts,
     times.push_back(
         {"load module (driver PTX JIT), the first kernel's", cuda::takeModuleLoadMilliseconds()});
 
-  auto impl = std::make_unique<Module::Impl>();
   impl->target = artifacts.target;
   impl->entries = artifacts.entries;
-  impl->ptx = artifacts.ptx;
   impl->times = std::move(times);
   impl->host = host.take();
   impl->spec = spec;
@@ -445,26 +568,14 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
     ++counters().misses;
   }
 
-  Result<LoweredSpec> lowered = lowerSpec(spec, options, target);
+  Result<LoweredSpec> lowered = lowerSpec(spec, options, target, /*wantHostObject=*/true);
   if (!lowered)
     return lowered.status();
-  auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> names;
-  for (const EntryInfo &e : lowered->entries)
-    names.push_back(e.name);
-  // For CUDA the host code only unpacks arguments and launches kernels:
-  // optimising it costs compile time and saves nothing measurable.
-  unsigned hostOptLevel = target == Target::CUDA ? 0 : static_cast<unsigned>(options.optLevel);
-  Result<std::string> object = emitHostObject(*lowered->module, names, hostOptLevel);
-  if (!object)
-    return object.status();
-  lowered->times.push_back({"host code generation", millisecondsSince(start)});
-
   CompiledArtifacts artifacts;
   artifacts.target = target;
   artifacts.entries = std::move(lowered->entries);
-  artifacts.hostObject = object.take();
-  artifacts.ptx = std::move(lowered->ptx);
+  artifacts.hostObject = std::move(lowered->hostObject);
+  artifacts.deviceCode = std::move(lowered->deviceCode);
   Result<std::shared_ptr<Module>> module =
       loadArtifacts(artifacts, std::move(lowered->times), spec, options);
   if (!module || !settings.enabled)

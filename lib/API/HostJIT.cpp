@@ -64,23 +64,27 @@ ProcessJIT &processJIT() {
   return *instance;
 }
 
-/// nerve's runtime functions, as JIT symbols.
-llvm::orc::SymbolMap runtimeSymbols(llvm::orc::ExecutionSession &session) {
+/// nerve's runtime functions and the module's device code, as JIT symbols.
+llvm::orc::SymbolMap moduleSymbols(llvm::orc::ExecutionSession &session,
+                                   const LoadedHost::DeviceCode &deviceCode) {
   llvm::orc::SymbolMap map;
   llvm::orc::MangleAndInterner mangle(session, processJIT().jit->getDataLayout());
-  auto add = [&](const std::vector<std::pair<const char *, void *>> &symbols) {
-    for (auto [name, address] : symbols)
-      map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                           llvm::JITSymbolFlags::Exported};
+  auto define = [&](const std::string &name, const void *address) {
+    map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
   };
-  add(getHostSymbols());
-  add(cuda::getMgpuSymbols());
+  for (auto [name, address] : getHostSymbols())
+    define(name, address);
+  for (auto [name, address] : cuda::getMgpuSymbols())
+    define(name, address);
+  for (const auto &[binary, ptx] : deviceCode)
+    define(ptxSymbol(binary), ptx);
   return map;
 }
 } // namespace
 
 Result<std::unique_ptr<LoadedHost>> LoadedHost::load(const std::string &object,
-                                                     const std::vector<std::string> &entries) {
+                                                     const std::vector<std::string> &entries,
+                                                     const DeviceCode &deviceCode) {
   ProcessJIT &p = processJIT();
   if (!p.jit)
     return Status::error(p.error);
@@ -96,7 +100,7 @@ Result<std::unique_ptr<LoadedHost>> LoadedHost::load(const std::string &object,
     return Status::error(what + ": " + llvm::toString(std::move(e)));
   };
   if (llvm::Error e = dylib->define(
-          llvm::orc::absoluteSymbols(runtimeSymbols(jit.getExecutionSession()))))
+          llvm::orc::absoluteSymbols(moduleSymbols(jit.getExecutionSession(), deviceCode))))
     return fail("cannot define nerve's runtime for the host code", std::move(e));
   if (llvm::Error e = jit.addObjectFile(
           *dylib, llvm::MemoryBuffer::getMemBufferCopy(object, "nerve-host.o")))

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace llvm::orc {
@@ -30,10 +31,16 @@ class LoadedHost {
 public:
   using PackedFn = void (*)(void **);
 
-  /// Links `object` and looks up the packed entry point of each of
+  /// The PTX of a gpu.binary, by the binary's name. The text must outlive
+  /// the LoadedHost (the runtime loads a module at its first launch).
+  using DeviceCode = std::vector<std::pair<std::string, const char *>>;
+
+  /// Links `object`, defining the PTX symbols it refers to from
+  /// `deviceCode`, and looks up the packed entry point of each of
   /// `entries`; fails with a message (nothing stays linked then).
   static Result<std::unique_ptr<LoadedHost>> load(const std::string &object,
-                                                  const std::vector<std::string> &entries);
+                                                  const std::vector<std::string> &entries,
+                                                  const DeviceCode &deviceCode);
   ~LoadedHost();
 
   /// Runs `_nerve_init`; its failures (the driver rejecting the device code)

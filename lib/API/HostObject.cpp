@@ -2,6 +2,7 @@
 
 #include "HostObject.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/SmallVector.h"
@@ -21,7 +22,7 @@
 
 using namespace nerve;
 
-static void initializeNativeTarget() {
+void nerve::initializeHostTarget() {
   static std::once_flag once;
   std::call_once(once, [] {
     llvm::InitializeNativeTarget();
@@ -102,10 +103,24 @@ static Status addPackedEntry(llvm::Module &m, const std::string &entry) {
   return Status();
 }
 
+/// Replaces the constant upstream's gpu.binary translation embeds for
+/// @`binary` (`<binary>_binary`) by a reference to ptxSymbol(binary).
+static Status externalizeDeviceCode(llvm::Module &m, const std::string &binary) {
+  llvm::GlobalVariable *embedded = m.getGlobalVariable(binary + "_binary", /*AllowInternal=*/true);
+  if (!embedded)
+    return Status::error("the host code has no device code for @" + binary);
+  auto *type = llvm::Type::getInt8Ty(m.getContext());
+  auto *external = new llvm::GlobalVariable(
+      m, type, /*isConstant=*/true, llvm::GlobalValue::ExternalLinkage, nullptr, ptxSymbol(binary));
+  embedded->replaceAllUsesWith(external);
+  embedded->eraseFromParent();
+  return Status();
+}
+
 Result<std::string> nerve::emitHostObject(mlir::ModuleOp module,
                                           const std::vector<std::string> &entries,
                                           unsigned optLevel) {
-  initializeNativeTarget();
+  initializeHostTarget();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     return Status::error("cannot describe the host CPU: " + llvm::toString(builder.takeError()));
@@ -115,10 +130,17 @@ Result<std::string> nerve::emitHostObject(mlir::ModuleOp module,
   if (!machine)
     return Status::error("cannot target the host CPU: " + llvm::toString(machine.takeError()));
 
+  std::vector<std::string> binaries;
+  for (auto binary : module.getOps<mlir::gpu::BinaryOp>())
+    binaries.push_back(binary.getSymName().str());
+
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = mlir::translateModuleToLLVMIR(module, ctx, "nerve");
   if (!m)
     return Status::error("translating the host code to LLVM IR failed");
+  for (const std::string &binary : binaries)
+    if (Status s = externalizeDeviceCode(*m, binary); !s)
+      return s;
   m->setTargetTriple((*machine)->getTargetTriple());
   m->setDataLayout((*machine)->createDataLayout());
   lowerStructors(*m, "llvm.global_ctors", kHostInitSymbol, /*reverse=*/false);

@@ -23,7 +23,7 @@
 using namespace nerve;
 
 /// Bumped whenever the file layout or the key's items change.
-static constexpr uint32_t kFormatVersion = 2;
+static constexpr uint32_t kFormatVersion = 3;
 static constexpr char kMagic[8] = {'N', 'E', 'R', 'V', 'E', 'K', 'C', '\n'};
 static constexpr const char *kSuffix = ".nkc";
 static constexpr int64_t kDefaultMaxBytes = int64_t(1) << 30;
@@ -268,7 +268,11 @@ static std::string serialize(const std::string &keyText, const CompiledArtifacts
     }
   }
   w.str(a.hostObject);
-  w.str(a.ptx);
+  w.u64(a.deviceCode.size());
+  for (const auto &[binary, ptx] : a.deviceCode) {
+    w.str(binary);
+    w.str(ptx);
+  }
   return std::move(w.out);
 }
 
@@ -302,7 +306,11 @@ static std::optional<CompiledArtifacts> deserialize(llvm::StringRef payload,
     }
   }
   a.hostObject = r.str();
-  a.ptx = r.str();
+  a.deviceCode.resize(r.count(16));
+  for (auto &[binary, ptx] : a.deviceCode) {
+    binary = r.str();
+    ptx = r.str();
+  }
   if (!r.ok() || !r.atEnd() || a.entries.empty() || a.hostObject.empty())
     return std::nullopt;
   return a;

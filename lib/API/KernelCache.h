@@ -51,7 +51,8 @@ struct CompiledArtifacts {
   Target target = Target::CPU;
   std::vector<EntryInfo> entries;
   std::string hostObject;
-  std::string ptx;
+  /// Each gpu.binary's name and PTX, in the module's order (CUDA only).
+  std::vector<std::pair<std::string, std::string>> deviceCode;
 };
 
 class DiskCache {

@@ -15,6 +15,10 @@ namespace nerve {
 struct Module::Impl {
   Target target = Target::CPU;
   std::vector<EntryInfo> entries;
+  /// Each gpu.binary's name and PTX: the linked host code points into
+  /// these texts, so they are declared before (and outlive) `host`.
+  std::vector<std::pair<std::string, std::string>> deviceCode;
+  /// All of the PTX, for Module::ptx().
   std::string ptx;
   std::vector<std::pair<std::string, double>> times;
   /// The linked host code: a packed entry point per entry.

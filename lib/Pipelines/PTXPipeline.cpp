@@ -59,6 +59,14 @@ std::optional<std::string> nerve::findLibdevice(StringRef option) {
 }
 
 void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &options) {
+  buildNerveToNVVMPipeline(pm, options);
+  // Serialized before the host passes so that those walk a few gpu.binary
+  // ops, not the whole device code.
+  buildNerveSerializePTXPipeline(pm);
+  buildNerveToHostLLVMPipeline(pm);
+}
+
+void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions &options) {
   buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all
@@ -109,15 +117,16 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
+}
 
+void nerve::buildNerveSerializePTXPipeline(OpPassManager &pm) {
   // PTX: assembly text, linked by the driver when loaded; the modules' code
-  // generation runs concurrently when the context has threads. Done before
-  // the host passes so that those walk a few gpu.binary ops, not the whole
-  // device code.
+  // generation runs concurrently when the context has threads.
   pm.addPass(createSerializeGPUModules());
   pm.addPass(createCheckPTX());
+}
 
-  // Host code.
+void nerve::buildNerveToHostLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

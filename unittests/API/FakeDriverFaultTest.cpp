@@ -16,6 +16,9 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <vector>
 
@@ -217,6 +220,43 @@ TEST_F(FakeDriverFault, KernelsLoadAtTheirFirstLaunch) {
 /// How many launches the stand-in driver was asked to let overlap the
 /// kernel before (programmatic dependent launch).
 int fakeDependentLaunches() { return fakeCounter("nerveFakeDependentLaunches"); }
+
+TEST_F(FakeDriverFault, AWarmStartLinksThePTXItStoredOnce) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "nerve-ptx-once-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  std::filesystem::path dir = pattern;
+  CompileOptions o;
+  o.target = Target::CUDA;
+  o.cacheDir = dir.string();
+  clearMemoryCache();
+  auto cold = compile(kRowSoftmax, o);
+  ASSERT_TRUE(cold) << cold.message();
+  clearMemoryCache();
+  CacheStats before = cacheStats();
+  auto warm = compile(kRowSoftmax, o);
+  ASSERT_TRUE(warm) << warm.message();
+  EXPECT_EQ(cacheStats().diskHits - before.diskHits, 1u);
+  EXPECT_EQ((*warm)->ptx(), (*cold)->ptx());
+  // The host code finds each kernel's PTX where the entry keeps it (the
+  // stand-in driver refuses text without the kernel it is asked for).
+  Status s = runRowSoftmax(**warm, 2, 1024);
+  EXPECT_TRUE(s) << s.message();
+
+  // The entry holds the PTX once: the host object refers to it.
+  std::vector<std::filesystem::path> files;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  std::ifstream in(files[0], std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t copies = 0;
+  for (size_t at = bytes.find(".entry softmax_kernel("); at != std::string::npos;
+       at = bytes.find(".entry softmax_kernel(", at + 1))
+    ++copies;
+  EXPECT_EQ(copies, 1u);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
 
 TEST_F(FakeDriverFault, KernelsForSm90OverlapTheKernelBefore) {
   int before = fakeDependentLaunches();

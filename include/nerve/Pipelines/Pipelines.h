@@ -77,8 +77,20 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
 };
 
 /// Everything to a host module in the LLVM dialect whose device code is
-/// PTX inside a gpu.binary, launched through nerve's runtime.
+/// PTX inside a gpu.binary, launched through nerve's runtime: the three
+/// parts below, in order.
 void buildNerveToPTXPipeline(mlir::OpPassManager &pm, const NerveToPTXOptions &options);
+
+/// The first part: kernels out into gpu.modules in the NVVM dialect, the
+/// host code still in func/memref/gpu ops.
+void buildNerveToNVVMPipeline(mlir::OpPassManager &pm, const NerveToPTXOptions &options);
+/// The second: every gpu.module to a gpu.binary holding its PTX, checked.
+/// Touches nothing but the gpu.modules, so nerve's compile runs it on them
+/// moved into a module of their own, beside the third part.
+void buildNerveSerializePTXPipeline(mlir::OpPassManager &pm);
+/// The third: the host code to the LLVM dialect. Needs only the names of
+/// the gpu.binary ops its launches refer to, not their contents.
+void buildNerveToHostLLVMPipeline(mlir::OpPassManager &pm);
 
 /// libdevice.10.bc as `option` asks for it: the path itself, none for
 /// "none", else the first that exists under $CUDA_HOME, $CUDA_PATH,
