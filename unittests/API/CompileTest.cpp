@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <thread>
+#include <vector>
 
 using namespace nerve;
 
@@ -158,6 +160,37 @@ TEST(Emit, PTXNeedsNoGPU) {
   Result<std::string> host = emit(kScaleSpec, o, Emit::LLVMIR);
   ASSERT_TRUE(host) << host.message();
   EXPECT_NE(host->find("mgpuLaunchKernel"), std::string::npos);
+}
+
+TEST(Emit, ThreadsEmittingAtOnceGetWhatOneThreadGets) {
+  // Each emit generates its PTX on a thread of its own beside the host
+  // code; several at once, each with its own context, share LLVM's targets
+  // and nerve's thread pool.
+  CompileOptions o;
+  o.target = Target::CUDA;
+  o.libdevice = "none";
+  Result<std::string> ptx = emit(kScaleSpec, o, Emit::PTX);
+  Result<std::string> host = emit(kScaleSpec, o, Emit::LLVMIR);
+  ASSERT_TRUE(ptx) << ptx.message();
+  ASSERT_TRUE(host) << host.message();
+  constexpr int kThreads = 4;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 3; ++rep) {
+        Emit what = (t + rep) % 2 ? Emit::PTX : Emit::LLVMIR;
+        Result<std::string> got = emit(kScaleSpec, o, what);
+        if (!got)
+          failures[t] = got.message();
+        else if (*got != (what == Emit::PTX ? *ptx : *host))
+          failures[t] = "a different result";
+      }
+    });
+  for (std::thread &th : threads)
+    th.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
 TEST(Emit, RejectsUnknownChipAndOptLevel) {
