@@ -1,51 +1,31 @@
 //===- Compile.cpp - spec text to a loaded module -----------------------===//
 //
-// in-process cache -> disk cache -> (on a miss) parse, verify, collect
-// kernel signatures, nerve-to-cpu / nerve-to-ptx (its PTX generated beside
-// the host code and host object) -> link the host object (HostJIT) -> load
-// the device code (PTX, through the driver) -> fill the caches. Every failure is returned with the
-// diagnostics MLIR printed, never aborting.
+// in-process cache -> disk cache -> (on a miss) lowering (Lowering.cpp: the
+// spec to host code and PTX, and the host object) -> link the host object
+// (HostJIT) -> load the device code (PTX, through the driver) -> fill the
+// caches. Every failure is returned with the diagnostics MLIR printed,
+// never aborting.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Entries.h"
 #include "HostJIT.h"
-#include "HostObject.h"
 #include "KernelCache.h"
+#include "Lowering.h"
 #include "ModuleImpl.h"
 
-#include "nerve/InitAll.h"
 #include "nerve/Runtime/DeviceMirror.h"
 #include "nerve/Runtime/GpuRuntime.h"
-#include "nerve/Runtime/HostSymbols.h"
-#include "nerve/Pipelines/Pipelines.h"
 #include "nerve/Support/Version.h"
 
-#include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/Pass.h"
-#include "mlir/Pass/PassInstrumentation.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Target/LLVM/NVVM/Utils.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <list>
-#include <map>
-#include <thread>
-#include <unistd.h>
 #include <fstream>
+#include <list>
+#include <mutex>
 #include <sstream>
 
 using namespace mlir;
@@ -92,290 +72,12 @@ Arg Arg::scalarInt(int64_t value) {
 
 std::string nerve::versionString() { return getFullVersion(); }
 
-/// Everything a nerve context can meet, registered once per process.
-static const DialectRegistry &nerveRegistry() {
-  static const DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry();
-    registerAllDialects(*r);
-    return r;
-  }();
-  return *registry;
-}
-
-namespace {
-/// Collects MLIR diagnostics into a string while alive.
-class DiagnosticCollector {
-public:
-  DiagnosticCollector(llvm::SourceMgr &sourceMgr, MLIRContext *context)
-      : stream(text), handler(sourceMgr, context, stream) {}
-  std::string take() {
-    stream.flush();
-    std::string t = text;
-    while (!t.empty() && t.back() == '\n')
-      t.pop_back();
-    return t;
-  }
-
-private:
-  std::string text;
-  llvm::raw_string_ostream stream;
-  SourceMgrDiagnosticHandler handler;
-};
-} // namespace
-
-static Status failWith(DiagnosticCollector &diags, const std::string &fallback) {
-  std::string text = diags.take();
-  return Status::error(text.empty() ? fallback : text);
-}
-
-namespace {
-/// Times each pass as it runs, for Module::compileTimes(). Passes on
-/// sibling ops (the gpu.modules) run on several threads at once: each
-/// thread keeps its own stack of start times.
-class PassTimer : public PassInstrumentation {
-public:
-  explicit PassTimer(std::vector<std::pair<std::string, double>> &times) : times(times) {}
-  void runBeforePass(Pass *, Operation *) override {
-    std::lock_guard<std::mutex> lock(mutex);
-    starts[std::this_thread::get_id()].push_back(std::chrono::steady_clock::now());
-  }
-  void runAfterPass(Pass *pass, Operation *) override { record(pass); }
-  void runAfterPassFailed(Pass *pass, Operation *) override { record(pass); }
-
-private:
-  void record(Pass *pass) {
-    auto now = std::chrono::steady_clock::now();
-    std::lock_guard<std::mutex> lock(mutex);
-    auto &stack = starts[std::this_thread::get_id()];
-    double ms = std::chrono::duration<double, std::milli>(now - stack.back()).count();
-    stack.pop_back();
-    // Nested pipelines report their passes themselves.
-    if (!pass->getName().ends_with("OpToOpPassAdaptor"))
-      times.push_back({pass->getArgument().empty() ? pass->getName().str()
-                                                   : pass->getArgument().str(),
-                       ms});
-  }
-  std::vector<std::pair<std::string, double>> &times;
-  std::mutex mutex;
-  std::map<std::thread::id, std::vector<std::chrono::steady_clock::time_point>> starts;
-};
-
-/// The threads every compile shares (MLIR's passes over sibling ops, the
-/// gpu.modules' code generation), started on first use. A forked child has
-/// none of its parent's threads: it gets a pool of its own (the parent's is
-/// left alone, unusable there).
-llvm::ThreadPoolInterface *compileThreads() {
-  static std::mutex mutex;
-  static llvm::DefaultThreadPool *pool = nullptr;
-  static pid_t owner = 0;
-  if (llvm::hardware_concurrency().compute_thread_count() <= 1)
-    return nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!pool || owner != getpid()) {
-    pool = new llvm::DefaultThreadPool(llvm::hardware_concurrency());
-    owner = getpid();
-  }
-  return pool;
-}
-
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-} // namespace
-
 /// The target `options` resolve to.
 static Result<Target> resolveTarget(const CompileOptions &options, Target fallback) {
   Target target = options.target;
   if (target == Target::Auto)
     target = fallback;
   return target;
-}
-
-/// A parsed and lowered spec: host code in the LLVM dialect (and PTX for
-/// CUDA), with the kernel signatures it started from.
-struct LoweredSpec {
-  Target target = Target::CPU;
-  std::unique_ptr<MLIRContext> context;
-  OwningOpRef<ModuleOp> module;
-  std::vector<EntryInfo> entries;
-  /// Each gpu.binary's name and PTX (CUDA).
-  std::vector<std::pair<std::string, std::string>> deviceCode;
-  /// The host object, when asked for.
-  std::string hostObject;
-  std::vector<std::pair<std::string, double>> times;
-};
-
-/// Joins a thread however the scope is left.
-struct JoiningThread {
-  std::thread thread;
-  ~JoiningThread() {
-    if (thread.joinable())
-      thread.join();
-  }
-};
-
-/// Moves `top`'s gpu.modules into a module of their own and leaves in each
-/// one's place a gpu.binary with an empty object per target: the host
-/// passes and the host object need the binaries' names only.
-static OwningOpRef<ModuleOp> takeGPUModules(ModuleOp top) {
-  OwningOpRef<ModuleOp> device = ModuleOp::create(top.getLoc());
-  MLIRContext *ctx = top.getContext();
-  for (gpu::GPUModuleOp module : llvm::to_vector(top.getOps<gpu::GPUModuleOp>())) {
-    SmallVector<Attribute> placeholders;
-    if (ArrayAttr targets = module.getTargetsAttr())
-      for (Attribute target : targets)
-        placeholders.push_back(gpu::ObjectAttr::get(ctx, target, gpu::CompilationTarget::Assembly,
-                                                    StringAttr::get(ctx, ""), nullptr, nullptr));
-    OpBuilder builder(module);
-    gpu::BinaryOp::create(builder, module.getLoc(), module.getName(),
-                          module.getOffloadingHandlerAttr(), builder.getArrayAttr(placeholders));
-    module->remove();
-    device->push_back(module);
-  }
-  return device;
-}
-
-/// Loads, on this thread, every dialect the pass managers may ask for, so
-/// that pass managers running at once on two threads only look them up.
-static void loadDependentDialects(MLIRContext *ctx, std::initializer_list<PassManager *> pms) {
-  DialectRegistry registry;
-  for (PassManager *pm : pms)
-    pm->getDependentDialects(registry);
-  ctx->appendDialectRegistry(registry);
-  for (StringRef name : registry.getDialectNames())
-    ctx->getOrLoadDialect(name);
-}
-
-/// For CUDA the host code only unpacks arguments and launches kernels:
-/// optimising it costs compile time and saves nothing measurable.
-static unsigned hostOptLevel(Target target, const CompileOptions &options) {
-  return target == Target::CUDA ? 0 : static_cast<unsigned>(options.optLevel);
-}
-
-/// Adds the host object of `lowered`'s (host) module to it.
-static Status emitHostObjectOf(LoweredSpec &lowered, const CompileOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> names;
-  for (const EntryInfo &e : lowered.entries)
-    names.push_back(e.name);
-  Result<std::string> object =
-      emitHostObject(*lowered.module, names, hostOptLevel(lowered.target, options));
-  if (!object)
-    return object.status();
-  lowered.hostObject = object.take();
-  lowered.times.push_back({"host code generation", millisecondsSince(start)});
-  return Status();
-}
-
-/// Parses and lowers `spec`; with `wantHostObject`, also emits the host
-/// object. For CUDA the device code's PTX generation runs on a thread of its
-/// own while the host code is lowered and compiled: neither needs the
-/// other's result.
-static Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptions &options,
-                                     Target target, bool wantHostObject) {
-  if (options.optLevel < 0 || options.optLevel > 3)
-    return Status::error("opt level " + std::to_string(options.optLevel) +
-                         " is out of range 0-3");
-  if (options.neuronTimeBlock < 0 || options.neuronTimeBlock > 128)
-    return Status::error("neuron time block " + std::to_string(options.neuronTimeBlock) +
-                         " is out of range 0-128 (0: automatic)");
-  NerveToPTXOptions ptxOptions;
-  ptxOptions.neuronTimeBlock = options.neuronTimeBlock;
-  NerveToCPUOptions cpuOptions;
-  cpuOptions.neuronTimeBlock = options.neuronTimeBlock;
-  if (target == Target::CUDA) {
-    static const std::pair<const char *, GpuChip> chips[] = {
-        {"sm_80", GpuChip::sm_80}, {"sm_89", GpuChip::sm_89},
-        {"sm_90", GpuChip::sm_90}, {"sm_100", GpuChip::sm_100}};
-    auto it = llvm::find_if(chips, [&](auto &c) { return options.chip == c.first; });
-    if (it == std::end(chips))
-      return Status::error("unknown chip '" + options.chip +
-                           "'; nerve compiles for sm_80, sm_89, sm_90 and sm_100");
-    ptxOptions.chip = it->second;
-    ptxOptions.optLevel = options.optLevel;
-    ptxOptions.fastMath = options.fastMath;
-    ptxOptions.libdevice = options.libdevice;
-  }
-
-  LoweredSpec lowered;
-  lowered.target = target;
-  lowered.context = std::make_unique<MLIRContext>(nerveRegistry(),
-                                                  MLIRContext::Threading::DISABLED);
-  MLIRContext *ctx = lowered.context.get();
-  if (llvm::ThreadPoolInterface *threads = compileThreads())
-    ctx->setThreadPool(*threads);
-  // Messages name the user's ops, without dumping the IR they sit in.
-  ctx->printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(spec, options.sourceName),
-                               llvm::SMLoc());
-  DiagnosticCollector diags(sourceMgr, ctx);
-
-  auto start = std::chrono::steady_clock::now();
-  lowered.module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
-  lowered.times.push_back({"parse and verify", millisecondsSince(start)});
-  if (!lowered.module)
-    return failWith(diags, "the spec does not parse");
-  lowered.entries = collectEntries(*lowered.module);
-  if (lowered.entries.empty())
-    return Status::error("the spec has no tdim.kernel to compile");
-
-  PassManager pm(ctx);
-  pm.addInstrumentation(std::make_unique<PassTimer>(lowered.times));
-  if (target == Target::CPU) {
-    buildNerveToCPUPipeline(pm, cpuOptions);
-    if (failed(pm.run(*lowered.module)))
-      return failWith(diags, "lowering the spec failed");
-    if (wantHostObject)
-      if (Status s = emitHostObjectOf(lowered, options); !s)
-        return s;
-    return lowered;
-  }
-
-  buildNerveToNVVMPipeline(pm, ptxOptions);
-  if (failed(pm.run(*lowered.module)))
-    return failWith(diags, "lowering the spec failed");
-
-  // The rest of nerve-to-ptx in two halves at once: the PTX of the
-  // gpu.modules (moved out of the way) and the host code.
-  OwningOpRef<ModuleOp> device = takeGPUModules(*lowered.module);
-  std::vector<std::pair<std::string, double>> deviceTimes;
-  PassManager devicePM(ctx), hostPM(ctx);
-  devicePM.addInstrumentation(std::make_unique<PassTimer>(deviceTimes));
-  hostPM.addInstrumentation(std::make_unique<PassTimer>(lowered.times));
-  buildNerveSerializePTXPipeline(devicePM);
-  buildNerveToHostLLVMPipeline(hostPM);
-  loadDependentDialects(ctx, {&devicePM, &hostPM});
-  // LLVM's target registry is a list that registering writes to: both
-  // back ends are registered before either half looks one up.
-  initializeHostTarget();
-  NVVM::SerializeGPUModuleBase::init();
-  LogicalResult serialized = failure(), hostLowered = failure();
-  Status hostObject;
-  {
-    JoiningThread deviceThread{std::thread([&] { serialized = devicePM.run(*device); })};
-    hostLowered = hostPM.run(*lowered.module);
-    if (succeeded(hostLowered) && wantHostObject)
-      hostObject = emitHostObjectOf(lowered, options);
-  }
-  llvm::append_range(lowered.times, deviceTimes);
-  if (failed(serialized) || failed(hostLowered))
-    return failWith(diags, "lowering the spec failed");
-  if (!hostObject)
-    return hostObject;
-
-  // The binaries' contents go where their placeholders were, so that the
-  // module is what nerve-to-ptx gives.
-  for (gpu::BinaryOp binary : device->getOps<gpu::BinaryOp>()) {
-    auto placeholder = lowered.module->lookupSymbol<gpu::BinaryOp>(binary.getSymName());
-    placeholder.setObjectsAttr(binary.getObjectsAttr());
-    std::string ptx;
-    for (Attribute a : binary.getObjects())
-      ptx += llvm::cast<gpu::ObjectAttr>(a).getObject().getValue().str();
-    lowered.deviceCode.push_back({binary.getSymName().str(), std::move(ptx)});
-  }
-  return lowered;
 }
 
 static std::string printLLVMIR(ModuleOp module) {

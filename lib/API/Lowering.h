@@ -1,0 +1,56 @@
+//===- Lowering.h - spec text to lowered host and device code -----*- C++ -*-===//
+//
+// The compile path's first half, shared by compile() and emit(): parse and
+// verify a spec, collect its kernel signatures, run nerve-to-cpu or
+// nerve-to-ptx, and (for compile) emit the host object. For CUDA the PTX is
+// generated on a thread of its own while the host half runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_LIB_API_LOWERING_H
+#define NERVE_LIB_API_LOWERING_H
+
+#include "nerve/nerve.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nerve {
+
+/// A parsed and lowered spec: host code in the LLVM dialect (and PTX for
+/// CUDA), with the kernel signatures it started from.
+struct LoweredSpec {
+  Target target = Target::CPU;
+  std::unique_ptr<mlir::MLIRContext> context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<EntryInfo> entries;
+  /// Each gpu.binary's name and PTX (CUDA).
+  std::vector<std::pair<std::string, std::string>> deviceCode;
+  /// The host object, when asked for.
+  std::string hostObject;
+  std::vector<std::pair<std::string, double>> times;
+};
+
+/// Parses and lowers `spec`; with `wantHostObject`, also emits the host
+/// object. For CUDA the device code's PTX generation runs on a thread of its
+/// own while the host code is lowered and compiled: neither needs the
+/// other's result.
+Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptions &options,
+                              Target target, bool wantHostObject);
+
+/// Milliseconds from `start` to now, for Module::compileTimes().
+inline double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace nerve
+
+#endif // NERVE_LIB_API_LOWERING_H
