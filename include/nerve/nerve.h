@@ -124,12 +124,14 @@ public:
   /// spec again when the module came from a cache).
   const std::string &llvmIR() const;
 
-
   /// How long each stage of compiling and loading took, in milliseconds:
   /// parsing, every pass, code generation, linking the host code, the
   /// driver's module load; for a module from the disk cache, reading the
   /// entry and loading it. A module from the in-process cache reports the
-  /// stages of its first compile.
+  /// stages of its first compile. For CUDA, the stages marked "(beside the
+  /// host code)" (the PTX's generation) ran at the same time as the host
+  /// code's lowering and code generation: the stages add up to more than
+  /// the compile took.
   const std::vector<std::pair<std::string, double>> &compileTimes() const;
 
   /// Runs `entry` on buffers the caller owns: device pointers for CUDA (on

@@ -266,7 +266,9 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
     if (succeeded(hostLowered) && wantHostObject)
       hostObject = emitHostObjectOf(lowered, options);
   }
-  llvm::append_range(lowered.times, deviceTimes);
+  // Reported after the host half's stages, with which they overlapped.
+  for (auto &[stage, ms] : deviceTimes)
+    lowered.times.push_back({stage + " (beside the host code)", ms});
   if (failed(serialized) || failed(hostLowered))
     return failWith(diags, "lowering the spec failed");
   if (!hostObject)

@@ -640,20 +640,22 @@ int main(int argc, char **argv) {
   }
 
   if (showTiming) {
-    // Passes over the gpu.modules run concurrently: their times overlap, and
-    // the wall clock is the total.
-    llvm::outs() << "nerve-run: timing (ms)\n";
+    // Passes over the gpu.modules run concurrently, and the PTX is generated
+    // beside the host code: their times overlap, and the wall clock is the
+    // total.
+    std::vector<std::pair<std::string, double>> rows;
     if (options.target != Target::CPU)
-      llvm::outs() << llvm::format("  %-44s %9.3f\n", "(CUDA driver and context start)",
-                                   deviceStartMs);
-    for (const auto &[stage, ms] : module->compileTimes())
-      llvm::outs() << llvm::format("  %-44s %9.3f\n", stage.c_str(), ms);
-    llvm::outs() << llvm::format("  %-44s %9.3f\n", "compile and load (wall clock)",
-                                 compileWallMs);
-    llvm::outs() << llvm::format("  %-44s %9.3f\n",
-                                 onGpu ? "first launch (with copy back, synchronised)"
-                                       : "first launch",
-                                 launchMs);
+      rows.push_back({"(CUDA driver and context start)", deviceStartMs});
+    llvm::append_range(rows, module->compileTimes());
+    rows.push_back({"compile and load (wall clock)", compileWallMs});
+    rows.push_back(
+        {onGpu ? "first launch (with copy back, synchronised)" : "first launch", launchMs});
+    size_t width = 0;
+    for (const auto &row : rows)
+      width = std::max(width, row.first.size());
+    llvm::outs() << "nerve-run: timing (ms)\n";
+    for (const auto &[stage, ms] : rows)
+      llvm::outs() << "  " << llvm::left_justify(stage, width) << llvm::format(" %9.3f\n", ms);
   }
 
   if (benchRuns > 0) {

@@ -231,6 +231,14 @@ TEST_F(FakeDriverFault, AWarmStartLinksThePTXItStoredOnce) {
   clearMemoryCache();
   auto cold = compile(kRowSoftmax, o);
   ASSERT_TRUE(cold) << cold.message();
+  // The PTX was generated beside the host code, and the times say so.
+  bool sawHost = false, sawDevice = false;
+  for (const auto &[stage, ms] : (*cold)->compileTimes()) {
+    sawHost |= stage == "host code generation";
+    sawDevice |= stage == "nerve-serialize-gpu-modules (beside the host code)";
+  }
+  EXPECT_TRUE(sawHost);
+  EXPECT_TRUE(sawDevice);
   clearMemoryCache();
   CacheStats before = cacheStats();
   auto warm = compile(kRowSoftmax, o);
