@@ -180,7 +180,7 @@ static Status emitHostObjectOf(LoweredSpec &lowered, const CompileOptions &optio
 }
 
 Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptions &options,
-                                            Target target, bool wantHostObject) {
+                                     Target target, bool wantHostObject) {
   if (options.optLevel < 0 || options.optLevel > 3)
     return Status::error("opt level " + std::to_string(options.optLevel) +
                          " is out of range 0-3");
@@ -278,6 +278,9 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   // module is what nerve-to-ptx gives.
   for (gpu::BinaryOp binary : device->getOps<gpu::BinaryOp>()) {
     auto placeholder = lowered.module->lookupSymbol<gpu::BinaryOp>(binary.getSymName());
+    if (!placeholder)
+      return Status::error("the host code lost the device code @" +
+                           binary.getSymName().str());
     placeholder.setObjectsAttr(binary.getObjectsAttr());
     std::string ptx;
     for (Attribute a : binary.getObjects())
