@@ -74,4 +74,10 @@ void nerve::registerNervePipelines() {
       [](OpPassManager &pm, const NerveToPTXOptions &options) {
         buildNerveToPTXPipeline(pm, options);
       });
+  PassPipelineRegistration<NerveToPTXOptions>(
+      "nerve-to-nvvm",
+      "nerve-to-ptx's first part: kernels in gpu.modules in the NVVM dialect, before PTX",
+      [](OpPassManager &pm, const NerveToPTXOptions &options) {
+        buildNerveToNVVMPipeline(pm, options);
+      });
 }

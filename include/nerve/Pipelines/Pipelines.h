@@ -97,7 +97,8 @@ void buildNerveToHostLLVMPipeline(mlir::OpPassManager &pm);
 /// /usr/local/cuda.
 std::optional<std::string> findLibdevice(llvm::StringRef option);
 
-/// Registers `nerve-to-loops`, `nerve-to-cpu` and `nerve-to-ptx`.
+/// Registers `nerve-to-loops`, `nerve-to-cpu`, `nerve-to-ptx` and its first
+/// part, `nerve-to-nvvm`.
 void registerNervePipelines();
 
 } // namespace nerve
