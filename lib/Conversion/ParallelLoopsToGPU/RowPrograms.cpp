@@ -114,6 +114,14 @@ constexpr int64_t kClusterThreads = 256;
 /// (f32 64.3%), four for softmax lost (f32 72.8%).
 constexpr int64_t kClusterBlocksPerSM = 5;
 constexpr int64_t kClusterBlocksPerSMLoadingMore = 4;
+/// An f32 program loading more has a second cluster kernel for slices of
+/// at most this many bytes, of which five blocks fit an SM's 228 KiB with
+/// their scratch: it asks ptxas for five blocks an SM (48 registers) and
+/// takes one vector a step in its elementwise pass (pairs spill at 48).
+/// H200, f32 layer_norm, one process: 4096 x 65536 (32 KiB slices) 71.4 ->
+/// 76.5-77.2% of the copy bandwidth; either change alone lost (69.7%), and
+/// both at 2048 x 131072 (64 KiB slices, three blocks an SM) 70.0 -> 50.6%.
+constexpr int64_t kFiveAnSMSliceBytes = 40 * 1024;
 /// Clusters of a launch: one a row up to kClusterRowsAlone rows; beyond,
 /// each walks kRowsPerCluster rows in turn, or fewer to keep
 /// kClusterRowsAlone clusters (about a dozen waves of clusters of 8 on an
@@ -620,8 +628,9 @@ public:
           columnBase = arith::MulIOp::create(ib, loc, blockRank, slice);
           auto arrive = NVVM::ClusterArriveOp::create(ib, loc, ib.getUnitAttr());
           arrive->setAttr(kBlocksPerSMAttr,
-                          ib.getI32IntegerAttr(clusterOnlyTooWide ? kClusterBlocksPerSMLoadingMore
-                                                                  : kClusterBlocksPerSM));
+                          ib.getI32IntegerAttr(clusterOnlyTooWide && !oneVectorAStep
+                                                   ? kClusterBlocksPerSMLoadingMore
+                                                   : kClusterBlocksPerSM));
         }
         auto rowLoop = scf::ForOp::create(ib, loc, firstRow, rows, rowStep);
         OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
@@ -749,6 +758,19 @@ public:
       if (clustered) {
         auto split = scf::IfOp::create(vb, loc, clustered, /*withElseRegion=*/true);
         OpBuilder cb = OpBuilder::atBlockBegin(&split.getThenRegion().front());
+        if (clusterOnlyTooWide && bytesPerColumn == 4) {
+          // f32 rows loading more: slices of which five blocks fit an SM
+          // take a kernel of their own (kFiveAnSMSliceBytes).
+          Value fiveFit = arith::CmpIOp::create(
+              cb, loc, arith::CmpIPredicate::ule, sliceShared,
+              arith::ConstantIntOp::create(cb, loc, cb.getI32Type(), kFiveAnSMSliceBytes));
+          auto small = scf::IfOp::create(cb, loc, fiveFit, /*withElseRegion=*/true);
+          OpBuilder fb = OpBuilder::atBlockBegin(&small.getThenRegion().front());
+          oneVectorAStep = true;
+          buildKernel(fb, g.lanes, false, indexConstant(fb, loc, kClusterThreads), clusterSize);
+          oneVectorAStep = false;
+          cb = OpBuilder::atBlockBegin(&small.getElseRegion().front());
+        }
         buildKernel(cb, g.lanes, false, indexConstant(cb, loc, kClusterThreads), clusterSize);
         OpBuilder other = OpBuilder::atBlockBegin(&split.getElseRegion().front());
         if (clusterOnlyTooWide)
@@ -793,6 +815,7 @@ private:
   DenseMap<Type, Value> scratchOf;       ///< per type: 32 warp partials
   // The cluster form (all null otherwise):
   Value clusterBlockCount;               ///< blocks of the cluster (host value)
+  bool oneVectorAStep = false;           ///< the elementwise pass takes no pairs
   Value sliceColumns;                    ///< columns of a block's slice (host)
   Value blockRank;                       ///< this block's rank in its cluster
   Value columnBase;                      ///< the first column of its slice
@@ -1132,8 +1155,11 @@ private:
           firstColumn ? arith::DivUIOp::create(b, loc, firstColumn, lanesValue).getResult() : zero;
       Value vectors = arith::DivUIOp::create(b, loc, endColumn, lanesValue);
       Value pair = arith::MulIOp::create(b, loc, blockThreads, indexConstant(b, loc, 2));
-      Value pairs = arith::DivUIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, vectors, firstVector), pair);
+      Value pairs = oneVectorAStep
+                        ? zero
+                        : arith::DivUIOp::create(
+                              b, loc, arith::SubIOp::create(b, loc, vectors, firstVector), pair)
+                              .getResult();
       Value start = arith::AddIOp::create(b, loc, firstVector, tid);
       auto main = scf::ForOp::create(b, loc, zero, pairs, one);
       {

@@ -344,7 +344,8 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.k
 // statistics (a weight per column, as layer_norm's) keeps the kernels of a
 // block that stages the row whole, alone on its SM or not, and in part; it
 // runs on clusters only rows too wide for a block to stage whole (here
-// more than 57856 f32 columns), four blocks an SM for ptxas.
+// more than 57856 f32 columns), four blocks an SM for ptxas; slices of at
+// most 40 KiB take a kernel of their own, five blocks an SM.
 // CHECK-LABEL: func.func @weighted_rows
 // CLUSTER-LABEL: func.func @weighted_rows
 // CLUSTER:         %[[FITS_ALL:.*]] = arith.cmpi ule, %{{.*}}, %c57856{{.*}} : index
@@ -358,8 +359,13 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.k
 // CLUSTER:         scf.if %[[ANY]] {
 // CLUSTER:           scf.if %[[VECTORS]] {
 // CLUSTER:             scf.if %[[CLUSTERED]] {
-// CLUSTER:               gpu.launch clusters
-// CLUSTER:                 nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 4 : i32}
+// CLUSTER:               %[[FIVE:.*]] = arith.cmpi ule, %{{.*}}, %c40960_i32 : i32
+// CLUSTER-NEXT:          scf.if %[[FIVE]] {
+// CLUSTER:                 gpu.launch clusters
+// CLUSTER:                   nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 5 : i32}
+// CLUSTER:               } else {
+// CLUSTER:                 gpu.launch clusters
+// CLUSTER:                   nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 4 : i32}
 // CLUSTER:             } else {
 // CLUSTER-NEXT:          scf.if %[[FITS_ALL]] {
 // CLUSTER-NEXT:            scf.if %[[SOLO]] {
