@@ -100,12 +100,8 @@ Result<std::string> nerve::emit(const std::string &spec, const CompileOptions &o
   Result<LoweredSpec> lowered = lowerSpec(spec, options, *target, /*wantHostObject=*/false);
   if (!lowered)
     return lowered.status();
-  if (what == Emit::PTX) {
-    std::string ptx;
-    for (const auto &[binary, text] : lowered->deviceCode)
-      ptx += text;
-    return ptx;
-  }
+  if (what == Emit::PTX)
+    return joinedPTX(lowered->deviceCode);
   std::string ir = printLLVMIR(*lowered->module);
   if (ir.empty())
     return Status::error("translating the host code to LLVM IR failed");
@@ -186,16 +182,14 @@ loadArtifacts(const CompiledArtifacts &artifacts,
   // The module owns the PTX texts the linked host code points to.
   auto impl = std::make_unique<Module::Impl>();
   impl->deviceCode = artifacts.deviceCode;
-  LoadedHost::DeviceCode deviceCode;
-  for (const auto &[binary, ptx] : impl->deviceCode) {
-    deviceCode.push_back({binary, ptx.c_str()});
-    impl->ptx += ptx;
-  }
+  LoadedHost::PTXSymbols ptxSymbols;
+  for (const auto &[binary, ptx] : impl->deviceCode)
+    ptxSymbols.push_back({binary, ptx.c_str()});
   std::vector<std::string> names;
   for (const EntryInfo &e : artifacts.entries)
     names.push_back(e.name);
   Result<std::unique_ptr<LoadedHost>> host =
-      LoadedHost::load(artifacts.hostObject, names, deviceCode);
+      LoadedHost::load(artifacts.hostObject, names, ptxSymbols);
   if (!host)
     return host.status();
   times.push_back({"link host code", millisecondsSince(start)});
@@ -310,7 +304,10 @@ Module::~Module() = default;
 
 Target Module::target() const { return impl_->target; }
 const std::vector<EntryInfo> &Module::entries() const { return impl_->entries; }
-const std::string &Module::ptx() const { return impl_->ptx; }
+const std::string &Module::ptx() const {
+  std::call_once(impl_->ptxOnce, [&] { impl_->ptx = joinedPTX(impl_->deviceCode); });
+  return impl_->ptx;
+}
 
 const EntryInfo *Module::findEntry(const std::string &name) const {
   for (const EntryInfo &e : impl_->entries)

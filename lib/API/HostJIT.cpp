@@ -66,7 +66,7 @@ ProcessJIT &processJIT() {
 
 /// nerve's runtime functions and the module's device code, as JIT symbols.
 llvm::orc::SymbolMap moduleSymbols(llvm::orc::ExecutionSession &session,
-                                   const LoadedHost::DeviceCode &deviceCode) {
+                                   const LoadedHost::PTXSymbols &ptxSymbols) {
   llvm::orc::SymbolMap map;
   llvm::orc::MangleAndInterner mangle(session, processJIT().jit->getDataLayout());
   auto define = [&](const std::string &name, const void *address) {
@@ -76,7 +76,7 @@ llvm::orc::SymbolMap moduleSymbols(llvm::orc::ExecutionSession &session,
     define(name, address);
   for (auto [name, address] : cuda::getMgpuSymbols())
     define(name, address);
-  for (const auto &[binary, ptx] : deviceCode)
+  for (const auto &[binary, ptx] : ptxSymbols)
     define(ptxSymbol(binary), ptx);
   return map;
 }
@@ -84,7 +84,7 @@ llvm::orc::SymbolMap moduleSymbols(llvm::orc::ExecutionSession &session,
 
 Result<std::unique_ptr<LoadedHost>> LoadedHost::load(const std::string &object,
                                                      const std::vector<std::string> &entries,
-                                                     const DeviceCode &deviceCode) {
+                                                     const PTXSymbols &ptxSymbols) {
   ProcessJIT &p = processJIT();
   if (!p.jit)
     return Status::error(p.error);
@@ -100,7 +100,7 @@ Result<std::unique_ptr<LoadedHost>> LoadedHost::load(const std::string &object,
     return Status::error(what + ": " + llvm::toString(std::move(e)));
   };
   if (llvm::Error e = dylib->define(
-          llvm::orc::absoluteSymbols(moduleSymbols(jit.getExecutionSession(), deviceCode))))
+          llvm::orc::absoluteSymbols(moduleSymbols(jit.getExecutionSession(), ptxSymbols))))
     return fail("cannot define nerve's runtime for the host code", std::move(e));
   if (llvm::Error e = jit.addObjectFile(
           *dylib, llvm::MemoryBuffer::getMemBufferCopy(object, "nerve-host.o")))

@@ -33,14 +33,14 @@ public:
 
   /// The PTX of a gpu.binary, by the binary's name. The text must outlive
   /// the LoadedHost (the runtime loads a module at its first launch).
-  using DeviceCode = std::vector<std::pair<std::string, const char *>>;
+  using PTXSymbols = std::vector<std::pair<std::string, const char *>>;
 
   /// Links `object`, defining the PTX symbols it refers to from
-  /// `deviceCode`, and looks up the packed entry point of each of
+  /// `ptxSymbols`, and looks up the packed entry point of each of
   /// `entries`; fails with a message (nothing stays linked then).
   static Result<std::unique_ptr<LoadedHost>> load(const std::string &object,
                                                   const std::vector<std::string> &entries,
-                                                  const DeviceCode &deviceCode);
+                                                  const PTXSymbols &ptxSymbols);
   ~LoadedHost();
 
   /// Runs `_nerve_init`; its failures (the driver rejecting the device code)

@@ -22,6 +22,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nerve {
@@ -46,13 +47,18 @@ std::string cacheKeyText(const std::string &spec, const CompileOptions &options,
 /// The file name stem for a key text: its SHA-256 in hex.
 std::string cacheKeyHash(const std::string &keyText);
 
+/// Each gpu.binary's name and PTX, in the module's order.
+using DeviceCode = std::vector<std::pair<std::string, std::string>>;
+
+/// All of `code`'s PTX, one binary after another.
+std::string joinedPTX(const DeviceCode &code);
+
 /// What a compiled module is made of.
 struct CompiledArtifacts {
   Target target = Target::CPU;
   std::vector<EntryInfo> entries;
   std::string hostObject;
-  /// Each gpu.binary's name and PTX, in the module's order (CUDA only).
-  std::vector<std::pair<std::string, std::string>> deviceCode;
+  DeviceCode deviceCode; ///< CUDA only
 };
 
 class DiskCache {

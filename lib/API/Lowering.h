@@ -10,6 +10,8 @@
 #ifndef NERVE_LIB_API_LOWERING_H
 #define NERVE_LIB_API_LOWERING_H
 
+#include "KernelCache.h"
+
 #include "nerve/nerve.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -31,8 +33,7 @@ struct LoweredSpec {
   std::unique_ptr<mlir::MLIRContext> context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<EntryInfo> entries;
-  /// Each gpu.binary's name and PTX (CUDA).
-  std::vector<std::pair<std::string, std::string>> deviceCode;
+  DeviceCode deviceCode; ///< CUDA only
   /// The host object, when asked for.
   std::string hostObject;
   std::vector<std::pair<std::string, double>> times;

@@ -6,6 +6,7 @@
 #include "nerve/nerve.h"
 
 #include "HostJIT.h"
+#include "KernelCache.h"
 
 #include <array>
 #include <mutex>
@@ -15,11 +16,9 @@ namespace nerve {
 struct Module::Impl {
   Target target = Target::CPU;
   std::vector<EntryInfo> entries;
-  /// Each gpu.binary's name and PTX: the linked host code points into
-  /// these texts, so they are declared before (and outlive) `host`.
-  std::vector<std::pair<std::string, std::string>> deviceCode;
-  /// All of the PTX, for Module::ptx().
-  std::string ptx;
+  /// The linked host code points into these PTX texts, so they are
+  /// declared before (and outlive) `host`.
+  DeviceCode deviceCode;
   std::vector<std::pair<std::string, double>> times;
   /// The linked host code: a packed entry point per entry.
   std::unique_ptr<LoadedHost> host;
@@ -29,6 +28,9 @@ struct Module::Impl {
 
   mutable std::once_flag llvmIROnce;
   mutable std::string llvmIR;
+  /// All of the PTX, joined at the first Module::ptx().
+  mutable std::once_flag ptxOnce;
+  mutable std::string ptx;
 };
 
 /// Checks `args` against `entry` and builds the memref descriptors and the

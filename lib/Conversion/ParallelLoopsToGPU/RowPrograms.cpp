@@ -549,9 +549,10 @@ public:
     }
     Value rowCapacity = capacity;
     auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes, bool partialStaging, Value blockSize,
-                           Value cluster = {}, int64_t warpsPerBlock = 0,
-                           int64_t staticShift = -1) {
+                           Value cluster = {}, int64_t warpsPerBlock = 0, int64_t staticShift = -1,
+                           bool fiveAnSM = false) {
       lanes = kernelLanes;
+      oneVectorAStep = fiveAnSM;
       partial = partialStaging;
       warpRows = warpsPerBlock > 0;
       // A row's lanes are 2^shift, a constant of the kernel or its argument.
@@ -766,9 +767,8 @@ public:
               arith::ConstantIntOp::create(cb, loc, cb.getI32Type(), kFiveAnSMSliceBytes));
           auto small = scf::IfOp::create(cb, loc, fiveFit, /*withElseRegion=*/true);
           OpBuilder fb = OpBuilder::atBlockBegin(&small.getThenRegion().front());
-          oneVectorAStep = true;
-          buildKernel(fb, g.lanes, false, indexConstant(fb, loc, kClusterThreads), clusterSize);
-          oneVectorAStep = false;
+          buildKernel(fb, g.lanes, false, indexConstant(fb, loc, kClusterThreads), clusterSize,
+                      /*warpsPerBlock=*/0, /*staticShift=*/-1, /*fiveAnSM=*/true);
           cb = OpBuilder::atBlockBegin(&small.getElseRegion().front());
         }
         buildKernel(cb, g.lanes, false, indexConstant(cb, loc, kClusterThreads), clusterSize);
@@ -816,6 +816,7 @@ private:
   // The cluster form (all null otherwise):
   Value clusterBlockCount;               ///< blocks of the cluster (host value)
   bool oneVectorAStep = false;           ///< the elementwise pass takes no pairs
+                                         ///< (five blocks an SM)
   Value sliceColumns;                    ///< columns of a block's slice (host)
   Value blockRank;                       ///< this block's rank in its cluster
   Value columnBase;                      ///< the first column of its slice
