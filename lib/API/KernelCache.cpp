@@ -22,8 +22,10 @@
 
 using namespace nerve;
 
-/// Bumped whenever the file layout or the key's items change.
-static constexpr uint32_t kFormatVersion = 3;
+/// Bumped whenever the file layout or the key's items change, or entries
+/// of an earlier build must not be used (4: format-3 host objects loaded
+/// their PTX at ptxas -O1).
+static constexpr uint32_t kFormatVersion = 4;
 static constexpr char kMagic[8] = {'N', 'E', 'R', 'V', 'E', 'K', 'C', '\n'};
 static constexpr const char *kSuffix = ".nkc";
 static constexpr int64_t kDefaultMaxBytes = int64_t(1) << 30;

@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Parser/Parser.h"
@@ -126,9 +127,28 @@ struct JoiningThread {
   }
 };
 
+/// The properties of a device object that the host code reads: the
+/// optimization level ("O") that upstream's gpu.binary translation passes
+/// to mgpuModuleLoadJIT, and so to the driver's PTX compiler. Serializing
+/// for an NVVM target records the target's level there.
+static DictionaryAttr loadProperties(MLIRContext *ctx, Attribute target) {
+  auto nvvm = llvm::dyn_cast<NVVM::NVVMTargetAttr>(target);
+  if (!nvvm)
+    return nullptr;
+  Builder b(ctx);
+  return b.getDictionaryAttr({b.getNamedAttr("O", b.getI32IntegerAttr(nvvm.getO()))});
+}
+
+/// The "O" property of a device object, or null.
+static Attribute optLevelOf(gpu::ObjectAttr object) {
+  DictionaryAttr properties = object.getProperties();
+  return properties ? properties.get("O") : nullptr;
+}
+
 /// Moves `top`'s gpu.modules into a module of their own and leaves in each
-/// one's place a gpu.binary with an empty object per target: the host
-/// passes and the host object need the binaries' names only.
+/// one's place a gpu.binary with an empty object per target, loaded as the
+/// serialized one will be (format and optimization level): the host passes
+/// and the host object need no more than that and the binaries' names.
 static OwningOpRef<ModuleOp> takeGPUModules(ModuleOp top) {
   OwningOpRef<ModuleOp> device = ModuleOp::create(top.getLoc());
   MLIRContext *ctx = top.getContext();
@@ -137,7 +157,8 @@ static OwningOpRef<ModuleOp> takeGPUModules(ModuleOp top) {
     if (ArrayAttr targets = module.getTargetsAttr())
       for (Attribute target : targets)
         placeholders.push_back(gpu::ObjectAttr::get(ctx, target, gpu::CompilationTarget::Assembly,
-                                                    StringAttr::get(ctx, ""), nullptr, nullptr));
+                                                    StringAttr::get(ctx, ""),
+                                                    loadProperties(ctx, target), nullptr));
     OpBuilder builder(module);
     gpu::BinaryOp::create(builder, module.getLoc(), module.getName(),
                           module.getOffloadingHandlerAttr(), builder.getArrayAttr(placeholders));
@@ -281,6 +302,17 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
     if (!placeholder)
       return Status::error("the host code lost the device code @" +
                            binary.getSymName().str());
+    // The host object loads each binary as its placeholder said: a
+    // serialized object that says otherwise would be loaded wrongly.
+    ArrayAttr loaded = placeholder.getObjects(), real = binary.getObjects();
+    bool same = loaded.size() == real.size();
+    for (size_t i = 0; same && i < real.size(); ++i) {
+      auto a = llvm::cast<gpu::ObjectAttr>(loaded[i]), b = llvm::cast<gpu::ObjectAttr>(real[i]);
+      same = a.getFormat() == b.getFormat() && optLevelOf(a) == optLevelOf(b);
+    }
+    if (!same)
+      return Status::error("the host code loads the device code @" + binary.getSymName().str() +
+                           " with other options than it was generated with");
     placeholder.setObjectsAttr(binary.getObjectsAttr());
     std::string ptx;
     for (Attribute a : binary.getObjects())

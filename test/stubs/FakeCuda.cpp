@@ -50,6 +50,9 @@ constexpr int kInvalidValue = 1;
 /// Modules cuModuleLoadDataEx has loaded.
 int modulesLoaded = 0;
 int dependentLaunches = 0;
+/// The CU_JIT_OPTIMIZATION_LEVEL the last module was loaded with (-1: none
+/// given).
+int lastJITOptimizationLevel = -1;
 
 extern "C" {
 
@@ -130,11 +133,17 @@ int cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *option
   }
   *module = new FakeModule{ptx};
   ++modulesLoaded;
+  lastJITOptimizationLevel = -1;
+  for (unsigned i = 0; i < n; ++i)
+    if (options[i] == 7 /* CU_JIT_OPTIMIZATION_LEVEL */)
+      lastJITOptimizationLevel = static_cast<int>(reinterpret_cast<intptr_t>(values[i]));
   return 0;
 }
 
 /// Modules loaded so far in this process (for the tests of lazy loading).
 int nerveFakeModulesLoaded() { return modulesLoaded; }
+/// The JIT optimization level (ptxas -O0 to -O4) of the last module loaded.
+int nerveFakeLastJITOptimizationLevel() { return lastJITOptimizationLevel; }
 /// Launches that allowed programmatic dependence on the kernel before.
 int nerveFakeDependentLaunches() { return dependentLaunches; }
 // A "cubin" of the fake driver is its marker followed by the PTX it was
