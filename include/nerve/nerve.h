@@ -39,7 +39,8 @@ struct CompileOptions {
   Target target = Target::Auto;
   /// GPU architecture: sm_80, sm_89, sm_90 or sm_100.
   std::string chip = "sm_90";
-  /// LLVM optimisation level for host and device code, 0-3.
+  /// LLVM optimisation level for host and device code, 0-3. The driver
+  /// compiles the PTX at one level more (ptxas -O1 to -O4).
   int optLevel = 3;
   /// Allow reassociation and approximate math (off: IEEE semantics).
   bool fastMath = false;
