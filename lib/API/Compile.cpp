@@ -203,6 +203,7 @@ loadArtifacts(const CompiledArtifacts &artifacts,
   }
   (void)cuda::takeModuleLoadStatus(); // drop what an earlier compile left
   cuda::takeModuleLoadMilliseconds();
+  cuda::takeModuleLoadLevel();
   // Kernels load at their first launch; the first one now, so that PTX the
   // driver refuses (too new for it, another chip's) fails the compile.
   if (artifacts.target == Target::CUDA)
@@ -211,9 +212,14 @@ loadArtifacts(const CompiledArtifacts &artifacts,
   cuda::loadNextModuleNow(false);
   if (Status loaded = cuda::takeModuleLoadStatus(); !loaded)
     return loaded;
-  if (artifacts.target == Target::CUDA)
-    times.push_back(
-        {"load module (driver PTX JIT), the first kernel's", cuda::takeModuleLoadMilliseconds()});
+  if (artifacts.target == Target::CUDA) {
+    // The level the driver compiled at, which nothing else shows.
+    int level = cuda::takeModuleLoadLevel();
+    times.push_back({"load module (driver PTX JIT" +
+                         (level ? " at -O" + std::to_string(level) : std::string()) +
+                         "), the first kernel's",
+                     cuda::takeModuleLoadMilliseconds()});
+  }
 
   impl->target = artifacts.target;
   impl->entries = artifacts.entries;

@@ -21,6 +21,8 @@ struct ThreadState {
   std::string error;
   std::string loadError;
   double loadMilliseconds = 0;
+  /// The ptxas level of the last module loaded (0: none since taken).
+  int loadLevel = 0;
   bool loadNextModuleNow = false;
 };
 thread_local ThreadState state;
@@ -147,6 +149,12 @@ double cuda::takeModuleLoadMilliseconds() {
   return ms;
 }
 
+int cuda::takeModuleLoadLevel() {
+  int level = state.loadLevel;
+  state.loadLevel = 0;
+  return level;
+}
+
 /// JIT-compiles `m` unless it is loaded; false, with the error recorded in
 /// `slot`, when the driver refuses it (once: later calls repeat the error).
 static bool loadModule(LazyModule &m, std::string &slot) {
@@ -167,17 +175,19 @@ static bool loadModule(LazyModule &m, std::string &slot) {
   // keeps the result, so loading PTX it has seen before is fast.
   auto start = std::chrono::steady_clock::now();
   char errorLog[16384] = {0};
+  // ptxas's -O0 to -O4: one more than LLVM's level.
+  int level = m.optLevel < 0 ? 4 : m.optLevel + 1;
   int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
                    CU_JIT_OPTIMIZATION_LEVEL};
-  void *values[] = {
-      errorLog, reinterpret_cast<void *>(sizeof(errorLog) - 1),
-      reinterpret_cast<void *>(static_cast<intptr_t>(m.optLevel < 0 ? 4 : m.optLevel + 1))};
+  void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog) - 1),
+                    reinterpret_cast<void *>(static_cast<intptr_t>(level))};
   CUmodule module = nullptr;
   CUresult r = d->api().cuModuleLoadDataEx(&module, m.ptx, 3, options, values);
   state.loadMilliseconds +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (r == CUDA_SUCCESS) {
     m.module = module;
+    state.loadLevel = level;
     return true;
   }
   std::string message = "the CUDA driver could not load the PTX: " + d->errorText(r);

@@ -56,6 +56,11 @@ Status takeModuleLoadStatus();
 /// last call (its PTX JIT), cleared by the call.
 double takeModuleLoadMilliseconds();
 
+/// The optimization level (ptxas -O0 to -O4) the driver was asked to
+/// compile the last module loaded on this thread at, or 0 if none was
+/// loaded since the last call; cleared by the call.
+int takeModuleLoadLevel();
+
 /// The mgpu* functions, for the ExecutionEngine's symbol table.
 std::vector<std::pair<const char *, void *>> getMgpuSymbols();
 
