@@ -10,6 +10,10 @@ BENCH_LINE = re.compile(
     r"bench (\d+) runs on the (GPU|CPU): median ([0-9.]+) ms, min ([0-9.]+) ms, (\d+) bytes moved, "
     r"([0-9.]+) GB/s = ([0-9.]+)% of the \w+ copy bandwidth \(([0-9.]+) GB/s")
 SAME_SIZE_LINE = re.compile(r"a device copy moving the same bytes takes ([0-9.]+) ms")
+# nerve-run --timing's module load names the level the driver compiled the
+# PTX at; the benchmarks report the levels they saw (O3 gives -O4).
+JIT_LEVEL_LINE = re.compile(r"load module \(driver PTX JIT at (-O\d)\)")
+JIT_LEVELS = set()
 WIDTH = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8}
 # How L2 is emptied before each timed run, on both sides alike (nerve-run's
 # --l2-flush): "read" reads 256 MiB and leaves clean lines, "write" is a
@@ -43,7 +47,8 @@ def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
     """Runs `nerve-run --bench` on the GPU; returns (median ms, copy GB/s,
     median ms of a device copy moving the same bytes, or None)."""
     cmd = [nerve_run, spec, "--target", "cuda", "--random", "1", "--bench", str(runs),
-           "--write-outputs=false", "--output-dir", "/tmp/nerve-bench", "--l2-flush", L2_FLUSH]
+           "--write-outputs=false", "--output-dir", "/tmp/nerve-bench", "--l2-flush", L2_FLUSH,
+           "--timing"]
     if entry:
         cmd += ["--entry", entry]
     for name, size in dims.items():
@@ -55,6 +60,7 @@ def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
         sys.stderr.write("failed: %s\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
         return None
     same = SAME_SIZE_LINE.search(proc.stdout)
+    JIT_LEVELS.update(JIT_LEVEL_LINE.findall(proc.stdout + proc.stderr))
     return float(m.group(3)), float(m.group(8)), float(same.group(1)) if same else None
 
 
@@ -80,3 +86,8 @@ def torch_median_ms(torch, step, runs):
         times.append(start.elapsed_time(end))
     times.sort()
     return times[len(times) // 2]
+
+
+def jit_levels():
+    """The driver's PTX compile levels the runs reported, e.g. "-O4"."""
+    return ", ".join(sorted(JIT_LEVELS)) or "not reported"

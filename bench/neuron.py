@@ -406,7 +406,8 @@ def main():
         print("%d checks failed" % failed_checks)
         return 1 if failed_checks else 0
     with open(os.path.join(args.out, "neuron.json"), "w") as f:
-        json.dump({"copy GB/s": copy, "L2 flush": common.L2_FLUSH, "rows": rows}, f, indent=1)
+        json.dump({"copy GB/s": copy, "L2 flush": common.L2_FLUSH,
+                   "driver PTX JIT": sorted(common.JIT_LEVELS), "rows": rows}, f, indent=1)
     keys = sorted({k for r in rows for k in r}, key=lambda k: list(rows[0]).index(k)
                   if k in rows[0] else 99)
     with open(os.path.join(args.out, "neuron.csv"), "w", newline="") as f:
@@ -428,6 +429,7 @@ def main():
             fmt(r.get("torch eager ms")), fmt(r.get("torch.compile ms")),
             "ok" if r["check"] else "FAILED"))
     print("\ncopy bandwidth (same process as the last row): %.0f GB/s" % (copy or 0))
+    print("the driver compiled nerve's PTX at: %s" % common.jit_levels())
     return 0 if all(r["check"] for r in rows) else 1
 
 

@@ -266,7 +266,8 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "tdim.json"), "w") as f:
-        json.dump({"copy GB/s": copy, "L2 flush": common.L2_FLUSH, "rows": rows}, f, indent=1)
+        json.dump({"copy GB/s": copy, "L2 flush": common.L2_FLUSH,
+                   "driver PTX JIT": sorted(common.JIT_LEVELS), "rows": rows}, f, indent=1)
     if rows:
         with open(os.path.join(args.out, "tdim.csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -287,6 +288,7 @@ def main():
             pct(r["torch eager fraction"]), ms(r["torch.compile ms"]),
             pct(r["torch.compile fraction"]), ahead, "ok" if r["check"] else "FAILED"))
     print("\ncopy bandwidth (same process as the last row): %.0f GB/s" % (copy or 0))
+    print("the driver compiled nerve's PTX at: %s" % common.jit_levels())
     print("%d checks failed" % failed)
     return 1 if failed else 0
 
