@@ -201,25 +201,22 @@ loadArtifacts(const CompiledArtifacts &artifacts,
     if (Status s = (*device)->usable(); !s)
       return s;
   }
-  (void)cuda::takeModuleLoadStatus(); // drop what an earlier compile left
-  cuda::takeModuleLoadMilliseconds();
-  cuda::takeModuleLoadLevel();
+  (void)cuda::takeModuleLoads(); // drop what an earlier compile left
   // Kernels load at their first launch; the first one now, so that PTX the
   // driver refuses (too new for it, another chip's) fails the compile.
   if (artifacts.target == Target::CUDA)
     cuda::loadNextModuleNow();
   (*host)->initialize();
   cuda::loadNextModuleNow(false);
-  if (Status loaded = cuda::takeModuleLoadStatus(); !loaded)
-    return loaded;
-  if (artifacts.target == Target::CUDA) {
-    // The level the driver compiled at, which nothing else shows.
-    int level = cuda::takeModuleLoadLevel();
+  cuda::ModuleLoads loads = cuda::takeModuleLoads();
+  if (!loads.status)
+    return loads.status;
+  // With the level the driver compiled at, which nothing else shows.
+  if (artifacts.target == Target::CUDA)
     times.push_back({"load module (driver PTX JIT" +
-                         (level ? " at -O" + std::to_string(level) : std::string()) +
+                         (loads.level ? " at -O" + std::to_string(loads.level) : std::string()) +
                          "), the first kernel's",
-                     cuda::takeModuleLoadMilliseconds()});
-  }
+                     loads.milliseconds});
 
   impl->target = artifacts.target;
   impl->entries = artifacts.entries;

@@ -44,7 +44,7 @@ public:
   ~LoadedHost();
 
   /// Runs `_nerve_init`; its failures (the driver rejecting the device code)
-  /// are reported by the runtime, see cuda::takeModuleLoadStatus.
+  /// are reported by the runtime, see cuda::takeModuleLoads.
   void initialize();
 
   /// The packed entry points, in the order of `entries`.

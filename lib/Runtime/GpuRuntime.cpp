@@ -21,7 +21,6 @@ struct ThreadState {
   std::string error;
   std::string loadError;
   double loadMilliseconds = 0;
-  /// The ptxas level of the last module loaded (0: none since taken).
   int loadLevel = 0;
   bool loadNextModuleNow = false;
 };
@@ -137,22 +136,16 @@ Status LaunchScope::status() const {
   return state.error.empty() ? Status() : Status::error(state.error);
 }
 
-Status cuda::takeModuleLoadStatus() {
-  std::string e;
-  std::swap(e, state.loadError);
-  return e.empty() ? Status() : Status::error(e);
-}
-
-double cuda::takeModuleLoadMilliseconds() {
-  double ms = state.loadMilliseconds;
+cuda::ModuleLoads cuda::takeModuleLoads() {
+  ModuleLoads loads;
+  if (!state.loadError.empty())
+    loads.status = Status::error(state.loadError);
+  loads.milliseconds = state.loadMilliseconds;
+  loads.level = state.loadLevel;
+  state.loadError.clear();
   state.loadMilliseconds = 0;
-  return ms;
-}
-
-int cuda::takeModuleLoadLevel() {
-  int level = state.loadLevel;
   state.loadLevel = 0;
-  return level;
+  return loads;
 }
 
 /// JIT-compiles `m` unless it is loaded; false, with the error recorded in

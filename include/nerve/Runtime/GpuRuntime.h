@@ -48,18 +48,20 @@ private:
 /// driver takes the PTX at all; false cancels that.
 void loadNextModuleNow(bool now = true);
 
-/// Errors recorded while loading modules at once (loadNextModuleNow),
+/// What loading modules on this thread came to.
+struct ModuleLoads {
+  /// Errors recorded while loading modules at once (loadNextModuleNow).
+  Status status;
+  /// Milliseconds the driver spent loading modules (its PTX JIT).
+  double milliseconds = 0;
+  /// The optimization level (ptxas -O0 to -O4) the driver was asked to
+  /// compile the last module loaded at; 0 if none was loaded.
+  int level = 0;
+};
+
+/// What loading modules on this thread came to since the last call,
 /// cleared by the call.
-Status takeModuleLoadStatus();
-
-/// Milliseconds the driver spent loading modules on this thread since the
-/// last call (its PTX JIT), cleared by the call.
-double takeModuleLoadMilliseconds();
-
-/// The optimization level (ptxas -O0 to -O4) the driver was asked to
-/// compile the last module loaded on this thread at, or 0 if none was
-/// loaded since the last call; cleared by the call.
-int takeModuleLoadLevel();
+ModuleLoads takeModuleLoads();
 
 /// The mgpu* functions, for the ExecutionEngine's symbol table.
 std::vector<std::pair<const char *, void *>> getMgpuSymbols();
