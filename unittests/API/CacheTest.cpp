@@ -1,6 +1,7 @@
 //===- CacheTest.cpp - the in-process and on-disk kernel caches ----------===//
 
 #include "../../lib/API/KernelCache.h"
+#include "ScratchDir.h"
 #include "nerve/nerve.h"
 
 #include <gtest/gtest.h>
@@ -36,14 +37,9 @@ tdim.kernel @axpb(%x: !v, %a: f32) -> (%y: !v) {
 class Cache : public ::testing::Test {
 protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "nerve-cache-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
+    ASSERT_FALSE(scratch.path.empty());
+    dir = scratch.path.string();
     clearMemoryCache();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
   }
 
   CompileOptions options() const {
@@ -70,6 +66,7 @@ protected:
     EXPECT_EQ(y, (std::vector<float>{3, 5, 7}));
   }
 
+  ScratchDir scratch{"nerve-cache-test"};
   std::string dir;
 };
 

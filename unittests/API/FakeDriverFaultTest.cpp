@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NewProcess.h"
+#include "ScratchDir.h"
 #include "nerve/Runtime/CudaDriver.h"
 #include "nerve/nerve.h"
 
@@ -221,24 +222,8 @@ TEST_F(FakeDriverFault, KernelsLoadAtTheirFirstLaunch) {
 /// kernel before (programmatic dependent launch).
 int fakeDependentLaunches() { return fakeCounter("nerveFakeDependentLaunches"); }
 
-/// A kernel cache directory of a test's own, removed at its end.
-struct ScratchCacheDir {
-  std::filesystem::path path;
-  ScratchCacheDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "nerve-fake-driver-cache-XXXXXX").string();
-    if (mkdtemp(pattern.data()))
-      path = pattern;
-  }
-  ~ScratchCacheDir() {
-    std::error_code ec;
-    if (!path.empty())
-      std::filesystem::remove_all(path, ec);
-  }
-};
-
 TEST_F(FakeDriverFault, AWarmStartLinksThePTXItStoredOnce) {
-  ScratchCacheDir scratch;
+  ScratchDir scratch("nerve-fake-driver-cache");
   ASSERT_FALSE(scratch.path.empty());
   const std::filesystem::path &dir = scratch.path;
   CompileOptions o;
@@ -291,7 +276,7 @@ TEST_F(FakeDriverFault, PTXIsCompiledAtTheLevelItWasGeneratedFor) {
   // slower on an H200.
   for (int level : {3, 1}) {
     SCOPED_TRACE("opt level " + std::to_string(level));
-    ScratchCacheDir scratch;
+    ScratchDir scratch("nerve-fake-driver-cache");
     ASSERT_FALSE(scratch.path.empty());
     CompileOptions o;
     o.target = Target::CUDA;

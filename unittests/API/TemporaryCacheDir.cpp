@@ -5,11 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ScratchDir.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <string>
+#include <optional>
 
 namespace {
 class TemporaryCacheDir : public ::testing::Environment {
@@ -17,23 +18,19 @@ public:
   void SetUp() override {
     if (std::getenv("NERVE_CACHE_DIR"))
       return;
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "nerve-unittest-cache-XXXXXX").string();
-    if (char *dir = mkdtemp(pattern.data())) {
-      created = dir;
-      setenv("NERVE_CACHE_DIR", dir, 1);
-    }
+    created.emplace("nerve-unittest-cache");
+    if (!created->path.empty())
+      setenv("NERVE_CACHE_DIR", created->path.c_str(), 1);
   }
   void TearDown() override {
-    if (created.empty())
+    if (!created || created->path.empty())
       return;
-    std::error_code ec;
-    std::filesystem::remove_all(created, ec);
+    created.reset();
     unsetenv("NERVE_CACHE_DIR");
   }
 
 private:
-  std::string created;
+  std::optional<nerve::ScratchDir> created;
 };
 
 [[maybe_unused]] ::testing::Environment *const environment =
