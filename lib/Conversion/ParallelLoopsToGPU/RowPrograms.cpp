@@ -675,8 +675,13 @@ public:
                               arith::IndexCastOp::create(at, loc, at.getI32Type(), perBlock))
                               .getResult()
                         : Value();
-        buildLaunchOver(at, loc, rows, perBlock,
-                        arith::MulIOp::create(at, loc, blockSize, warps), body, blockShared);
+        // The block size is a constant, so that outlining records it
+        // (.maxntid): ptxas then gives a block of one warp, 32 of which at
+        // most share an SM, the 64 registers a thread that cost no
+        // occupancy. Left to guess, it took 48-56 and ran the 16-bit rows
+        // of 1024 columns 1.5-7 points slower (docs/decisions.md).
+        buildLaunchOver(at, loc, rows, perBlock, indexConstant(at, loc, kWarpSize * warpsPerBlock),
+                        body, blockShared);
         return;
       }
       if (!cluster) {

@@ -155,12 +155,13 @@
 // CHECK:             } else {
 //                    Blocks that share their SM: a kernel for each block
 //                    size. Rows of a whole warp: a row a warp (its slice
-//                    of the staging), reduced by shuffles alone.
+//                    of the staging), reduced by shuffles alone; a block
+//                    of one warp, a constant.
 // CHECK:               %[[WHOLE:.*]] = arith.cmpi eq, %[[SHIFT]], %c5{{.*}} : index
 // CHECK:               %[[ONE_WARP:.*]] = arith.cmpi eq, %[[TPB]], %c32{{.*}} : index
 // CHECK:               %[[WHOLE_WARP:.*]] = arith.andi %[[ONE_WARP]], %[[WHOLE]] : i1
 // CHECK:               scf.if %[[WHOLE_WARP]] {
-// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %{{.*}}, {{.*}}) dynamic_shared_memory_size %{{.*}} {
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c32{{.*}}, {{.*}}) dynamic_shared_memory_size %{{.*}} {
 // CHECK:                   %[[WARP:.*]] = arith.divui %{{.*}}, %c32{{.*}} : index
 // CHECK:                   memref.view %{{.*}}[%{{.*}}][%[[CAP]]]
 // CHECK-NOT:               gpu.barrier
@@ -178,8 +179,7 @@
 // CHECK:                   %[[GROUP_ROWS:.*]] = arith.muli %c2{{.*}}, %[[ROWS_A_WARP]] : index
 // CHECK:                   %[[GROUP_ROWS_I32:.*]] = arith.index_cast %[[GROUP_ROWS]] : index to i32
 // CHECK:                   %[[GROUP_SMEM:.*]] = arith.muli %[[SMEM]], %[[GROUP_ROWS_I32]] : i32
-// CHECK:                   %[[GROUP_BLOCK:.*]] = arith.muli %c32{{.*}}, %c2{{.*}} : index
-// CHECK:                   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %[[GROUP_BLOCK]], {{.*}}) dynamic_shared_memory_size %[[GROUP_SMEM]] {
+// CHECK:                   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}}, {{.*}}) dynamic_shared_memory_size %[[GROUP_SMEM]] {
 // CHECK:                     %[[GROUP_LANES:.*]] = arith.shli %c1{{.*}}, %[[SHIFT]] : index
 // CHECK:                     scf.for %[[BASE:.*]] = {{.*}} {
 // CHECK:                       %[[MINE:.*]] = arith.addi %[[BASE]], %{{.*}} : index
