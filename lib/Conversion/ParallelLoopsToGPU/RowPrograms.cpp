@@ -548,6 +548,8 @@ public:
         mapAlone(loop, fit + 1);
     }
     Value rowCapacity = capacity;
+    // A kernel of blocks of `blockSize` threads, or for rows over warps
+    // (warpsPerBlock > 0, no block size) of that many warps.
     auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes, bool partialStaging, Value blockSize,
                            Value cluster = {}, int64_t warpsPerBlock = 0, int64_t staticShift = -1,
                            bool fiveAnSM = false) {
@@ -574,7 +576,7 @@ public:
       auto body = [&](OpBuilder &ib, gpu::LaunchOp launch) {
         this->launch = launch;
         tid = launch.getThreadIds().x;
-        blockThreads = blockSize;
+        blockThreads = blockSize; // rows over warps: their lanes, below
         Value warpSize = indexConstant(ib, loc, kWarpSize);
         warp = arith::DivUIOp::create(ib, loc, tid, warpSize);
         Value firstRow = launch.getBlockIds().x, rowStep = launch.getGridSize().x;
@@ -730,12 +732,10 @@ public:
                                                 indexConstant(at, loc, kWarpShift));
         choose(arith::AndIOp::create(at, loc, threadsAre(kWarpSize), wholeWarp),
                [&](OpBuilder &tb) {
-                 buildKernel(tb, g.lanes, false, indexConstant(tb, loc, kWarpSize), Value(), 1,
-                             kWarpShift);
+                 buildKernel(tb, g.lanes, false, /*blockSize=*/Value(), Value(), 1, kWarpShift);
                });
         choose(threadsAre(kWarpSize), [&](OpBuilder &tb) {
-          buildKernel(tb, g.lanes, false, indexConstant(tb, loc, kWarpSize), Value(),
-                      kGroupWarpsPerBlock);
+          buildKernel(tb, g.lanes, false, /*blockSize=*/Value(), Value(), kGroupWarpsPerBlock);
         });
         int64_t largest = g.staged.empty() ? kMaxThreads : kMaxThreadsLargeStaging;
         for (int64_t t = 2 * kWarpSize; t < largest; t *= 2)
