@@ -29,7 +29,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
-#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 
@@ -56,21 +56,64 @@ static bool walksRows(Operation *op, Value innermost) {
   return any && !walk.wasInterrupted();
 }
 
-/// The buffer `memref` is a view of (through view-like ops).
-static Value rootBuffer(Value memref) {
+Value rootBuffer(Value memref) {
   while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
     memref = view.getViewSource();
   return memref;
 }
 
-/// Whether `loop`'s body loads from a buffer it stores to.
-static bool readsWhatItWrites(scf::ParallelOp loop) {
-  llvm::SmallPtrSet<Value, 4> loaded, stored;
-  loop.getBody()->walk([&](Operation *op) {
-    if (Value memref = memrefOf(op))
-      (isa<memref::LoadOp>(op) ? loaded : stored).insert(rootBuffer(memref));
+std::optional<OwnElements> ownElementsOf(scf::ParallelOp loop, Value root) {
+  std::optional<OwnElements> own;
+  WalkResult walk = loop.getBody()->walk([&](Operation *op) {
+    Value memref = memrefOf(op);
+    if (!memref || rootBuffer(memref) != root)
+      return WalkResult::advance();
+    ValueRange indices = indicesOf(op);
+    OwnElements here{memref, {}};
+    for (Value iv : loop.getInductionVars()) {
+      auto at = llvm::find(indices, iv);
+      if (at == indices.end())
+        return WalkResult::interrupt();
+      here.positions.push_back(static_cast<unsigned>(std::distance(indices.begin(), at)));
+    }
+    if (own && (own->memref != here.memref || own->positions != here.positions))
+      return WalkResult::interrupt();
+    own = std::move(here);
+    return WalkResult::advance();
   });
-  return llvm::any_of(stored, [&](Value v) { return loaded.contains(v); });
+  if (walk.wasInterrupted())
+    return std::nullopt;
+  return own;
+}
+
+/// Whether `loop`'s body loads from a buffer it stores to, unless each
+/// iteration touches only its own elements of that buffer (ownElementsOf)
+/// and every store to it comes in a top-level op of the body before every
+/// load of it: a neuron's forward storing h_seq, then its backward reading
+/// it back (FuseLockstepWalks.cpp). A thread repeating the last iteration
+/// (buildWalk) then stores what that iteration's own thread stores, the same
+/// values, before either reads any of them.
+static bool readsWhatItWrites(scf::ParallelOp loop) {
+  // Per buffer: the last top-level op storing to it, the first loading it.
+  llvm::DenseMap<Value, unsigned> lastStore, firstLoad;
+  unsigned position = 0;
+  for (Operation &top : loop.getBody()->without_terminator()) {
+    top.walk([&](Operation *op) {
+      if (Value memref = memrefOf(op)) {
+        Value root = rootBuffer(memref);
+        if (isa<memref::LoadOp>(op))
+          firstLoad.try_emplace(root, position);
+        else
+          lastStore[root] = position;
+      }
+    });
+    ++position;
+  }
+  return llvm::any_of(lastStore, [&](auto stored) {
+    auto load = firstLoad.find(stored.first);
+    return load != firstLoad.end() &&
+           (stored.second >= load->second || !ownElementsOf(loop, stored.first));
+  });
 }
 
 /// The top-level sequential loops of `loop`'s body to run in lockstep;
@@ -108,13 +151,12 @@ bool walksInLockstep(scf::ParallelOp loop) { return !lockstepLoops(loop).empty()
 /// over the grid, so all its threads run the body as many times, and a
 /// barrier ends each iteration of the `walks`' copies. A thread past the
 /// end repeats the last iteration: it loads what that iteration loads and
-/// stores the same values to the same places (lockstepLoops checks that no
-/// buffer the body stores to is read). Guarding its stores instead measured
-/// 216 registers against 48 for f32 LIF inference (LLVM then gives each
-/// store its own pointer increment), and a second, guarded copy of the body
-/// for a last, partial block made cold compiles 30-50% slower. `fold`
-/// gives the values carried to the next iteration (from `inits`) from the
-/// body's copy, and whether the iteration is the thread's own.
+/// stores the same values to the same places (lockstepLoops checks that the
+/// body reads no buffer it stores to before it has stored all of it). Guarding its stores instead
+/// measured 216 registers against 48 for f32 LIF inference (LLVM then gives each store its own
+/// pointer increment), and a second, guarded copy of the body for a last, partial block made cold
+/// compiles 30-50% slower. `fold` gives the values carried to the next iteration (from `inits`)
+/// from the body's copy, and whether the iteration is the thread's own.
 static ValueRange buildWalk(
     OpBuilder &ib, gpu::LaunchOp launch, scf::ParallelOp loop, ArrayRef<scf::ForOp> walks,
     ArrayRef<Value> counts, Value total, Value block, ValueRange inits,

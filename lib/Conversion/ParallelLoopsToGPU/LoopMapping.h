@@ -301,6 +301,36 @@ bool mapLockstep(mlir::OpBuilder &b, mlir::scf::ParallelOp loop,
 /// Whether mapLockstep maps `loop` (or foldInLockstep folds it).
 bool walksInLockstep(mlir::scf::ParallelOp loop);
 
+/// The buffer `memref` is a view of (through view-like ops), or itself.
+mlir::Value rootBuffer(mlir::Value memref);
+
+/// How a parallel loop's iterations reach a buffer when each touches only
+/// its own elements: every access goes through `memref` and has the loop's
+/// k-th induction variable at index `positions[k]`.
+struct OwnElements {
+  mlir::Value memref;
+  llvm::SmallVector<unsigned> positions;
+};
+
+/// How every access in `loop`'s body to the buffer `root` (through any
+/// view) reaches the iteration's own elements; nullopt when one does not,
+/// when they differ in memref or positions, or when none accesses it.
+std::optional<OwnElements> ownElementsOf(mlir::scf::ParallelOp loop, mlir::Value root);
+
+/// Fuses into one loop `producer` and the parallel loop right after it
+/// (nothing between but pure ops and allocations) when both walk in
+/// lockstep over the same iterations and the second reads what the first
+/// stores, each iteration only its own elements: a neuron's forward and its
+/// backward become one kernel in which a thread walks its neuron's time
+/// forward, then back (see FuseLockstepWalks.cpp). Returns the fused loop
+/// (at the second's place), or null, changing nothing.
+mlir::scf::ParallelOp fuseLockstepWalks(mlir::scf::ParallelOp producer);
+
+/// Whether `loop` has the shape mapSplitReduction maps: a parallel loop
+/// without results whose body folds one sequential loop over an outer
+/// dimension, computing before it and storing after it.
+bool splitsAsReduction(mlir::scf::ParallelOp loop);
+
 /// The threads of a block that walks `loop` in lockstep, given `threads`
 /// otherwise: fewer when its rows are all 16-bit.
 int64_t lockstepThreads(mlir::scf::ParallelOp loop, int64_t threads);

@@ -158,6 +158,8 @@ struct ParallelLoopsToGPUPass
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         if (loop.getNumResults() == 0 && fuseReductionIntoProducer(loop))
           continue; // the fused loop comes later, at the reduction's place
+        if (fuseLockstepWalks(loop))
+          continue; // likewise, at the second walk's place
         if (failed(flush()))
           return failure();
         if (loop.getNumResults() != 0)

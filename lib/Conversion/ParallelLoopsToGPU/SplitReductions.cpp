@@ -83,34 +83,44 @@ constexpr int64_t kGroupsPerSlice = 4;
 
 } // namespace
 
-bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
+/// The fold of a loop that splitsAsReduction, or null.
+static scf::ForOp splitFold(scf::ParallelOp loop) {
   if (loop.getNumResults() != 0)
-    return false;
+    return {};
   scf::ForOp fold;
   for (Operation &op : loop.getBody()->without_terminator()) {
     if (auto inner = dyn_cast<scf::ForOp>(op)) {
       if (fold)
-        return false;
+        return {};
       fold = inner;
       continue;
     }
     if (op.getNumRegions() != 0 ||
         !(isa<memref::LoadOp, memref::StoreOp>(op) || isMemoryEffectFree(&op)))
-      return false;
+      return {};
     // Writes come after the fold (kernel 2 runs them once per column).
     if (isa<memref::StoreOp>(op) && !fold)
-      return false;
+      return {};
   }
-  if (!fold)
-    return false;
-  std::optional<LaneReduction> r = matchFold(fold);
-  if (!r)
-    return false;
+  if (!fold || !matchFold(fold))
+    return {};
   auto lbConst = getConstantIntValue(fold.getLowerBound());
   auto ubConst = getConstantIntValue(fold.getUpperBound());
   if (lbConst && ubConst && (*ubConst - *lbConst) / *getConstantIntValue(fold.getStep()) <
                                 kMinStaticTrip)
+    return {};
+  return fold;
+}
+
+bool nerve::loop_mapping::splitsAsReduction(scf::ParallelOp loop) {
+  return static_cast<bool>(splitFold(loop));
+}
+
+bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
+  scf::ForOp fold = splitFold(loop);
+  if (!fold)
     return false;
+  std::optional<LaneReduction> r = matchFold(fold);
 
   // Loads in the fold along the contiguous dimension of the loop's
   // innermost dimension (neighbouring columns) go by 16-byte vectors, a
