@@ -14,10 +14,12 @@
 //
 // The mapping: blocks take the iterations a block at a time, so every thread
 // of a block runs the same number of them and reaches every barrier; a
-// thread past the end computes at the last iteration and stores nothing; the
-// body's top-level sequential loops whose bounds are the same for every
-// iteration, and whose accesses all walk rows along the innermost parallel
-// index, end each of their iterations with a gpu.barrier. A reduction over
+// thread past the end repeats the last iteration, storing the values that
+// iteration stores to the same places (so the body may read back what it
+// stores only as readsWhatItWrites allows); the body's top-level
+// sequential loops whose bounds are the same for every iteration, and
+// whose accesses all walk rows along the innermost parallel index, end
+// each of their iterations with a gpu.barrier. A reduction over
 // such a loop (a neuron's parameter gradient, FuseReductions.cpp) walks the
 // same way in its first kernel, each thread folding its own iterations.
 //
