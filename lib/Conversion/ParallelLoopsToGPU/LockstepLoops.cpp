@@ -154,11 +154,13 @@ bool walksInLockstep(scf::ParallelOp loop) { return !lockstepLoops(loop).empty()
 /// barrier ends each iteration of the `walks`' copies. A thread past the
 /// end repeats the last iteration: it loads what that iteration loads and
 /// stores the same values to the same places (lockstepLoops checks that the
-/// body reads no buffer it stores to before it has stored all of it). Guarding its stores instead
-/// measured 216 registers against 48 for f32 LIF inference (LLVM then gives each store its own
-/// pointer increment), and a second, guarded copy of the body for a last, partial block made cold
-/// compiles 30-50% slower. `fold` gives the values carried to the next iteration (from `inits`)
-/// from the body's copy, and whether the iteration is the thread's own.
+/// body reads no buffer it stores to before it has stored all of it).
+/// Guarding its stores instead measured 216 registers against 48 for f32 LIF
+/// inference (LLVM then gives each store its own pointer increment), and a
+/// second, guarded copy of the body for a last, partial block made cold
+/// compiles 30-50% slower. `fold` gives the values carried to the next
+/// iteration (from `inits`) from the body's copy, and whether the iteration
+/// is the thread's own.
 static ValueRange buildWalk(
     OpBuilder &ib, gpu::LaunchOp launch, scf::ParallelOp loop, ArrayRef<scf::ForOp> walks,
     ArrayRef<Value> counts, Value total, Value block, ValueRange inits,
