@@ -24,7 +24,6 @@
 #include "LoopMapping.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -54,16 +53,10 @@ static bool fusable(scf::ParallelOp loop) {
 scf::ParallelOp fuseLockstepWalks(scf::ParallelOp producer) {
   if (!fusable(producer))
     return {};
-  // Between the loops: pure ops, and allocations (PLIF's buffer of
-  // per-neuron grad_w sums), which the producer cannot reach.
-  Operation *next = producer->getNextNode();
-  while (next && !isa<scf::ParallelOp>(next) &&
-         (isMemoryEffectFree(next) || isa<memref::AllocOp>(next)))
-    next = next->getNextNode();
-  auto consumer = dyn_cast_or_null<scf::ParallelOp>(next);
-  unsigned rank = producer.getNumLoops();
-  if (!consumer || consumer.getNumLoops() != rank || !sameBounds(producer, consumer, rank) ||
-      !fusable(consumer))
+  // Allocations may stand between the loops (PLIF's buffer of per-neuron
+  // grad_w sums).
+  auto consumer = nextLoopOverSameIterations(producer, /*pastAllocations=*/true);
+  if (!consumer || !fusable(consumer))
     return {};
 
   Accesses first(producer), second(consumer);
@@ -85,16 +78,7 @@ scf::ParallelOp fuseLockstepWalks(scf::ParallelOp producer) {
   if (!passesValues)
     return {};
 
-  // The producer's body goes first in the consumer's. Only pure ops and
-  // allocations stood between the loops, so moving the producer's effects
-  // past them changes nothing.
-  for (auto [from, to] : llvm::zip(producer.getInductionVars(), consumer.getInductionVars()))
-    from.replaceAllUsesWith(to);
-  Block *body = consumer.getBody();
-  Block *moved = producer.getBody();
-  body->getOperations().splice(body->begin(), moved->getOperations(), moved->begin(),
-                               std::prev(moved->end()));
-  producer.erase();
+  prependBody(producer, consumer);
   return consumer;
 }
 

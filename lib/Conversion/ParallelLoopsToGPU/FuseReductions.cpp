@@ -43,13 +43,8 @@ static OpTy accessAtIndices(scf::ParallelOp loop, Value buffer) {
 scf::ParallelOp fuseReductionIntoProducer(scf::ParallelOp producer) {
   if (producer.getNumResults() != 0 || !walksInLockstep(producer))
     return {};
-  Operation *next = producer->getNextNode();
-  while (next && !isa<scf::ParallelOp>(next) && isMemoryEffectFree(next))
-    next = next->getNextNode();
-  auto consumer = dyn_cast_or_null<scf::ParallelOp>(next);
-  if (!consumer || consumer.getNumResults() == 0 ||
-      consumer.getNumLoops() != producer.getNumLoops() ||
-      !sameBounds(producer, consumer, producer.getNumLoops()))
+  auto consumer = nextLoopOverSameIterations(producer, /*pastAllocations=*/false);
+  if (!consumer || consumer.getNumResults() == 0)
     return {};
 
   // The consumer reads one temporary buffer, element by element, and
@@ -83,16 +78,10 @@ scf::ParallelOp fuseReductionIntoProducer(scf::ParallelOp producer) {
   // The producer's body goes first in the consumer's, its stored value in
   // place of the load. Only ops free of memory effects stood between the
   // loops, so moving the producer's effects past them changes nothing.
-  Block *body = consumer.getBody();
-  for (auto [from, to] : llvm::zip(producer.getInductionVars(), consumer.getInductionVars()))
-    from.replaceAllUsesWith(to);
   load.getResult().replaceAllUsesWith(store.getValueToStore());
   load.erase();
   store.erase();
-  Block *moved = producer.getBody();
-  body->getOperations().splice(body->begin(), moved->getOperations(), moved->begin(),
-                               std::prev(moved->end()));
-  producer.erase();
+  prependBody(producer, consumer);
   for (Operation *dealloc : deallocs)
     dealloc->erase();
   alloc.erase();

@@ -425,6 +425,28 @@ bool sameBounds(scf::ParallelOp a, scf::ParallelOp b, unsigned rank) {
   return true;
 }
 
+scf::ParallelOp nextLoopOverSameIterations(scf::ParallelOp loop, bool pastAllocations) {
+  Operation *next = loop->getNextNode();
+  while (next && !isa<scf::ParallelOp>(next) &&
+         (isMemoryEffectFree(next) || (pastAllocations && isa<memref::AllocOp>(next))))
+    next = next->getNextNode();
+  auto following = dyn_cast_or_null<scf::ParallelOp>(next);
+  unsigned rank = loop.getNumLoops();
+  if (!following || following.getNumLoops() != rank || !sameBounds(loop, following, rank))
+    return {};
+  return following;
+}
+
+void prependBody(scf::ParallelOp producer, scf::ParallelOp consumer) {
+  for (auto [from, to] : llvm::zip(producer.getInductionVars(), consumer.getInductionVars()))
+    from.replaceAllUsesWith(to);
+  Block *body = consumer.getBody();
+  Block *moved = producer.getBody();
+  body->getOperations().splice(body->begin(), moved->getOperations(), moved->begin(),
+                               std::prev(moved->end()));
+  producer.erase();
+}
+
 /// The ops of `block` cloned with its arguments bound to `args`: the values
 /// its terminator returns.
 static SmallVector<Value> cloneBody(OpBuilder &b, Block &block, ValueRange args) {

@@ -145,6 +145,18 @@ bool equivalent(mlir::Value a, mlir::Value b, int depth = 3);
 /// bounds and steps.
 bool sameBounds(mlir::scf::ParallelOp a, mlir::scf::ParallelOp b, unsigned rank);
 
+/// The parallel loop right after `loop` over the same iterations, with
+/// nothing between but ops free of memory effects (and, with
+/// `pastAllocations`, allocations, whose buffers `loop` cannot reach): a
+/// loop that `loop`'s body may join; null otherwise.
+mlir::scf::ParallelOp nextLoopOverSameIterations(mlir::scf::ParallelOp loop, bool pastAllocations);
+
+/// Moves `producer`'s body (its terminator aside) to the start of
+/// `consumer`'s, its induction variables replaced by `consumer`'s, and
+/// erases `producer`: the two loops fused, `producer`'s effects moved past
+/// whatever stood between them.
+void prependBody(mlir::scf::ParallelOp producer, mlir::scf::ParallelOp consumer);
+
 /// `combine` (a reduction region of two arguments) applied to `lhs`, `rhs`.
 mlir::Value combineWith(mlir::OpBuilder &b, mlir::Region &combine, mlir::Value lhs,
                         mlir::Value rhs);

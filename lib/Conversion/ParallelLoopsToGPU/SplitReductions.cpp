@@ -83,44 +83,47 @@ constexpr int64_t kGroupsPerSlice = 4;
 
 } // namespace
 
-/// The fold of a loop that splitsAsReduction, or null.
-static scf::ForOp splitFold(scf::ParallelOp loop) {
+/// The fold of a loop that splitsAsReduction, matched; nullopt otherwise.
+static std::optional<LaneReduction> splitFold(scf::ParallelOp loop) {
   if (loop.getNumResults() != 0)
-    return {};
+    return std::nullopt;
   scf::ForOp fold;
   for (Operation &op : loop.getBody()->without_terminator()) {
     if (auto inner = dyn_cast<scf::ForOp>(op)) {
       if (fold)
-        return {};
+        return std::nullopt;
       fold = inner;
       continue;
     }
     if (op.getNumRegions() != 0 ||
         !(isa<memref::LoadOp, memref::StoreOp>(op) || isMemoryEffectFree(&op)))
-      return {};
+      return std::nullopt;
     // Writes come after the fold (kernel 2 runs them once per column).
     if (isa<memref::StoreOp>(op) && !fold)
-      return {};
+      return std::nullopt;
   }
-  if (!fold || !matchFold(fold))
-    return {};
+  if (!fold)
+    return std::nullopt;
+  std::optional<LaneReduction> r = matchFold(fold);
+  if (!r)
+    return std::nullopt;
   auto lbConst = getConstantIntValue(fold.getLowerBound());
   auto ubConst = getConstantIntValue(fold.getUpperBound());
   if (lbConst && ubConst && (*ubConst - *lbConst) / *getConstantIntValue(fold.getStep()) <
                                 kMinStaticTrip)
-    return {};
-  return fold;
+    return std::nullopt;
+  return r;
 }
 
 bool nerve::loop_mapping::splitsAsReduction(scf::ParallelOp loop) {
-  return static_cast<bool>(splitFold(loop));
+  return splitFold(loop).has_value();
 }
 
 bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
-  scf::ForOp fold = splitFold(loop);
-  if (!fold)
+  std::optional<LaneReduction> r = splitFold(loop);
+  if (!r)
     return false;
-  std::optional<LaneReduction> r = matchFold(fold);
+  scf::ForOp fold = r->loop;
 
   // Loads in the fold along the contiguous dimension of the loop's
   // innermost dimension (neighbouring columns) go by 16-byte vectors, a
