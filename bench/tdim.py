@@ -5,7 +5,8 @@ measured in this run when torch with CUDA is importable.
 
 Ops (specs below, written in each storage type; arithmetic is f32): softmax,
 log_softmax and layer_norm (weight and bias) over the last dimension; sum and
-max over the last dimension and over the first; `a*2 + sigmoid(a)`; an
+max over the last dimension and over the first; the sum of the whole tensor
+(one value, accumulated in f32); `a*2 + sigmoid(a)`; an
 8-step elementwise chain with a broadcast operand; softmax over the first
 (non-contiguous) dimension; softmax over the last dimension of a transposed
 view (column-major storage, no copy).
@@ -15,7 +16,7 @@ Bytes counted: each input read once and each output written once, as
 
 Before timing, each kernel runs at 37 x 4097 on random inputs and its result
 is checked against float64 (test/Integration/Inputs/check.py), with the
-tolerance of the storage type.
+tolerance of the storage type (the whole-tensor sum's are wider).
 
 usage: bench/tdim.py [--nerve-run PATH] [--runs 20] [--shapes 16384x4096,...]
                      [--dtypes f32,f16,bf16] [--ops softmax,...] [--no-torch-compile]
@@ -38,7 +39,7 @@ import common
 from common import ROOT, WIDTH, find_tool, run_bench, torch_median_ms
 
 M = "!m = !tdim.tensor<[r: ?, c: ?], {T}>\n!v = !tdim.tensor<[c: ?], {T}>\n" \
-    "!row = !tdim.tensor<[r: ?], {T}>\n"
+    "!row = !tdim.tensor<[r: ?], {T}>\n!one = !tdim.tensor<[], {T}>\n"
 
 
 def reduce_spec(name, over, out, init, combine):
@@ -127,6 +128,12 @@ def ops():
         "col_max": (reduce_spec("col_max", "r", "!v", "0xFF800000", "maximumf"),
                     lambda r, c, w: r * c * w + c * w, ["s = amax(x, 'r')"],
                     lambda t, i: i["x"].amax(0)),
+        # One value for the whole tensor, accumulated in f32 and rounded to
+        # the storage type (loose tolerances: the sum of 151K normal values).
+        "sum(all)": (reduce_spec("total_sum", "r, c", "!one", "0.0", "addf"),
+                     lambda r, c, w: r * c * w + w,
+                     ["s = sum(x, ['r', 'c'])", "--rtol=4e-3", "--atol=1e-2"],
+                     lambda t, i: i["x"].sum()),
         "a*2+sigmoid(a)": (SCALE_PLUS_SIGMOID, rc, ["y = a * 2 + sigmoid(a)"],
                            lambda t, i: i["a"] * 2 + t.sigmoid(i["a"])),
         "chain8+bcast": (chain_spec(), lambda r, c, w: 2 * r * c * w + c * w,

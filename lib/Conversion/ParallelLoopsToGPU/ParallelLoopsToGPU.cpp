@@ -252,6 +252,135 @@ struct ParallelLoopsToGPUPass
     }
   }
 
+  /// Iterations of a strided fold whose loads are issued together before
+  /// they are folded in (foldStridedAhead).
+  static constexpr int64_t kStridedLoadsAhead = 8;
+
+  /// Whether `loop`'s body reads memory but writes none.
+  static bool loadsOnly(scf::ParallelOp loop) {
+    WalkResult r = loop.getBody()->walk([](Operation *op) {
+      return isa<memref::LoadOp>(op) || isMemoryEffectFree(op) ? WalkResult::advance()
+                                                               : WalkResult::interrupt();
+    });
+    return !r.wasInterrupted();
+  }
+
+  /// `loop`'s reductions over iterations first, first + stride, ... below
+  /// `total`, in that order, one iteration at a time; their results.
+  static SmallVector<Value> foldStrided(OpBuilder &b, Location loc, scf::ParallelOp loop,
+                                        ArrayRef<Value> counts, Value total, Value first,
+                                        Value stride) {
+    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+    auto strided = scf::ForOp::create(b, loc, first, total, stride, loop.getInitVals());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(strided.getBody());
+    IRMapping mapping;
+    mapping.map(loop.getInductionVars(),
+                delinearize(b, loc, loop, counts, strided.getInductionVar()));
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, mapping);
+    scf::YieldOp::create(
+        b, loc,
+        combineEach(b, reduce, strided.getRegionIterArgs(), mapped(mapping, reduce.getOperands())));
+    return SmallVector<Value>(strided.getResults());
+  }
+
+  /// `linear`'s digits in the mixed radix of `counts` (the outermost one
+  /// unbounded): the positions along each dimension. A count of 0 divides
+  /// as 1 (there is no iteration then).
+  static SmallVector<Value> digitsOf(OpBuilder &b, Location loc, ArrayRef<Value> counts,
+                                     Value linear) {
+    Value one = indexConstant(b, loc, 1);
+    SmallVector<Value> digits(counts.size());
+    Value rest = linear;
+    for (size_t d = counts.size(); d-- > 1;) {
+      Value radix = arith::MaxUIOp::create(b, loc, counts[d], one);
+      digits[d] = arith::RemUIOp::create(b, loc, rest, radix);
+      rest = arith::DivUIOp::create(b, loc, rest, radix);
+    }
+    digits[0] = rest;
+    return digits;
+  }
+
+  /// `digits` plus `step` (both in the mixed radix of `counts`, each digit
+  /// but the outermost below its count): a carry a digit, no division.
+  static SmallVector<Value> addDigits(OpBuilder &b, Location loc, ArrayRef<Value> counts,
+                                      ArrayRef<Value> digits, ArrayRef<Value> step) {
+    SmallVector<Value> sum(digits.size());
+    Value carry;
+    for (size_t d = digits.size(); d-- > 0;) {
+      Value s = arith::AddIOp::create(b, loc, digits[d], step[d]);
+      if (carry)
+        s = arith::AddIOp::create(b, loc, s, carry);
+      if (d > 0) {
+        Value over = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, s, counts[d]);
+        s = arith::SelectOp::create(b, loc, over, arith::SubIOp::create(b, loc, s, counts[d]), s);
+        carry = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                             arith::ExtUIOp::create(b, loc, b.getI64Type(), over));
+      }
+      sum[d] = s;
+    }
+    return sum;
+  }
+
+  /// foldStrided for a body that only loads: kStridedLoadsAhead iterations
+  /// a round, all their loads issued before any is folded in, then folded
+  /// in the same order (the same bits). A thread's position advances by
+  /// the stride's digits (addDigits) instead of a division an iteration;
+  /// an iteration past `total` reads the round's first one and is not
+  /// folded. A thread that folded one element at a time had one load in
+  /// flight: a whole-tensor f32 sum over 16384 x 4096 ran at 37% of the
+  /// copy bandwidth on an H200.
+  static SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, scf::ParallelOp loop,
+                                             ArrayRef<Value> counts, Value total, Value first,
+                                             Value stride) {
+    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+    size_t rank = counts.size(), accs = loop.getNumResults();
+    SmallVector<Value> start = digitsOf(b, loc, counts, first);
+    SmallVector<Value> step = digitsOf(b, loc, counts, stride);
+    SmallVector<Value> inits = start;
+    llvm::append_range(inits, loop.getInitVals());
+    Value roundStride =
+        arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kStridedLoadsAhead));
+    auto rounds = scf::ForOp::create(b, loc, first, total, roundStride, inits);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rounds.getBody());
+    ValueRange carried = rounds.getRegionIterArgs();
+    SmallVector<Value> roundStart(carried.take_front(rank));
+    SmallVector<Value> acc(carried.drop_front(rank));
+    SmallVector<Value> at = roundStart, present;
+    SmallVector<SmallVector<Value>> values;
+    Value linear = rounds.getInductionVar();
+    for (int64_t k = 0; k < kStridedLoadsAhead; ++k) {
+      SmallVector<Value> position = at;
+      if (k > 0) {
+        linear = arith::AddIOp::create(b, loc, linear, stride);
+        Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, total);
+        present.push_back(in);
+        for (auto [p, safe] : llvm::zip(position, roundStart))
+          p = arith::SelectOp::create(b, loc, in, p, safe);
+      }
+      IRMapping mapping;
+      for (auto [iv, p, lb, st] :
+           llvm::zip(loop.getInductionVars(), position, loop.getLowerBound(), loop.getStep()))
+        mapping.map(iv, arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, p, st)));
+      for (Operation &op : loop.getBody()->without_terminator())
+        b.clone(op, mapping);
+      values.push_back(mapped(mapping, reduce.getOperands()));
+      at = addDigits(b, loc, counts, at, step);
+    }
+    for (int64_t k = 0; k < kStridedLoadsAhead; ++k) {
+      SmallVector<Value> next = combineEach(b, reduce, acc, values[k]);
+      for (size_t i = 0; i < accs; ++i)
+        acc[i] =
+            k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
+    }
+    SmallVector<Value> yielded = at;
+    llvm::append_range(yielded, acc);
+    scf::YieldOp::create(b, loc, yielded);
+    return SmallVector<Value>(rounds.getResults().drop_front(rank));
+  }
+
   /// The store that is `result`'s only use, when the reduction's last
   /// kernel can do it instead of a launch of its own: right after `loop`
   /// (nothing between touches memory), into a buffer at indices defined
@@ -334,18 +463,8 @@ struct ParallelLoopsToGPUPass
         Value first =
             arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
         Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-        auto strided = scf::ForOp::create(ib, loc, first, total, stride, loop.getInitVals());
-        OpBuilder::InsertionGuard guard(ib);
-        ib.setInsertionPointToStart(strided.getBody());
-        IRMapping mapping;
-        mapping.map(loop.getInductionVars(),
-                    delinearize(ib, loc, loop, counts, strided.getInductionVar()));
-        for (Operation &op : loop.getBody()->without_terminator())
-          ib.clone(op, mapping);
-        scf::YieldOp::create(ib, loc,
-                             combineEach(ib, reduce, strided.getRegionIterArgs(),
-                                         mapped(mapping, reduce.getOperands())));
-        folded = SmallVector<Value>(strided.getResults());
+        folded = loadsOnly(loop) ? foldStridedAhead(ib, loc, loop, counts, total, first, stride)
+                                 : foldStrided(ib, loc, loop, counts, total, first, stride);
       }
       blockTree(ib, loc, reduce, shared, tid, *folded, threads);
       whenFirstThread(ib, tid, [&](OpBuilder &gb) {

@@ -5,18 +5,33 @@
 // their threads pairwise in workgroup memory (a fixed tree), then one block
 // does the same over the blocks' partial values. A result stored right
 // after the loop is stored by that block; the buffers are freed at the end.
+// A body that only loads is folded in rounds of 8 iterations: the round's
+// loads first, then the fold in the same order, an iteration past the end
+// reading the round's first element and left out of the fold.
 // CHECK-LABEL: func.func @sum
 // CHECK-SAME:    %[[OUT:[^:]*]]: memref<f32>
 // CHECK:     memref.dim
 // CHECK:     %[[BLOCKS:.*]] = arith.minui %{{.*}}, %c1024 : index
 // CHECK:     %[[PARTIALS:.*]] = gpu.alloc (%[[BLOCKS]]) : memref<?xf32>
 // CHECK-NOT: gpu.alloc
-// CHECK:     gpu.launch blocks(%[[BID:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[BLOCKS]], {{.*}} workgroup(%[[SHM:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) {
-// CHECK:       %[[ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %{{.*}}) -> (f32) {
-// CHECK:         %[[V:.*]] = memref.load
-// CHECK:         %[[S:.*]] = arith.addf %[[A]], %[[V]] : f32
-// CHECK:         scf.yield %[[S]] : f32
-// CHECK:       memref.store %[[ACC]], %[[SHM]][%[[TID:.*]]]
+// CHECK:     gpu.launch blocks(%[[BID:.*]], %{{.*}}, %{{.*}}) in (%[[GRID:[^ ]*]] = %[[BLOCKS]], {{.*}} workgroup(%[[SHM:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) {
+// CHECK:       %[[STRIDE:.*]] = arith.muli %[[GRID]], %c256
+// CHECK:       %[[ROUND:.*]] = arith.muli %[[STRIDE]], %c8
+// CHECK:       %[[ACC:.*]]:2 = scf.for %[[I:.*]] = %[[FIRST:.*]] to %[[N:.*]] step %[[ROUND]] iter_args(%[[AT:.*]] = %[[FIRST]], %[[A:.*]] = %{{.*}}) -> (index, f32) {
+// CHECK:         %[[V0:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xf32>
+// CHECK:         %[[I1:.*]] = arith.addi %[[I]], %[[STRIDE]]
+// CHECK:         %[[IN1:.*]] = arith.cmpi ult, %[[I1]], %[[N]]
+// CHECK:         arith.select %[[IN1]], %{{.*}}, %[[AT]] : index
+// CHECK:         %[[V1:.*]] = memref.load
+// CHECK-COUNT-6: memref.load
+// CHECK-NOT:     memref.load
+// CHECK:         %[[S0:.*]] = arith.addf %[[A]], %[[V0]] : f32
+// CHECK:         %[[S1:.*]] = arith.addf %[[S0]], %[[V1]] : f32
+// CHECK:         %[[K1:.*]] = arith.select %[[IN1]], %[[S1]], %[[S0]] : f32
+// CHECK:         arith.addf %[[K1]], %{{.*}} : f32
+// CHECK-COUNT-6: arith.select
+// CHECK:         scf.yield %{{.*}}, %{{.*}} : index, f32
+// CHECK:       memref.store %[[ACC]]#1, %[[SHM]][%[[TID:.*]]]
 // CHECK:       gpu.barrier
 // CHECK:       arith.cmpi ult, %[[TID]], %c128
 // CHECK:       scf.if
@@ -81,5 +96,69 @@ func.func @scaled_sum(%x: memref<?xf32>, %out: memref<f32>) attributes {nerve.ke
   }
   %h = arith.mulf %sum, %half : f32
   memref.store %h, %out[] : memref<f32>
+  return
+}
+
+// Over several dimensions a thread's position is a digit a dimension,
+// divided out of its first iteration once; each iteration adds the
+// stride's digits with a carry, never dividing.
+// CHECK-LABEL: func.func @sum_2d
+// CHECK:     gpu.launch
+// CHECK:       arith.remui
+// CHECK:       arith.divui
+// CHECK:       scf.for {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32) {
+// CHECK-NOT:     arith.divui
+// CHECK-NOT:     arith.remui
+// CHECK:         memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK:         %[[C:.*]] = arith.addi %[[COL]], %[[DCOL:.*]] : index
+// CHECK:         %[[OVER:.*]] = arith.cmpi uge, %[[C]], %[[COLS:.*]] : index
+// CHECK:         %[[WRAP:.*]] = arith.subi %[[C]], %[[COLS]] : index
+// CHECK:         arith.select %[[OVER]], %[[WRAP]], %[[C]] : index
+// CHECK:         arith.extui %[[OVER]]
+// CHECK-NOT:     arith.divui
+// CHECK:         scf.yield
+// CHECK:       gpu.barrier
+func.func @sum_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %sum = scf.parallel (%i, %j) = (%c0, %c0) to (%n, %m) step (%c1, %c1) init (%zero) -> f32 {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  memref.store %sum, %out[] : memref<f32>
+  return
+}
+
+// A body that writes folds one iteration at a time (an iteration past the
+// end would repeat another's store).
+// CHECK-LABEL: func.func @sum_and_copy
+// CHECK:     gpu.launch
+// CHECK:       scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}}) -> (f32) {
+// CHECK:         %[[V:.*]] = memref.load
+// CHECK:         memref.store %[[V]]
+// CHECK:         %[[S:.*]] = arith.addf %[[A]], %[[V]] : f32
+// CHECK:         scf.yield %[[S]] : f32
+func.func @sum_and_copy(%x: memref<?xf32>, %y: memref<?xf32>, %out: memref<f32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %sum = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f32 {
+    %v = memref.load %x[%i] : memref<?xf32>
+    memref.store %v, %y[%i] : memref<?xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  memref.store %sum, %out[] : memref<f32>
   return
 }
