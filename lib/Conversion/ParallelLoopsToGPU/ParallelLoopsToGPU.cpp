@@ -162,14 +162,15 @@ struct ParallelLoopsToGPUPass
           continue; // likewise, at the second walk's place
         if (failed(flush()))
           return failure();
-        if (loop.getNumResults() != 0)
-          next = mapReduction(loop, func); // resume at the loads of its results
-        else if (Operation *resume = mapRowProgram(loop, sharedBytes, clusterBlocks,
-                                                   [&](scf::ParallelOp alone,
-                                                       int64_t minColumns) {
-                   if (!mapRowReductions(alone, minColumns))
-                     mapParallel(alone, minColumns);
-                 }))
+        if (loop.getNumResults() != 0) {
+          Operation *resume = mapReductionByRows(loop, func);
+          next = resume ? resume : mapReduction(loop, func); // resume at its results' loads
+        } else if (Operation *resume =
+                       mapRowProgram(loop, sharedBytes, clusterBlocks,
+                                     [&](scf::ParallelOp alone, int64_t minColumns) {
+                                       if (!mapRowReductions(alone, minColumns))
+                                         mapParallel(alone, minColumns);
+                                     }))
           next = resume; // after the loops the program took in
         else if (!mapRowReductions(loop) && !mapSplitReduction(loop)) {
           loop = collapseNested(loop);
@@ -190,9 +191,18 @@ struct ParallelLoopsToGPUPass
     }
     if (failed(flush()))
       return failure();
-    // Buffers the kernel allocates live on the device.
-    for (Operation &op : llvm::make_early_inc_range(body)) {
-      OpBuilder b(&op);
+    // Buffers the kernel allocates live on the device (the host code's,
+    // some in branches it chooses between).
+    SmallVector<Operation *> hostMemoryOps;
+    body.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (isa<memref::AllocOp, memref::DeallocOp>(op))
+        hostMemoryOps.push_back(op);
+      return WalkResult::advance();
+    });
+    for (Operation *op : hostMemoryOps) {
+      OpBuilder b(op);
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
         auto gpuAlloc = gpu::AllocOp::create(b, alloc.getLoc(), alloc.getType(),
                                              /*asyncToken=*/Type(), ValueRange{},
@@ -523,8 +533,7 @@ struct ParallelLoopsToGPUPass
       if (load->isBeforeInBlock(resume))
         resume = load;
     }
-    Operation *ret = func.front().getTerminator();
-    OpBuilder end(ret);
+    OpBuilder end(body->getTerminator());
     for (Value buffer : llvm::concat<Value>(partials, finals))
       if (buffer)
         memref::DeallocOp::create(end, loc, buffer);
@@ -532,7 +541,157 @@ struct ParallelLoopsToGPUPass
     return resume;
   }
 
+  /// Rows of at least this many elements make a whole-tensor reduction of
+  /// at least kMinRowsReductionElements go by rows (mapReductionByRows): a
+  /// warp's lanes then have four loads of a row each (lanePartial). Below,
+  /// its third launch costs more than it saves (H200, f32: 64 x 1000 took
+  /// 10.2 us by rows, 7.4 as it stands; the two forms break even near
+  /// 9 MB at 92% and 50% of the copy bandwidth and a launch of 2 us).
+  static constexpr int64_t kMinRowsReductionLength = 4 * kThreadsPerWarp;
+  static constexpr int64_t kMinRowsReductionElements = int64_t(1) << 21;
 
+  /// A whole-tensor reduction over two or more dimensions (one accumulator,
+  /// from 0 by 1, a body that only loads) as a row reduction over the
+  /// innermost dimension into a buffer of a value a row (mapRowReductions:
+  /// a warp or a block a row, 16-byte loads where the buffers allow), then
+  /// a whole-tensor reduction of that buffer (mapReduction), when the rows
+  /// have at least kMinRowsReductionLength elements at run time; the
+  /// reduction as it stands otherwise. A thread of mapReduction computes
+  /// each element's position and address itself; over a row of contiguous
+  /// elements a lane walks by vectors. Both forms are fixed trees that
+  /// depend on the sizes alone: the same bits on every run, each its own.
+  /// Returns the op to continue mapping from, or null, changing nothing,
+  /// when `loop` is not such a reduction or its rows are not a row
+  /// reduction.
+  Operation *mapReductionByRows(scf::ParallelOp loop, func::FuncOp func) {
+    unsigned rank = loop.getNumLoops();
+    auto isConstant = [](ValueRange values, int64_t c) {
+      return llvm::all_of(values, [&](Value v) { return getConstantIntValue(v) == c; });
+    };
+    if (loop.getNumResults() != 1 || rank < 2 || !isConstant(loop.getLowerBound(), 0) ||
+        !isConstant(loop.getStep(), 1) || !loadsOnly(loop))
+      return nullptr;
+    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+    Location loc = loop.getLoc();
+    Value result = loop.getResult(0);
+    Type type = result.getType();
+    memref::StoreOp store = storedDirectly(loop, result);
+    OpBuilder b(loop);
+    // Where each branch stores the result, right after its reduction (so
+    // that the reduction's last kernel stores it): where the loop's result
+    // was stored, or a buffer read back after the branches.
+    Value target = store ? store.getMemRef() : Value();
+    ValueRange targetIndices = store ? store.getIndices() : ValueRange();
+    if (!store)
+      target = memref::AllocOp::create(b, loc, MemRefType::get({}, type));
+    ValueRange sizes = loop.getUpperBound();
+    // Its condition comes once the rows are known to map.
+    Value undecided = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+    auto choice = scf::IfOp::create(b, loc, undecided, /*withElseRegion=*/true);
+    // Each branch stores its result, then frees `scratch`.
+    auto finish = [&](OpBuilder &fb, Value value, Value scratch) {
+      memref::StoreOp::create(fb, loc, value, target, targetIndices);
+      if (scratch)
+        memref::DeallocOp::create(fb, loc, scratch);
+    };
+
+    // By rows: rows[k] folds row k (the outer positions, row-major), then
+    // the rows' values fold into one.
+    OpBuilder tb = OpBuilder::atBlockTerminator(&choice.getThenRegion().front());
+    Value zero = indexConstant(tb, loc, 0), one = indexConstant(tb, loc, 1);
+    Value rowCount = one;
+    for (Value size : sizes.drop_back())
+      rowCount = arith::MulIOp::create(tb, loc, rowCount, size);
+    Value rows = memref::AllocOp::create(tb, loc, MemRefType::get({ShapedType::kDynamic}, type),
+                                         ValueRange{rowCount});
+    SmallVector<Value> zeros(rank - 1, zero), ones(rank - 1, one);
+    auto byRow = scf::ParallelOp::create(tb, loc, zeros, sizes.drop_back(), ones);
+    {
+      OpBuilder rb = OpBuilder::atBlockBegin(byRow.getBody());
+      auto fold = scf::ForOp::create(rb, loc, zero, sizes.back(), one, loop.getInitVals());
+      OpBuilder fb = OpBuilder::atBlockBegin(fold.getBody());
+      IRMapping m;
+      SmallVector<Value> ivs(byRow.getInductionVars());
+      ivs.push_back(fold.getInductionVar());
+      m.map(loop.getInductionVars(), ivs);
+      for (Operation &op : loop.getBody()->without_terminator())
+        fb.clone(op, m);
+      scf::YieldOp::create(fb, loc,
+                           combineWith(fb, reduce.getReductions()[0], fold.getRegionIterArg(0),
+                                       m.lookupOrDefault(reduce.getOperands()[0])));
+      Value row = zero;
+      for (auto [iv, size] : llvm::zip(byRow.getInductionVars(), sizes.drop_back()))
+        row = arith::AddIOp::create(rb, loc, arith::MulIOp::create(rb, loc, row, size), iv);
+      memref::StoreOp::create(rb, loc, fold.getResult(0), rows, ValueRange{row});
+    }
+    auto overRows = scf::ParallelOp::create(tb, loc, ValueRange{zero}, ValueRange{rowCount},
+                                            ValueRange{one}, loop.getInitVals());
+    {
+      Block *rowsBody = overRows.getBody();
+      if (!rowsBody->empty())
+        rowsBody->back().erase(); // a reduce of nothing, if the builder made one
+      OpBuilder rb = OpBuilder::atBlockEnd(rowsBody);
+      Value v = memref::LoadOp::create(rb, loc, rows, overRows.getInductionVars());
+      auto rowsReduce = scf::ReduceOp::create(rb, loc, ValueRange{v});
+      Region &combine = rowsReduce.getReductions()[0];
+      combine.getBlocks().clear(); // the builder's empty block
+      IRMapping rm;
+      reduce.getReductions()[0].cloneInto(&combine, rm);
+    }
+    finish(tb, overRows.getResult(0), rows);
+    if (!mapRowReductions(byRow)) {
+      choice.erase();
+      undecided.getDefiningOp()->erase();
+      if (!store)
+        target.getDefiningOp()->erase();
+      return nullptr;
+    }
+    b.setInsertionPoint(choice);
+    Value elements = sizes.front();
+    for (Value size : sizes.drop_front())
+      elements = arith::MulIOp::create(b, loc, elements, size);
+    Value wide = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, sizes.back(),
+                              indexConstant(b, loc, kMinRowsReductionLength)),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, elements,
+                              indexConstant(b, loc, kMinRowsReductionElements)));
+    choice->setOperand(0, wide);
+    undecided.getDefiningOp()->erase();
+    mapReduction(overRows, func);
+
+    // As it stands.
+    OpBuilder eb = OpBuilder::atBlockTerminator(&choice.getElseRegion().front());
+    auto whole = llvm::cast<scf::ParallelOp>(eb.clone(*loop));
+    finish(eb, whole.getResult(0), Value());
+    mapReduction(whole, func);
+
+    // The loop (after the choice) goes; the mapping goes on after the
+    // choice, or at the read of the result just before its first use (the
+    // read and what uses it run on the device; host ops in between stay on
+    // the host), as mapReduction reads its results.
+    Operation *resume = nullptr;
+    if (store) {
+      store.erase();
+    } else {
+      Block *block = loop->getBlock();
+      Operation *firstUse = block->getTerminator();
+      for (Operation *user : result.getUsers())
+        if (Operation *inBlock = block->findAncestorOpInBlock(*user);
+            inBlock && inBlock->isBeforeInBlock(firstUse))
+          firstUse = inBlock;
+      OpBuilder at(firstUse);
+      auto read = memref::LoadOp::create(at, loc, target, ValueRange{});
+      result.replaceAllUsesWith(read.getResult());
+      OpBuilder end(loop->getBlock()->getTerminator());
+      memref::DeallocOp::create(end, loc, target);
+      resume = read;
+    }
+    loop.erase();
+    if (!resume)
+      resume = choice->getNextNode();
+    return resume;
+  }
 
   /// The value iteration `iv` of `r` folds in, built from a copy of its body.
   static Value laneValue(OpBuilder &b, const LaneReduction &r, IRMapping outer, Value iv) {

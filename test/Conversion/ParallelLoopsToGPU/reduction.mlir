@@ -99,25 +99,53 @@ func.func @scaled_sum(%x: memref<?xf32>, %out: memref<f32>) attributes {nerve.ke
   return
 }
 
-// Over several dimensions a thread's position is a digit a dimension,
-// divided out of its first iteration once; each iteration adds the
-// stride's digits with a carry, never dividing.
+// Over two or more dimensions the host chooses by the sizes. Rows of 128
+// elements or more, 2^21 elements or more in all, reduce as rows (a warp
+// or a block a row, shuffles, by vectors when the buffers allow:
+// warp-rows.mlir) into a buffer of a value a row, whose whole-tensor
+// reduction then stores the result. Other sizes take the reduction as it
+// stands, each thread's position a digit a dimension, divided out of its
+// first iteration once; each iteration adds the stride's digits with a
+// carry, never dividing.
 // CHECK-LABEL: func.func @sum_2d
-// CHECK:     gpu.launch
-// CHECK:       arith.remui
-// CHECK:       arith.divui
-// CHECK:       scf.for {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32) {
-// CHECK-NOT:     arith.divui
-// CHECK-NOT:     arith.remui
-// CHECK:         memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xf32>
-// CHECK:         %[[C:.*]] = arith.addi %[[COL]], %[[DCOL:.*]] : index
-// CHECK:         %[[OVER:.*]] = arith.cmpi uge, %[[C]], %[[COLS:.*]] : index
-// CHECK:         %[[WRAP:.*]] = arith.subi %[[C]], %[[COLS]] : index
-// CHECK:         arith.select %[[OVER]], %[[WRAP]], %[[C]] : index
-// CHECK:         arith.extui %[[OVER]]
-// CHECK-NOT:     arith.divui
-// CHECK:         scf.yield
-// CHECK:       gpu.barrier
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x?xf32>, %[[OUT:[^:]*]]: memref<f32>
+// CHECK:     %[[ROWS:.*]] = memref.dim %[[X]], %c0
+// CHECK:     %[[COLS:.*]] = memref.dim %[[X]], %c1
+// CHECK:     %[[SIZE:.*]] = arith.muli %[[ROWS]], %[[COLS]]
+// CHECK:     %[[LONG:.*]] = arith.cmpi uge, %[[COLS]], %c128
+// CHECK:     %[[LARGE:.*]] = arith.cmpi uge, %[[SIZE]], %c2097152
+// CHECK:     %[[WIDE:.*]] = arith.andi %[[LONG]], %[[LARGE]]
+// CHECK:     scf.if %[[WIDE]] {
+// CHECK:       %[[PERROW:.*]] = gpu.alloc (%{{.*}}) : memref<?xf32>
+// CHECK:       gpu.launch
+// CHECK:         gpu.shuffle xor
+// CHECK:         memref.store %{{.*}}, %[[PERROW]][%{{.*}}] : memref<?xf32>
+// CHECK:       gpu.launch
+// CHECK:         memref.load %[[PERROW]]
+// CHECK:       gpu.launch
+// CHECK:         memref.store %{{.*}}, %[[OUT]][]
+// CHECK:       gpu.dealloc %[[PERROW]]
+// CHECK:     } else {
+// CHECK-NOT:   gpu.shuffle
+// CHECK:       gpu.launch
+// CHECK:         arith.remui
+// CHECK:         arith.divui
+// CHECK:         scf.for {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32) {
+// CHECK-NOT:       arith.divui
+// CHECK-NOT:       arith.remui
+// CHECK:           memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK:           %[[C:.*]] = arith.addi %[[COL]], %[[DCOL:.*]] : index
+// CHECK:           %[[OVER:.*]] = arith.cmpi uge, %[[C]], %[[N:.*]] : index
+// CHECK:           %[[WRAP:.*]] = arith.subi %[[C]], %[[N]] : index
+// CHECK:           arith.select %[[OVER]], %[[WRAP]], %[[C]] : index
+// CHECK:           arith.extui %[[OVER]]
+// CHECK-NOT:       arith.divui
+// CHECK:           scf.yield
+// CHECK:       gpu.launch
+// CHECK:         memref.store %{{.*}}, %[[OUT]][]
+// CHECK:     }
+// CHECK-NOT: gpu.launch
+// CHECK:     return
 func.func @sum_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -160,5 +188,47 @@ func.func @sum_and_copy(%x: memref<?xf32>, %y: memref<?xf32>, %out: memref<f32>)
     }
   }
   memref.store %sum, %out[] : memref<f32>
+  return
+}
+
+// A result used otherwise (a mean) is stored by either branch into a
+// buffer of its own, read just before its first use by the one-thread
+// launch that scales and stores it.
+// CHECK-LABEL: func.func @mean_2d
+// CHECK-SAME:    %[[OUT:[^:]*]]: memref<f32>
+// CHECK:     %[[RESULT:.*]] = gpu.alloc () : memref<f32>
+// CHECK:     scf.if
+// CHECK:       gpu.launch
+// CHECK:         memref.store %{{.*}}, %[[RESULT]][]
+// CHECK:     } else {
+// CHECK:       gpu.launch
+// CHECK:         memref.store %{{.*}}, %[[RESULT]][]
+// CHECK:     }
+// CHECK:     arith.sitofp
+// CHECK:     gpu.launch
+// CHECK:       %[[R:.*]] = memref.load %[[RESULT]][]
+// CHECK:       %[[M:.*]] = arith.divf %[[R]], %{{.*}} : f32
+// CHECK:       memref.store %[[M]], %[[OUT]][]
+// CHECK:     gpu.dealloc %[[RESULT]]
+// CHECK:     return
+func.func @mean_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %sum = scf.parallel (%i, %j) = (%c0, %c0) to (%n, %m) step (%c1, %c1) init (%zero) -> f32 {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  %count = arith.muli %n, %m : index
+  %ci = arith.index_cast %count : index to i64
+  %cf = arith.sitofp %ci : i64 to f32
+  %mean = arith.divf %sum, %cf : f32
+  memref.store %mean, %out[] : memref<f32>
   return
 }
