@@ -7,11 +7,13 @@
 // after the loop is stored by that block; the buffers are freed at the end.
 // A body that only loads is folded in rounds of 8 iterations: the round's
 // loads first, then the fold in the same order, an iteration past the end
-// reading the round's first element and left out of the fold.
+// reading the round's first element and left out of the fold; a block is
+// launched for every 256 x 8 iterations (up to 1024).
 // CHECK-LABEL: func.func @sum
 // CHECK-SAME:    %[[OUT:[^:]*]]: memref<f32>
 // CHECK:     memref.dim
-// CHECK:     %[[BLOCKS:.*]] = arith.minui %{{.*}}, %c1024 : index
+// CHECK:     %[[WANTED:.*]] = arith.ceildivui %{{.*}}, %c2048 : index
+// CHECK:     %[[BLOCKS:.*]] = arith.minui %[[WANTED]], %c1024 : index
 // CHECK:     %[[PARTIALS:.*]] = gpu.alloc (%[[BLOCKS]]) : memref<?xf32>
 // CHECK-NOT: gpu.alloc
 // CHECK:     gpu.launch blocks(%[[BID:.*]], %{{.*}}, %{{.*}}) in (%[[GRID:[^ ]*]] = %[[BLOCKS]], {{.*}} workgroup(%[[SHM:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) {
@@ -164,9 +166,10 @@ func.func @sum_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.kern
   return
 }
 
-// A body that writes folds one iteration at a time (an iteration past the
-// end would repeat another's store).
+// A body that writes folds one iteration at a time, a block for every 256
+// (an iteration past the end would repeat another's store).
 // CHECK-LABEL: func.func @sum_and_copy
+// CHECK:     arith.ceildivui %{{.*}}, %c256 : index
 // CHECK:     gpu.launch
 // CHECK:       scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}}) -> (f32) {
 // CHECK:         %[[V:.*]] = memref.load
