@@ -116,6 +116,15 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     transposed. Fewer than half a tile of iterations along the loads'
     dimension keeps the usual mapping (chosen at run time).
 
+    A loop with reductions (to single values: a whole-tensor sum) becomes
+    a fixed tree: up to 1024 blocks fold grid-stride shares in order (eight
+    iterations a round, their loads first, when the body only loads) and
+    combine their threads pairwise, then one block combines the blocks.
+    Over two or more dimensions whose rows have 128 elements or more, and
+    2^21 or more in all (a host check), it runs as a row reduction over the
+    innermost dimension into a buffer of a value a row, then as that
+    buffer's reduction.
+
     A loop whose body folds a sequential loop along an outer dimension (a
     column sum) splits the fold into chunks: one launch folds each chunk
     (a 16-byte vector of neighbouring columns a thread when the buffers
