@@ -560,8 +560,9 @@ struct ParallelLoopsToGPUPass
   /// innermost dimension into a buffer of a value a row (mapRowReductions:
   /// a warp or a block a row, 16-byte loads where the buffers allow), then
   /// a whole-tensor reduction of that buffer (mapReduction), when the rows
-  /// have at least kMinRowsReductionLength elements at run time; the
-  /// reduction as it stands otherwise. A thread of mapReduction computes
+  /// have at least kMinRowsReductionLength elements and the tensor at
+  /// least kMinRowsReductionElements at run time; the reduction as it
+  /// stands otherwise. A thread of mapReduction computes
   /// each element's position and address itself; over a row of contiguous
   /// elements a lane walks by vectors. Both forms are fixed trees that
   /// depend on the sizes alone: the same bits on every run, each its own.
