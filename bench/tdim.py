@@ -6,7 +6,8 @@ measured in this run when torch with CUDA is importable.
 Ops (specs below, written in each storage type; arithmetic is f32): softmax,
 log_softmax and layer_norm (weight and bias) over the last dimension; sum and
 max over the last dimension and over the first; the sum of the whole tensor
-(one value, accumulated in f32); `a*2 + sigmoid(a)`; an
+(one value, accumulated in f32), and of the same elements as one vector;
+`a*2 + sigmoid(a)`; an
 8-step elementwise chain with a broadcast operand; softmax over the first
 (non-contiguous) dimension; softmax over the last dimension of a transposed
 view (column-major storage, no copy).
@@ -14,7 +15,7 @@ view (column-major storage, no copy).
 Bytes counted: each input read once and each output written once, as
 ../shared/targets.md counts them.
 
-Before timing, each kernel runs at 37 x 4097 (the whole-tensor sum at
+Before timing, each kernel runs at 37 x 4097 (the whole-tensor sums at
 521 x 4097, which takes the timed shapes' kernels) on random inputs and its
 result is checked against float64 (test/Integration/Inputs/check.py), with
 the tolerance of the storage type (the whole-tensor sum's are wider).
@@ -57,6 +58,20 @@ tdim.kernel @{name}(%x: !m) -> (%s: {out}) {{
 """.replace("{name}", name).replace("{over}", over).replace("{out}", out) \
         .replace("{init}", init).replace("{combine}", combine).replace("{{", "{") \
         .replace("}}", "}")
+
+
+# The sum of a vector (one dimension, c): the tensor's elements in a row.
+VECTOR_SUM = M + """
+tdim.kernel @vector_sum(%x: !v) -> (%s: !one) {
+  tdim.reduce ins(%x : !v) outs(%s : !one) over [c] init [0.0 : f32]
+    combine {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.addf %a, %b : f32
+      tdim.yield %m : f32
+    }
+  tdim.return
+}
+"""
 
 
 def softmax_spec(name, op, over, x="!m"):
@@ -135,6 +150,10 @@ def ops():
                      lambda r, c, w: r * c * w + w,
                      ["s = sum(x, ['r', 'c'])", "--rtol=4e-3", "--atol=1e-2"],
                      lambda t, i: i["x"].sum()),
+        # The same elements as one vector of r * c (VECTOR_OPS).
+        "sum(vec)": (VECTOR_SUM, lambda r, c, w: r * c * w + w,
+                     ["s = sum(x, ['c'])", "--rtol=4e-3", "--atol=1e-2"],
+                     lambda t, i: i["x"].reshape(-1).sum()),
         "a*2+sigmoid(a)": (SCALE_PLUS_SIGMOID, rc, ["y = a * 2 + sigmoid(a)"],
                            lambda t, i: i["a"] * 2 + t.sigmoid(i["a"])),
         "chain8+bcast": (chain_spec(), lambda r, c, w: 2 * r * c * w + c * w,
@@ -157,14 +176,22 @@ def write_spec(work, name, text, dtype):
 
 # Ops checked at another shape than 37 x 4097: the whole-tensor sum goes by
 # rows from 2^21 elements (the timed shapes' kernels), as it stands below.
-CHECK_ROWS = {"sum(all)": 521}
+CHECK_ROWS = {"sum(all)": 521, "sum(vec)": 521}
+# Ops over a vector of the shape's r * c elements (their spec's dimension c).
+VECTOR_OPS = {"sum(vec)"}
 
 
-def check(nerve_run, spec, reference, work, wrap=(), rows=37):
-    """Runs the kernel at rows x 4097 and compares with float64; (ok, detail)."""
+def dims_of(name, r, c):
+    return {"c": r * c} if name in VECTOR_OPS else {"r": r, "c": c}
+
+
+def check(nerve_run, spec, reference, work, wrap=(), dims=None):
+    """Runs the kernel at `dims` (37 x 4097) and compares with float64; (ok, detail)."""
     out = os.path.join(work, "check-out")
-    cmd = list(wrap) + [nerve_run, spec, "--target", "cuda", "--random", "3", "--dim",
-                        "r=%d" % rows, "--dim", "c=4097", "--save-inputs", "--output-dir", out]
+    cmd = list(wrap) + [nerve_run, spec, "--target", "cuda", "--random", "3"]
+    for d, size in (dims or {"r": 37, "c": 4097}).items():
+        cmd += ["--dim", "%s=%d" % (d, size)]
+    cmd += ["--save-inputs", "--output-dir", out]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return False, (proc.stderr or proc.stdout).strip().splitlines()[-1]
@@ -244,7 +271,7 @@ def main():
             text, nbytes, reference, fn = table[name]
             spec = write_spec(work, name, text, dtype)
             ok, detail = check(nerve_run, spec, reference, work, shlex.split(args.wrap),
-                               CHECK_ROWS.get(name, 37))
+                               dims_of(name, CHECK_ROWS.get(name, 37), 4097))
             failed += 0 if ok else 1
             print("check %-16s %-4s: %s (%s)" % (name, dtype, "ok" if ok else "FAILED", detail),
                   flush=True)
@@ -252,7 +279,7 @@ def main():
                 continue
             for shape in args.shapes.split(","):
                 r, c = (int(v) for v in shape.split("x"))
-                res = run_bench(nerve_run, spec, {"r": r, "c": c}, args.runs)
+                res = run_bench(nerve_run, spec, dims_of(name, r, c), args.runs)
                 if res is None:
                     failed += 1
                     continue

@@ -427,6 +427,28 @@ mlir::Value vectorAccessesFit(mlir::OpBuilder &b, mlir::Location loc,
                               llvm::ArrayRef<mlir::Value> buffers, int64_t lanes,
                               mlir::Value columns, mlir::Value firstColumn);
 
+/// A 1-D reduction's iterations in chunks of `lanes` consecutive ones:
+/// each access that varies with the index walks the contiguous dimension
+/// (one 16-byte vector a chunk where `buffers` allow it at run time).
+struct ChunkPlan {
+  int64_t lanes;
+  llvm::SmallVector<mlir::Value> buffers;
+};
+
+/// The chunks of `loop`, a 1-D parallel loop by steps of 1 whose body is
+/// straight-line code in which every access that varies with the index is
+/// a load along the contiguous dimension at that index; nullopt otherwise.
+std::optional<ChunkPlan> planChunks(mlir::scf::ParallelOp loop);
+
+/// `loop`'s body emitted for each lane mapping of `maps` (consecutive
+/// iterations of a chunk, as laneMappings makes them), its varying loads
+/// one vector load when `byVectors` (the lanes then must be planChunks'),
+/// else one load a lane; the values each lane reduces. Both forms compute
+/// the same values.
+llvm::SmallVector<llvm::SmallVector<mlir::Value>>
+chunkValues(mlir::OpBuilder &b, mlir::Location loc, mlir::scf::ParallelOp loop,
+            llvm::MutableArrayRef<mlir::IRMapping> maps, bool byVectors);
+
 /// Maps `loop` (trip counts `counts`, `total` in all) with consecutive
 /// innermost iterations per thread, each access along the contiguous
 /// dimension one 16-byte vector (see VectorLanes.cpp), `groups` such

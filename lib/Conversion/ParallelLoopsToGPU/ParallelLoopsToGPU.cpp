@@ -394,6 +394,79 @@ struct ParallelLoopsToGPUPass
     return SmallVector<Value>(rounds.getResults().drop_front(rank));
   }
 
+  /// Chunks a round of foldChunksAhead: four 16-byte loads a buffer in
+  /// flight for each thread.
+  static constexpr int64_t kChunksAhead = 4;
+
+  /// A 1-D reduction (planChunks: `lanes` a chunk) folded by chunks: the
+  /// thread `first` of `stride` takes the whole chunks first,
+  /// first + stride, ..., kChunksAhead a round, all their loads issued
+  /// before any is folded, each chunk's lanes folded in order; then thread
+  /// 0 folds the iterations after the last whole chunk, one at a time. By
+  /// vectors (`byVectors`, a vector load a chunk) or by scalars, the same
+  /// values are folded in the same order: the same bits, whichever form
+  /// the buffers' alignment allows. One 16-byte load stands for up to
+  /// eight of foldStridedAhead's, and the index arithmetic is a chunk's,
+  /// not an element's.
+  static SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, scf::ParallelOp loop,
+                                            int64_t lanes, Value total, Value first, Value stride,
+                                            bool byVectors) {
+    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+    Value lanesValue = indexConstant(b, loc, lanes);
+    Value chunks = arith::DivUIOp::create(b, loc, total, lanesValue);
+    Value lb = loop.getLowerBound().front(), iv = loop.getInductionVars().front();
+    Value roundStride = arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kChunksAhead));
+    auto rounds = scf::ForOp::create(b, loc, first, chunks, roundStride, loop.getInitVals());
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(rounds.getBody());
+      Value roundFirst = rounds.getInductionVar(), at = roundFirst;
+      SmallVector<Value> present;
+      SmallVector<SmallVector<SmallVector<Value>>> values;
+      for (int64_t k = 0; k < kChunksAhead; ++k) {
+        Value chunk = roundFirst;
+        if (k > 0) {
+          at = arith::AddIOp::create(b, loc, at, stride);
+          present.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, at, chunks));
+          chunk = arith::SelectOp::create(b, loc, present.back(), at, roundFirst);
+        }
+        Value start =
+            arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, chunk, lanesValue));
+        SmallVector<IRMapping> maps = laneMappings(b, loc, IRMapping(), iv, start, lanes);
+        values.push_back(chunkValues(b, loc, loop, maps, byVectors));
+      }
+      SmallVector<Value> acc(rounds.getRegionIterArgs());
+      for (int64_t k = 0; k < kChunksAhead; ++k) {
+        SmallVector<Value> next = acc;
+        for (ArrayRef<Value> lane : values[k])
+          next = combineEach(b, reduce, next, lane);
+        for (size_t i = 0; i < acc.size(); ++i)
+          acc[i] =
+              k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
+      }
+      scf::YieldOp::create(b, loc, acc);
+    }
+    // The iterations after the last whole chunk (fewer than a chunk).
+    Value isFirst =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, indexConstant(b, loc, 0));
+    auto tail = scf::IfOp::create(b, loc, loop.getResultTypes(), isFirst, /*withElseRegion=*/true);
+    {
+      OpBuilder tb = OpBuilder::atBlockBegin(&tail.getThenRegion().front());
+      auto rest = scf::ForOp::create(tb, loc, arith::MulIOp::create(tb, loc, chunks, lanesValue),
+                                     total, indexConstant(tb, loc, 1), rounds.getResults());
+      OpBuilder fb = OpBuilder::atBlockBegin(rest.getBody());
+      IRMapping mapping;
+      mapping.map(iv, arith::AddIOp::create(fb, loc, lb, rest.getInductionVar()));
+      scf::YieldOp::create(
+          fb, loc,
+          combineEach(fb, reduce, rest.getRegionIterArgs(), reducedValues(fb, loop, mapping)));
+      scf::YieldOp::create(tb, loc, rest.getResults());
+      OpBuilder eb = OpBuilder::atBlockBegin(&tail.getElseRegion().front());
+      scf::YieldOp::create(eb, loc, rounds.getResults());
+    }
+    return SmallVector<Value>(tail.getResults());
+  }
+
   /// A read of the 0-d `buffer` in place of `result` (a loop's), just
   /// before the first op of the loop's block that uses it (host ops in
   /// between stay on the host); null when none does.
@@ -460,13 +533,21 @@ struct ParallelLoopsToGPUPass
     // rounds' index arithmetic on loads past the end (H200, f32 sum of
     // 256 x 1024: 11.2 us against 7.8 an iteration at a time).
     bool ahead = !walksInLockstep(loop) && loadsOnly(loop);
+    // A 1-D one folds by chunks (foldChunksAhead), a round of chunks a
+    // thread likewise.
+    std::optional<ChunkPlan> chunked = ahead ? planChunks(loop) : std::nullopt;
     Value perBlock = ahead ? indexConstant(b, loc, threads * kStridedLoadsAhead) : block;
+    Value work = total;
+    if (chunked) {
+      perBlock = indexConstant(b, loc, threads * kChunksAhead);
+      work = arith::DivUIOp::create(b, loc, total, indexConstant(b, loc, chunked->lanes));
+    }
     Value blocks = arith::MinUIOp::create(
         b, loc,
-        arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, total, one), perBlock),
+        arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, work, one), perBlock),
         indexConstant(b, loc, 1024));
     SmallVector<Value> strideDigits;
-    if (ahead)
+    if (ahead && !chunked)
       strideDigits = digitsOf(b, loc, counts, arith::MulIOp::create(b, loc, blocks, block));
     SmallVector<Value> partials, finals;
     SmallVector<memref::StoreOp> direct;
@@ -477,9 +558,9 @@ struct ParallelLoopsToGPUPass
       finals.push_back(direct.back() ? Value()
                                      : memref::AllocOp::create(b, loc, MemRefType::get({}, t)));
     }
-    auto launchWithShared = [&](Value grid, function_ref<void(OpBuilder &, gpu::LaunchOp,
-                                                             ValueRange)> fn) {
-      buildLaunch(b, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+    auto launchWithShared = [&](OpBuilder &lb, Value grid,
+                                function_ref<void(OpBuilder &, gpu::LaunchOp, ValueRange)> fn) {
+      buildLaunch(lb, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
         SmallVector<Value> shared;
         for (Type t : loop.getResultTypes())
           shared.push_back(workgroupArray(launch, t, threads, loc));
@@ -496,27 +577,44 @@ struct ParallelLoopsToGPUPass
 
     // Kernel 1: every thread folds its share (in lockstep when the body
     // walks rows, as a neuron's time loop does), every block its threads.
-    launchWithShared(blocks, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
-      Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
-      std::optional<SmallVector<Value>> folded =
-          foldInLockstep(ib, launch, loop, counts, total, block);
-      if (!folded) {
-        Value first =
-            arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
-        Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-        folded = ahead ? foldStridedAhead(ib, loc, loop, counts, total, first, stride, strideDigits)
-                       : foldStrided(ib, loc, loop, counts, total, first, stride);
-      }
-      blockTree(ib, loc, reduce, shared, tid, *folded, threads);
-      whenFirstThread(ib, tid, [&](OpBuilder &gb) {
-        for (auto [buffer, partial] : llvm::zip(shared, partials)) {
-          Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
-          memref::StoreOp::create(gb, loc, v, partial, ValueRange{bid});
+    auto foldShares = [&](OpBuilder &kb, bool byVectors) {
+      launchWithShared(kb, blocks, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
+        Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
+        std::optional<SmallVector<Value>> folded =
+            foldInLockstep(ib, launch, loop, counts, total, block);
+        if (!folded) {
+          Value first =
+              arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
+          Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
+          if (chunked)
+            folded =
+                foldChunksAhead(ib, loc, loop, chunked->lanes, total, first, stride, byVectors);
+          else if (ahead)
+            folded = foldStridedAhead(ib, loc, loop, counts, total, first, stride, strideDigits);
+          else
+            folded = foldStrided(ib, loc, loop, counts, total, first, stride);
         }
+        blockTree(ib, loc, reduce, shared, tid, *folded, threads);
+        whenFirstThread(ib, tid, [&](OpBuilder &gb) {
+          for (auto [buffer, partial] : llvm::zip(shared, partials)) {
+            Value v =
+                memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
+            memref::StoreOp::create(gb, loc, v, partial, ValueRange{bid});
+          }
+        });
       });
-    });
+    };
+    if (chunked) {
+      // By vectors where every buffer's chunks are aligned, else by scalars.
+      Value fits = vectorAccessesFit(b, loc, chunked->buffers, chunked->lanes,
+                                     indexConstant(b, loc, 0), loop.getLowerBound().front());
+      buildVectorsIfFit(b, loc, fits, chunked->lanes,
+                        [&](OpBuilder &kb, int64_t lanes) { foldShares(kb, lanes > 1); });
+    } else {
+      foldShares(b, false);
+    }
     // Kernel 2: one block over the partial values.
-    launchWithShared(one, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
+    launchWithShared(b, one, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
       Value tid = launch.getThreadIds().x;
       auto strided = scf::ForOp::create(ib, loc, tid, blocks, block, loop.getInitVals());
       {

@@ -143,6 +143,23 @@ std::optional<LanePlan> planLanes(scf::ParallelOp loop) {
   return plan;
 }
 
+/// The plan of a 1-D reduction whose straight-line body walks the
+/// contiguous dimension wherever it varies (see planChunks).
+std::optional<LanePlan> planChunkLanes(scf::ParallelOp loop) {
+  if (loop.getNumLoops() != 1 || getConstantIntValue(loop.getStep().back()) != 1 ||
+      llvm::any_of(loop.getBody()->without_terminator(),
+                   [](Operation &op) { return op.getNumRegions() != 0; }))
+    return std::nullopt;
+  LanePlan plan;
+  llvm::DenseSet<Value> variant;
+  variant.insert(loop.getInductionVars().back());
+  if (failed(analyze(*loop.getBody(), loop, variant, plan)) || plan.buffers.empty() ||
+      plan.contiguous.empty())
+    return std::nullopt;
+  plan.lanes = std::min(plan.lanes, kMaxVectorLanes);
+  return plan;
+}
+
 } // namespace
 
 /// Bytes a vector access is aligned to: the whole vector, at most 16
@@ -481,6 +498,28 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
         emitLanes(ib, loc, *loop.getBody(), *plan, maps, valid);
       });
   return true;
+}
+
+std::optional<ChunkPlan> planChunks(scf::ParallelOp loop) {
+  std::optional<LanePlan> plan = planChunkLanes(loop);
+  if (!plan)
+    return std::nullopt;
+  return ChunkPlan{plan->lanes, SmallVector<Value>(plan->buffers.getArrayRef())};
+}
+
+SmallVector<SmallVector<Value>> chunkValues(OpBuilder &b, Location loc, scf::ParallelOp loop,
+                                            MutableArrayRef<IRMapping> maps, bool byVectors) {
+  Operation *terminator = loop.getBody()->getTerminator();
+  std::optional<LanePlan> plan = byVectors ? planChunkLanes(loop) : std::nullopt;
+  if (plan && plan->lanes == static_cast<int64_t>(maps.size())) {
+    emitLanes(b, loc, *loop.getBody(), *plan, maps, ArrayRef<Value>{Value()});
+  } else {
+    for (IRMapping &m : maps)
+      for (Operation &op : loop.getBody()->without_terminator())
+        b.clone(op, m);
+  }
+  return llvm::map_to_vector(maps,
+                             [&](IRMapping &m) { return mapped(m, terminator->getOperands()); });
 }
 
 } // namespace nerve::loop_mapping

@@ -5,42 +5,71 @@
 // their threads pairwise in workgroup memory (a fixed tree), then one block
 // does the same over the blocks' partial values. A result stored right
 // after the loop is stored by that block; the buffers are freed at the end.
-// A body that only loads is folded in rounds of 8 iterations: the round's
-// loads first, then the fold in the same order, an iteration past the end
-// reading the round's first element and left out of the fold; a block is
-// launched for every 256 x 8 iterations (up to 1024).
+// A 1-D body that only loads, along the contiguous dimension, folds chunks
+// of 16 bytes (4 f32): a thread's chunks a grid stride apart, 4 a round,
+// the round's loads first, then each chunk's lanes in order, a chunk past
+// the end reading the round's first and left out; thread 0 then folds the
+// elements after the last whole chunk. A block is launched for every
+// 256 x 4 chunks (up to 1024). The host takes the chunks by vectors when
+// the buffer is aligned to them, else by scalars: the same fold.
 // CHECK-LABEL: func.func @sum
-// CHECK-SAME:    %[[OUT:[^:]*]]: memref<f32>
-// CHECK:     memref.dim
-// CHECK:     %[[WANTED:.*]] = arith.ceildivui %{{.*}}, %c2048 : index
-// CHECK:     %[[BLOCKS:.*]] = arith.minui %[[WANTED]], %c1024 : index
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?xf32>, %[[OUT:[^:]*]]: memref<f32>
+// CHECK:     %[[N:.*]] = arith.select
+// CHECK:     %[[WHOLE:.*]] = arith.divui %[[N]], %c4 : index
+// CHECK:     %[[ONE:.*]] = arith.maxui %[[WHOLE]], %c1
+// CHECK:     %[[WANTED:.*]] = arith.ceildivui %[[ONE]], %c1024 : index
+// CHECK:     %[[BLOCKS:.*]] = arith.minui %[[WANTED]], %c1024
 // CHECK:     %[[PARTIALS:.*]] = gpu.alloc (%[[BLOCKS]]) : memref<?xf32>
-// CHECK-NOT: gpu.alloc
-// CHECK:     gpu.launch blocks(%[[BID:.*]], %{{.*}}, %{{.*}}) in (%[[GRID:[^ ]*]] = %[[BLOCKS]], {{.*}} workgroup(%[[SHM:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) {
-// CHECK:       %[[STRIDE:.*]] = arith.muli %[[GRID]], %c256
-// CHECK:       %[[ROUND:.*]] = arith.muli %[[STRIDE]], %c8
-// CHECK:       %[[ACC:.*]]:2 = scf.for %[[I:.*]] = %[[FIRST:.*]] to %[[N:.*]] step %[[ROUND]] iter_args(%[[AT:.*]] = %[[FIRST]], %[[A:.*]] = %{{.*}}) -> (index, f32) {
-// CHECK:         %[[V0:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xf32>
-// CHECK:         %[[I1:.*]] = arith.addi %[[I]], %[[STRIDE]]
-// CHECK:         %[[IN1:.*]] = arith.cmpi ult, %[[I1]], %[[N]]
-// CHECK:         arith.select %[[IN1]], %{{.*}}, %[[AT]] : index
-// CHECK:         %[[V1:.*]] = memref.load
-// CHECK-COUNT-6: memref.load
-// CHECK-NOT:     memref.load
-// CHECK:         %[[S0:.*]] = arith.addf %[[A]], %[[V0]] : f32
-// CHECK:         %[[S1:.*]] = arith.addf %[[S0]], %[[V1]] : f32
-// CHECK:         %[[K1:.*]] = arith.select %[[IN1]], %[[S1]], %[[S0]] : f32
-// CHECK:         arith.addf %[[K1]], %{{.*}} : f32
-// CHECK-COUNT-6: arith.select
-// CHECK:         scf.yield %{{.*}}, %{{.*}} : index, f32
-// CHECK:       memref.store %[[ACC]]#1, %[[SHM]][%[[TID:.*]]]
-// CHECK:       gpu.barrier
-// CHECK:       arith.cmpi ult, %[[TID]], %c128
-// CHECK:       scf.if
-// CHECK:         arith.addf
+// CHECK:     memref.extract_strided_metadata %[[X]]
+// CHECK:     %[[PTR:.*]] = memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK:     arith.remui %{{.*}}, %c16
+// CHECK:     %[[FITS:.*]] = arith.andi
+// CHECK:     scf.if %[[FITS]] {
+// CHECK:       gpu.launch blocks(%[[BID:.*]], %{{.*}}, %{{.*}}) in (%[[GRID:[^ ]*]] = %[[BLOCKS]], {{.*}} workgroup(%[[SHM:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) {
+// CHECK:         %[[FIRST:.*]] = arith.addi %{{.*}}, %[[TID:[^ ]*]] : index
+// CHECK:         %[[STRIDE:.*]] = arith.muli %[[GRID]], %c256
+// CHECK:         %[[CHUNKS:.*]] = arith.divui %[[N]], %c4
+// CHECK:         %[[ROUND:.*]] = arith.muli %[[STRIDE]], %c4
+// CHECK:         %[[ACC:.*]] = scf.for %[[C:.*]] = %[[FIRST]] to %[[CHUNKS]] step %[[ROUND]] iter_args(%[[A:.*]] = %{{.*}}) -> (f32) {
+// CHECK:           %[[V0:.*]] = vector.load %[[X]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32>, vector<4xf32>
+// CHECK-COUNT-4:   vector.extract %[[V0]]
+// CHECK:           %[[C1:.*]] = arith.addi %[[C]], %[[STRIDE]]
+// CHECK:           %[[IN1:.*]] = arith.cmpi ult, %[[C1]], %[[CHUNKS]]
+// CHECK:           arith.select %[[IN1]], %[[C1]], %[[C]] : index
+// CHECK:           %[[V1:.*]] = vector.load %[[X]]
+// CHECK:           %[[L1:.*]] = vector.extract %[[V1]][0]
+// CHECK-COUNT-2:   vector.load %[[X]]
+// CHECK-NOT:       vector.load
+// CHECK:           %[[S0:.*]] = arith.addf %[[A]], %{{.*}} : f32
+// CHECK-COUNT-3:   arith.addf
+// CHECK:           %[[S4:.*]] = arith.addf %{{.*}}, %[[L1]] : f32
+// CHECK-COUNT-3:   arith.addf
+// CHECK:           %[[K1:.*]] = arith.select %[[IN1]], %{{.*}}, %{{.*}} : f32
+// CHECK:           arith.addf %[[K1]], %{{.*}} : f32
+// CHECK:           scf.yield
+// CHECK:         %[[IS0:.*]] = arith.cmpi eq, %[[FIRST]], %c0
+// CHECK:         %[[TAIL:.*]] = scf.if %[[IS0]] -> (f32) {
+// CHECK:           %[[REST:.*]] = arith.muli %[[CHUNKS]], %c4
+// CHECK:           scf.for %{{.*}} = %[[REST]] to %[[N]] step %c1{{.*}} iter_args(%{{.*}} = %[[ACC]]) -> (f32) {
+// CHECK:             memref.load %[[X]]
+// CHECK:         } else {
+// CHECK:           scf.yield %[[ACC]] : f32
+// CHECK:         memref.store %[[TAIL]], %[[SHM]][%[[TID]]]
+// CHECK:         gpu.barrier
+// CHECK:         arith.cmpi ult, %[[TID]], %c128
+// CHECK:         scf.if
+// CHECK:           arith.addf
 // CHECK-COUNT-8: gpu.barrier
-// CHECK:       scf.if
-// CHECK:         memref.store %{{.*}}, %[[PARTIALS]][%[[BID]]]
+// CHECK:         scf.if
+// CHECK:           memref.store %{{.*}}, %[[PARTIALS]][%[[BID]]]
+// CHECK:     } else {
+// CHECK:       gpu.launch
+// CHECK-NOT:     vector.load
+// CHECK:         scf.for
+// CHECK-COUNT-16:  memref.load %[[X]]
+// CHECK-NOT:       memref.load
+// CHECK:           scf.yield
+// CHECK:     }
 // CHECK:     gpu.launch {{.*}} workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>) {
 // CHECK:       scf.for %{{.*}} = %{{.*}} to %[[BLOCKS]] step %{{.*}} iter_args
 // CHECK:         memref.load %[[PARTIALS]]
@@ -56,6 +85,89 @@ func.func @sum(%x: memref<?xf32>, %out: memref<f32>) attributes {nerve.kernel} {
   %n = memref.dim %x, %c0 : memref<?xf32>
   %sum = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f32 {
     %v = memref.load %x[%i] : memref<?xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  memref.store %sum, %out[] : memref<f32>
+  return
+}
+
+// 16-bit chunks are 8 elements, widened lane by lane and folded in f32.
+// CHECK-LABEL: func.func @sum_f16
+// CHECK:     arith.divui %{{.*}}, %c8 : index
+// CHECK:     scf.if
+// CHECK:       gpu.launch
+// CHECK:         scf.for
+// CHECK:           %[[V:.*]] = vector.load %{{.*}} : memref<?xf16>, vector<8xf16>
+// CHECK:           %[[E:.*]] = vector.extract %[[V]][0]
+// CHECK:           arith.extf %[[E]] : f16 to f32
+// CHECK-COUNT-3:   vector.load
+// CHECK-NOT:       vector.load
+// CHECK-COUNT-32:  arith.addf
+// CHECK:     } else {
+// CHECK:       gpu.launch
+// CHECK:         scf.for
+// CHECK-COUNT-32:  memref.load %{{.*}} : memref<?xf16>
+// CHECK-NOT:       memref.load
+// CHECK:           scf.yield
+func.func @sum_f16(%x: memref<?xf16>, %out: memref<f32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?xf16>
+  %sum = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f32 {
+    %h = memref.load %x[%i] : memref<?xf16>
+    %v = arith.extf %h : f16 to f32
+    scf.reduce(%v : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  memref.store %sum, %out[] : memref<f32>
+  return
+}
+
+// A body that loads otherwise (here a buffer whose stride is known only at
+// run time) folds in rounds of 8 iterations: the round's loads first, then
+// the fold in the same order, an iteration past the end reading the
+// round's first element and left out of the fold; a block is launched for
+// every 256 x 8 iterations (up to 1024).
+// CHECK-LABEL: func.func @sum_strided
+// CHECK:     %[[WANTED:.*]] = arith.ceildivui %{{.*}}, %c2048 : index
+// CHECK:     %[[BLOCKS:.*]] = arith.minui %[[WANTED]], %c1024 : index
+// CHECK-NOT: scf.if
+// CHECK:     gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%[[GRID:[^ ]*]] = %[[BLOCKS]]
+// CHECK:       %[[STRIDE:.*]] = arith.muli %[[GRID]], %c256
+// CHECK:       %[[ROUND:.*]] = arith.muli %[[STRIDE]], %c8
+// CHECK:       %[[ACC:.*]]:2 = scf.for %[[I:.*]] = %[[FIRST:.*]] to %[[N:.*]] step %[[ROUND]] iter_args(%[[AT:.*]] = %[[FIRST]], %[[A:.*]] = %{{.*}}) -> (index, f32) {
+// CHECK:         %[[V0:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xf32, strided<[?]>>
+// CHECK:         %[[I1:.*]] = arith.addi %[[I]], %[[STRIDE]]
+// CHECK:         %[[IN1:.*]] = arith.cmpi ult, %[[I1]], %[[N]]
+// CHECK:         arith.select %[[IN1]], %{{.*}}, %[[AT]] : index
+// CHECK:         %[[V1:.*]] = memref.load
+// CHECK-COUNT-6: memref.load
+// CHECK-NOT:     memref.load
+// CHECK:         %[[S0:.*]] = arith.addf %[[A]], %[[V0]] : f32
+// CHECK:         %[[S1:.*]] = arith.addf %[[S0]], %[[V1]] : f32
+// CHECK:         %[[K1:.*]] = arith.select %[[IN1]], %[[S1]], %[[S0]] : f32
+// CHECK:         arith.addf %[[K1]], %{{.*}} : f32
+// CHECK-COUNT-6: arith.select
+// CHECK:         scf.yield %{{.*}}, %{{.*}} : index, f32
+// CHECK:       memref.store %[[ACC]]#1
+// CHECK:     gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK:     return
+func.func @sum_strided(%x: memref<?xf32, strided<[?]>>, %out: memref<f32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?xf32, strided<[?]>>
+  %sum = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f32 {
+    %v = memref.load %x[%i] : memref<?xf32, strided<[?]>>
     scf.reduce(%v : f32) {
     ^bb0(%a: f32, %b: f32):
       %s = arith.addf %a, %b : f32

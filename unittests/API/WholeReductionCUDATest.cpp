@@ -1,0 +1,146 @@
+//===- WholeReductionCUDATest.cpp - a vector's reduction at any alignment -===//
+//
+// A 1-D reduction folds 16-byte chunks: by vector loads when the buffer is
+// aligned to them, by scalar loads otherwise (a host check at each launch),
+// both in the same order. These tests reduce the same values from an
+// aligned buffer and from one element past an aligned address and expect
+// the same bits, near the float64 sum. Skipped without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Runtime/CudaDriver.h"
+#include "nerve/nerve.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+using namespace nerve;
+using cuda::CUdeviceptr;
+
+namespace {
+
+/// The device, when a real one is here.
+cuda::Device *realDevice(std::string *why) {
+  if (!cudaAvailable(why))
+    return nullptr;
+  cuda::Device *device = *cuda::Device::get();
+  if (device->name() == "nerve fake GPU") {
+    *why = "the stand-in driver is loaded";
+    return nullptr;
+  }
+  return device->makeCurrent() ? device : nullptr;
+}
+
+/// `values` (raw element bytes) at element `offset` of a fresh device
+/// buffer; the f32 sum the spec's kernel computes over them.
+float deviceSum(cuda::Device *device, const Module &m, const std::vector<unsigned char> &values,
+                int64_t count, int64_t elementBytes, int64_t offset) {
+  const cuda::DriverAPI &api = device->api();
+  CUdeviceptr base = 0, out = 0;
+  EXPECT_TRUE(device->check(api.cuMemAlloc(&base, values.size() + 64), "cuMemAlloc"));
+  EXPECT_TRUE(device->check(api.cuMemAlloc(&out, 4), "cuMemAlloc"));
+  CUdeviceptr at = base + CUdeviceptr(offset * elementBytes);
+  EXPECT_EQ(api.cuMemcpyHtoD(at, values.data(), values.size()), 0);
+  Status s = m.launch("total", {Arg::tensor(reinterpret_cast<void *>(at), {count}),
+                                Arg::tensor(reinterpret_cast<void *>(out), {})});
+  EXPECT_TRUE(s) << s.message();
+  EXPECT_TRUE(device->check(api.cuCtxSynchronize(), "running the kernel"));
+  float sum = NAN;
+  EXPECT_EQ(api.cuMemcpyDtoH(&sum, out, 4), 0);
+  api.cuMemFree(base);
+  api.cuMemFree(out);
+  return sum;
+}
+
+std::string sumSpec(const char *type) {
+  return std::string("!v = !tdim.tensor<[n: ?], ") + type + R"(>
+tdim.kernel @total(%x: !v) -> (%s: !tdim.tensor<[], f32>) {
+  tdim.reduce ins(%x : !v) outs(%s : !tdim.tensor<[], f32>) over [n] init [0.0 : f32]
+    combine {
+    ^bb0(%a: f32, %b: f32):
+      %r = arith.addf %a, %b : f32
+      tdim.yield %r : f32
+    }
+  tdim.return
+}
+)";
+}
+
+/// Values of many significant bits, whose sums round differently in
+/// different orders.
+float valueAt(int64_t i) { return float((i * 7919) % 2048 - 1024) / 1024.0f + 1.0f / 3.0f; }
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+CompileOptions cudaOptions() {
+  CompileOptions o;
+  o.target = Target::CUDA;
+  return o;
+}
+
+TEST(WholeReductionCUDA, AnF32VectorSumHasTheSameBitsAtAnyAlignment) {
+  std::string why;
+  cuda::Device *device = realDevice(&why);
+  if (!device)
+    GTEST_SKIP() << why;
+  auto m = compile(sumSpec("f32"), cudaOptions());
+  ASSERT_TRUE(m) << m.message();
+  for (int64_t n : {3, 4, 5, 4099, 1000003}) {
+    std::vector<unsigned char> bytes(size_t(n) * 4);
+    double exact = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      float v = valueAt(i);
+      exact += v;
+      std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+    }
+    float aligned = deviceSum(device, **m, bytes, n, 4, 0);
+    float shifted = deviceSum(device, **m, bytes, n, 4, 1);
+    EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
+        << n << " elements: " << aligned << " against " << shifted;
+    EXPECT_NEAR(aligned, exact, 1e-5 * n) << n << " elements";
+  }
+}
+
+TEST(WholeReductionCUDA, AnF16VectorSumHasTheSameBitsAtAnyAlignment) {
+  std::string why;
+  cuda::Device *device = realDevice(&why);
+  if (!device)
+    GTEST_SKIP() << why;
+  auto m = compile(sumSpec("f16"), cudaOptions());
+  ASSERT_TRUE(m) << m.message();
+  for (int64_t n : {7, 8, 9, 1000003}) {
+    // f16 values k / 1024 for k in [-1024, 1024): exact in f16.
+    std::vector<unsigned char> bytes(size_t(n) * 2);
+    double exact = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t k = (i * 7919) % 2048 - 1024;
+      exact += double(k) / 1024.0;
+      // f16 of k / 1024: sign, exponent and a 10-bit mantissa.
+      uint16_t h = 0;
+      if (k != 0) {
+        int64_t mag = k < 0 ? -k : k;
+        int e = 0;
+        while ((mag >> (e + 1)) != 0)
+          ++e;                                        // mag in [2^e, 2^(e+1))
+        int64_t mantissa = (mag << (10 - e)) & 0x3FF; // exact: e <= 10
+        h = uint16_t((k < 0 ? 0x8000 : 0) | ((e - 10 + 15) << 10) | mantissa);
+      }
+      std::memcpy(&bytes[size_t(i) * 2], &h, 2);
+    }
+    float aligned = deviceSum(device, **m, bytes, n, 2, 0);
+    float shifted = deviceSum(device, **m, bytes, n, 2, 1);
+    EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
+        << n << " elements: " << aligned << " against " << shifted;
+    EXPECT_NEAR(aligned, exact, 1e-5 * n) << n << " elements";
+  }
+}
+
+} // namespace
