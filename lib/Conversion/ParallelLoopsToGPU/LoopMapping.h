@@ -12,9 +12,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
 
 #include <optional>
@@ -426,6 +427,43 @@ mlir::Value vectorPartial(
 mlir::Value vectorAccessesFit(mlir::OpBuilder &b, mlir::Location loc,
                               llvm::ArrayRef<mlir::Value> buffers, int64_t lanes,
                               mlir::Value columns, mlir::Value firstColumn);
+
+/// Maps `loop`, a parallel loop with reductions (to single values: a
+/// whole-tensor sum), as a fixed tree (see WholeReductions.cpp): kernel 1
+/// has up to 1024 blocks of `blockSize` threads (a power of two) fold
+/// grid-stride shares in order and combine them pairwise, kernel 2 one
+/// block over the blocks' partial values. `init` must be the identity of
+/// the combination (tdim.reduce's is). Returns the op to continue mapping
+/// from: the loads that replace the results come before their uses.
+mlir::Operation *mapWholeReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
+
+/// Whether `loop` is a fold mapWholeFold maps: one that carries its
+/// combine (LaneReduction's carried form).
+bool foldsAsWhole(mlir::scf::ForOp loop);
+
+/// mapWholeReduction for a sequential fold that carries its combine (an
+/// argmax over a whole tensor), its iterations regrouped as the tree
+/// needs (the combine merges partial tuples).
+mlir::Operation *mapWholeFold(mlir::scf::ForOp loop, int64_t blockSize);
+
+/// Whether `loop`'s body reads memory but writes none.
+bool loadsOnly(mlir::scf::ParallelOp loop);
+
+/// What `loop`'s body reduces at the iteration `mapping` binds its
+/// induction variables to, from a copy of its body.
+llvm::SmallVector<mlir::Value> reducedValues(mlir::OpBuilder &b, mlir::scf::ParallelOp loop,
+                                             mlir::IRMapping &mapping);
+
+/// A read of the 0-d `buffer` in place of `result`, just before the first
+/// op of its block that uses it (host ops in between stay on the host);
+/// null when none does.
+mlir::memref::LoadOp readBeforeFirstUse(mlir::Value result, mlir::Value buffer);
+
+/// The store that is `result`'s only use, when a reduction's last kernel
+/// can do it instead of a launch of its own: right after `loop` (nothing
+/// between touches memory), into a buffer at indices defined before the
+/// loop (a tdim.reduce into a 0-d output).
+mlir::memref::StoreOp storedDirectly(mlir::scf::ParallelOp loop, mlir::Value result);
 
 /// A 1-D reduction's iterations in chunks of `lanes` consecutive ones:
 /// each access that varies with the index walks the contiguous dimension

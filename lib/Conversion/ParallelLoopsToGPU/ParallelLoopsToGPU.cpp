@@ -163,8 +163,8 @@ struct ParallelLoopsToGPUPass
         if (failed(flush()))
           return failure();
         if (loop.getNumResults() != 0) {
-          Operation *resume = mapReductionByRows(loop, func);
-          next = resume ? resume : mapReduction(loop, func); // resume at its results' loads
+          Operation *resume = mapReductionByRows(loop);
+          next = resume ? resume : mapWholeReduction(loop, blockSize); // at its results' loads
         } else if (Operation *resume =
                        mapRowProgram(loop, sharedBytes, clusterBlocks,
                                      [&](scf::ParallelOp alone, int64_t minColumns) {
@@ -182,6 +182,11 @@ struct ParallelLoopsToGPUPass
               mapParallel(*tiled); // the shapes the tiles do not suit
           }
         }
+      } else if (auto fold = dyn_cast<scf::ForOp>(op);
+                 fold && !usesDeviceValue && foldsAsWhole(fold)) {
+        if (failed(flush()))
+          return failure();
+        next = mapWholeFold(fold, blockSize); // at its results' loads
       } else if (staysOnHost(&op) && !usesDeviceValue) {
         if (failed(flush()))
           return failure();
@@ -237,429 +242,6 @@ struct ParallelLoopsToGPUPass
     return success();
   }
 
-
-  /// Combines each thread's `values` over the block, pairwise in a fixed
-  /// tree through workgroup memory `shared`; the block's result ends in
-  /// element 0.
-  static void blockTree(OpBuilder &b, Location loc, scf::ReduceOp reduce, ValueRange shared,
-                        Value tid, ValueRange values, int64_t threads) {
-    for (auto [buffer, v] : llvm::zip(shared, values))
-      memref::StoreOp::create(b, loc, v, buffer, ValueRange{tid});
-    gpu::BarrierOp::create(b, loc);
-    for (int64_t half = threads / 2; half >= 1; half /= 2) {
-      Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid,
-                                           indexConstant(b, loc, half));
-      auto guard = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
-      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-      Value other = arith::AddIOp::create(gb, loc, tid, indexConstant(gb, loc, half));
-      for (auto [k, buffer] : llvm::enumerate(shared)) {
-        Value mine = memref::LoadOp::create(gb, loc, buffer, ValueRange{tid});
-        Value theirs = memref::LoadOp::create(gb, loc, buffer, ValueRange{other});
-        Value r = combineWith(gb, reduce.getReductions()[k], mine, theirs);
-        memref::StoreOp::create(gb, loc, r, buffer, ValueRange{tid});
-      }
-      gpu::BarrierOp::create(b, loc);
-    }
-  }
-
-  /// Iterations of a strided fold whose loads are issued together before
-  /// they are folded in (foldStridedAhead).
-  static constexpr int64_t kStridedLoadsAhead = 8;
-
-  /// Whether `loop`'s body reads memory but writes none.
-  static bool loadsOnly(scf::ParallelOp loop) {
-    WalkResult r = loop.getBody()->walk([](Operation *op) {
-      return isa<memref::LoadOp>(op) || isMemoryEffectFree(op) ? WalkResult::advance()
-                                                               : WalkResult::interrupt();
-    });
-    return !r.wasInterrupted();
-  }
-
-  /// What `loop`'s body reduces at the iteration `mapping` binds its
-  /// induction variables to, from a copy of its body.
-  static SmallVector<Value> reducedValues(OpBuilder &b, scf::ParallelOp loop, IRMapping &mapping) {
-    for (Operation &op : loop.getBody()->without_terminator())
-      b.clone(op, mapping);
-    return mapped(mapping, loop.getBody()->getTerminator()->getOperands());
-  }
-
-  /// `loop`'s reductions over iterations first, first + stride, ... below
-  /// `total`, in that order, one iteration at a time; their results.
-  static SmallVector<Value> foldStrided(OpBuilder &b, Location loc, scf::ParallelOp loop,
-                                        ArrayRef<Value> counts, Value total, Value first,
-                                        Value stride) {
-    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
-    auto strided = scf::ForOp::create(b, loc, first, total, stride, loop.getInitVals());
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(strided.getBody());
-    IRMapping mapping;
-    mapping.map(loop.getInductionVars(),
-                delinearize(b, loc, loop, counts, strided.getInductionVar()));
-    scf::YieldOp::create(
-        b, loc,
-        combineEach(b, reduce, strided.getRegionIterArgs(), reducedValues(b, loop, mapping)));
-    return SmallVector<Value>(strided.getResults());
-  }
-
-  /// `linear`'s digits in the mixed radix of `counts` (the outermost one
-  /// unbounded): the positions along each dimension. A count of 0 divides
-  /// as 1 (there is no iteration then).
-  static SmallVector<Value> digitsOf(OpBuilder &b, Location loc, ArrayRef<Value> counts,
-                                     Value linear) {
-    Value one = indexConstant(b, loc, 1);
-    SmallVector<Value> digits(counts.size());
-    Value rest = linear;
-    for (size_t d = counts.size(); d-- > 1;) {
-      Value radix = arith::MaxUIOp::create(b, loc, counts[d], one);
-      digits[d] = arith::RemUIOp::create(b, loc, rest, radix);
-      rest = arith::DivUIOp::create(b, loc, rest, radix);
-    }
-    digits[0] = rest;
-    return digits;
-  }
-
-  /// `digits` plus `step` (both in the mixed radix of `counts`, each digit
-  /// but the outermost below its count): a carry a digit, no division.
-  static SmallVector<Value> addDigits(OpBuilder &b, Location loc, ArrayRef<Value> counts,
-                                      ArrayRef<Value> digits, ArrayRef<Value> step) {
-    SmallVector<Value> sum(digits.size());
-    Value carry;
-    for (size_t d = digits.size(); d-- > 0;) {
-      Value s = arith::AddIOp::create(b, loc, digits[d], step[d]);
-      if (carry)
-        s = arith::AddIOp::create(b, loc, s, carry);
-      if (d > 0) {
-        Value over = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, s, counts[d]);
-        s = arith::SelectOp::create(b, loc, over, arith::SubIOp::create(b, loc, s, counts[d]), s);
-        carry = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                             arith::ExtUIOp::create(b, loc, b.getI64Type(), over));
-      }
-      sum[d] = s;
-    }
-    return sum;
-  }
-
-  /// foldStrided for a body that only loads: kStridedLoadsAhead iterations
-  /// a round, all their loads issued before any is folded in, then folded
-  /// in the same order (the same bits). A thread's position advances by
-  /// `strideDigits` (the stride's digitsOf, the same for every thread:
-  /// computed on the host) instead of a division an iteration;
-  /// an iteration past `total` reads the round's first one and is not
-  /// folded. A thread that folded one element at a time had one load in
-  /// flight: a whole-tensor f32 sum over 16384 x 4096 ran at 37% of the
-  /// copy bandwidth on an H200.
-  static SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, scf::ParallelOp loop,
-                                             ArrayRef<Value> counts, Value total, Value first,
-                                             Value stride, ArrayRef<Value> strideDigits) {
-    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
-    size_t rank = counts.size(), accs = loop.getNumResults();
-    SmallVector<Value> inits = digitsOf(b, loc, counts, first);
-    llvm::append_range(inits, loop.getInitVals());
-    Value roundStride =
-        arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kStridedLoadsAhead));
-    auto rounds = scf::ForOp::create(b, loc, first, total, roundStride, inits);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(rounds.getBody());
-    ValueRange carried = rounds.getRegionIterArgs();
-    SmallVector<Value> roundStart(carried.take_front(rank));
-    SmallVector<Value> acc(carried.drop_front(rank));
-    SmallVector<Value> at = roundStart, present;
-    SmallVector<SmallVector<Value>> values;
-    Value linear = rounds.getInductionVar();
-    for (int64_t k = 0; k < kStridedLoadsAhead; ++k) {
-      SmallVector<Value> position = at;
-      if (k > 0) {
-        linear = arith::AddIOp::create(b, loc, linear, stride);
-        Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, total);
-        present.push_back(in);
-        for (auto [p, safe] : llvm::zip(position, roundStart))
-          p = arith::SelectOp::create(b, loc, in, p, safe);
-      }
-      IRMapping mapping;
-      for (auto [iv, p, lb, st] :
-           llvm::zip(loop.getInductionVars(), position, loop.getLowerBound(), loop.getStep()))
-        mapping.map(iv, arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, p, st)));
-      values.push_back(reducedValues(b, loop, mapping));
-      at = addDigits(b, loc, counts, at, strideDigits);
-    }
-    for (int64_t k = 0; k < kStridedLoadsAhead; ++k) {
-      SmallVector<Value> next = combineEach(b, reduce, acc, values[k]);
-      for (size_t i = 0; i < accs; ++i)
-        acc[i] =
-            k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
-    }
-    SmallVector<Value> yielded = at;
-    llvm::append_range(yielded, acc);
-    scf::YieldOp::create(b, loc, yielded);
-    return SmallVector<Value>(rounds.getResults().drop_front(rank));
-  }
-
-  /// Chunks a round of foldChunksAhead: four 16-byte loads a buffer in
-  /// flight for each thread.
-  static constexpr int64_t kChunksAhead = 4;
-
-  /// A 1-D reduction (planChunks: `lanes` a chunk) folded by chunks: the
-  /// thread `first` of `stride` takes the whole chunks first,
-  /// first + stride, ..., kChunksAhead a round, all their loads issued
-  /// before any is folded, each chunk's lanes folded in order; then thread
-  /// 0 folds the iterations after the last whole chunk, one at a time. By
-  /// vectors (`byVectors`, a vector load a chunk) or by scalars, the same
-  /// values are folded in the same order: the same bits, whichever form
-  /// the buffers' alignment allows. One 16-byte load stands for up to
-  /// eight of foldStridedAhead's, and the index arithmetic is a chunk's,
-  /// not an element's.
-  static SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, scf::ParallelOp loop,
-                                            int64_t lanes, Value total, Value first, Value stride,
-                                            bool byVectors) {
-    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
-    Value lanesValue = indexConstant(b, loc, lanes);
-    Value chunks = arith::DivUIOp::create(b, loc, total, lanesValue);
-    Value lb = loop.getLowerBound().front(), iv = loop.getInductionVars().front();
-    Value roundStride = arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kChunksAhead));
-    auto rounds = scf::ForOp::create(b, loc, first, chunks, roundStride, loop.getInitVals());
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(rounds.getBody());
-      Value roundFirst = rounds.getInductionVar(), at = roundFirst;
-      SmallVector<Value> present;
-      SmallVector<SmallVector<SmallVector<Value>>> values;
-      for (int64_t k = 0; k < kChunksAhead; ++k) {
-        Value chunk = roundFirst;
-        if (k > 0) {
-          at = arith::AddIOp::create(b, loc, at, stride);
-          present.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, at, chunks));
-          chunk = arith::SelectOp::create(b, loc, present.back(), at, roundFirst);
-        }
-        Value start =
-            arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, chunk, lanesValue));
-        SmallVector<IRMapping> maps = laneMappings(b, loc, IRMapping(), iv, start, lanes);
-        values.push_back(chunkValues(b, loc, loop, maps, byVectors));
-      }
-      SmallVector<Value> acc(rounds.getRegionIterArgs());
-      for (int64_t k = 0; k < kChunksAhead; ++k) {
-        SmallVector<Value> next = acc;
-        for (ArrayRef<Value> lane : values[k])
-          next = combineEach(b, reduce, next, lane);
-        for (size_t i = 0; i < acc.size(); ++i)
-          acc[i] =
-              k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
-      }
-      scf::YieldOp::create(b, loc, acc);
-    }
-    // The iterations after the last whole chunk (fewer than a chunk).
-    Value isFirst =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, indexConstant(b, loc, 0));
-    auto tail = scf::IfOp::create(b, loc, loop.getResultTypes(), isFirst, /*withElseRegion=*/true);
-    {
-      OpBuilder tb = OpBuilder::atBlockBegin(&tail.getThenRegion().front());
-      auto rest = scf::ForOp::create(tb, loc, arith::MulIOp::create(tb, loc, chunks, lanesValue),
-                                     total, indexConstant(tb, loc, 1), rounds.getResults());
-      OpBuilder fb = OpBuilder::atBlockBegin(rest.getBody());
-      IRMapping mapping;
-      mapping.map(iv, arith::AddIOp::create(fb, loc, lb, rest.getInductionVar()));
-      scf::YieldOp::create(
-          fb, loc,
-          combineEach(fb, reduce, rest.getRegionIterArgs(), reducedValues(fb, loop, mapping)));
-      scf::YieldOp::create(tb, loc, rest.getResults());
-      OpBuilder eb = OpBuilder::atBlockBegin(&tail.getElseRegion().front());
-      scf::YieldOp::create(eb, loc, rounds.getResults());
-    }
-    return SmallVector<Value>(tail.getResults());
-  }
-
-  /// A read of the 0-d `buffer` in place of `result` (a loop's), just
-  /// before the first op of the loop's block that uses it (host ops in
-  /// between stay on the host); null when none does.
-  static memref::LoadOp readBeforeFirstUse(Value result, Value buffer) {
-    Block *block = result.getDefiningOp()->getBlock();
-    Operation *firstUse = nullptr;
-    for (Operation *user : result.getUsers()) {
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (inBlock && (!firstUse || inBlock->isBeforeInBlock(firstUse)))
-        firstUse = inBlock;
-    }
-    if (!firstUse)
-      return {};
-    OpBuilder at(firstUse);
-    auto load = memref::LoadOp::create(at, result.getLoc(), buffer, ValueRange{});
-    result.replaceAllUsesWith(load.getResult());
-    return load;
-  }
-
-  /// The store that is `result`'s only use, when the reduction's last
-  /// kernel can do it instead of a launch of its own: right after `loop`
-  /// (nothing between touches memory), into a buffer at indices defined
-  /// before the loop (a tdim.reduce into a 0-d output).
-  static memref::StoreOp storedDirectly(scf::ParallelOp loop, Value result) {
-    if (!result.hasOneUse())
-      return {};
-    auto store = dyn_cast<memref::StoreOp>(*result.getUsers().begin());
-    if (!store || store.getValueToStore() != result || store->getBlock() != loop->getBlock())
-      return {};
-    for (Operation *op = loop->getNextNode(); op != store; op = op->getNextNode())
-      if (!isMemoryEffectFree(op))
-        return {};
-    auto definedBefore = [&](Value v) {
-      Operation *def = v.getDefiningOp();
-      return !def || def->getBlock() != loop->getBlock() || def->isBeforeInBlock(loop);
-    };
-    if (!definedBefore(store.getMemRef()) || !llvm::all_of(store.getIndices(), definedBefore))
-      return {};
-    return store;
-  }
-
-  /// A parallel loop with reductions (a reduction to single values) as a
-  /// fixed tree: kernel 1 has each thread of up to 1024 blocks fold its
-  /// grid-stride share in order (walking in lockstep when the body walks
-  /// rows, LockstepLoops.cpp), then each block combine its threads'
-  /// values pairwise; kernel 2, one block, does the same over the blocks'
-  /// partial values. The shape of the tree depends only on the trip count:
-  /// the same bits on every run. `init` must be the identity of the
-  /// combination (tdim.reduce's is). Returns the op to continue mapping
-  /// from: the loads that replace the results come before their uses.
-  Operation *mapReduction(scf::ParallelOp loop, func::FuncOp func) {
-    Location loc = loop.getLoc();
-    OpBuilder b(loop);
-    auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
-    SmallVector<Value> counts;
-    Value total;
-    std::tie(counts, total) = tripCounts(b, loop);
-    int64_t threads =
-        lockstepThreads(loop, int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, 32)));
-    Value block = indexConstant(b, loc, threads);
-    Value one = indexConstant(b, loc, 1);
-    // A thread folding ahead (foldStridedAhead) takes a whole round before
-    // a block more is launched: one with a single iteration spent its
-    // rounds' index arithmetic on loads past the end (H200, f32 sum of
-    // 256 x 1024: 11.2 us against 7.8 an iteration at a time).
-    bool ahead = !walksInLockstep(loop) && loadsOnly(loop);
-    // A 1-D one folds by chunks (foldChunksAhead), a round of chunks a
-    // thread likewise.
-    std::optional<ChunkPlan> chunked = ahead ? planChunks(loop) : std::nullopt;
-    Value perBlock = ahead ? indexConstant(b, loc, threads * kStridedLoadsAhead) : block;
-    Value work = total;
-    if (chunked) {
-      perBlock = indexConstant(b, loc, threads * kChunksAhead);
-      work = arith::DivUIOp::create(b, loc, total, indexConstant(b, loc, chunked->lanes));
-    }
-    Value blocks = arith::MinUIOp::create(
-        b, loc,
-        arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, work, one), perBlock),
-        indexConstant(b, loc, 1024));
-    SmallVector<Value> strideDigits;
-    if (ahead && !chunked)
-      strideDigits = digitsOf(b, loc, counts, arith::MulIOp::create(b, loc, blocks, block));
-    SmallVector<Value> partials, finals;
-    SmallVector<memref::StoreOp> direct;
-    for (auto [t, result] : llvm::zip(loop.getResultTypes(), loop.getResults())) {
-      partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({ShapedType::kDynamic}, t),
-                                                 ValueRange{blocks}));
-      direct.push_back(storedDirectly(loop, result));
-      finals.push_back(direct.back() ? Value()
-                                     : memref::AllocOp::create(b, loc, MemRefType::get({}, t)));
-    }
-    auto launchWithShared = [&](OpBuilder &lb, Value grid,
-                                function_ref<void(OpBuilder &, gpu::LaunchOp, ValueRange)> fn) {
-      buildLaunch(lb, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-        SmallVector<Value> shared;
-        for (Type t : loop.getResultTypes())
-          shared.push_back(workgroupArray(launch, t, threads, loc));
-        fn(ib, launch, shared);
-      });
-    };
-    auto whenFirstThread = [&](OpBuilder &ib, Value tid, function_ref<void(OpBuilder &)> fn) {
-      Value first = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid,
-                                          indexConstant(ib, loc, 0));
-      auto guard = scf::IfOp::create(ib, loc, first, /*withElseRegion=*/false);
-      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-      fn(gb);
-    };
-
-    // Kernel 1: every thread folds its share (in lockstep when the body
-    // walks rows, as a neuron's time loop does), every block its threads.
-    auto foldShares = [&](OpBuilder &kb, bool byVectors) {
-      launchWithShared(kb, blocks, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
-        Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
-        std::optional<SmallVector<Value>> folded =
-            foldInLockstep(ib, launch, loop, counts, total, block);
-        if (!folded) {
-          Value first =
-              arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
-          Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-          if (chunked)
-            folded =
-                foldChunksAhead(ib, loc, loop, chunked->lanes, total, first, stride, byVectors);
-          else if (ahead)
-            folded = foldStridedAhead(ib, loc, loop, counts, total, first, stride, strideDigits);
-          else
-            folded = foldStrided(ib, loc, loop, counts, total, first, stride);
-        }
-        blockTree(ib, loc, reduce, shared, tid, *folded, threads);
-        whenFirstThread(ib, tid, [&](OpBuilder &gb) {
-          for (auto [buffer, partial] : llvm::zip(shared, partials)) {
-            Value v =
-                memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
-            memref::StoreOp::create(gb, loc, v, partial, ValueRange{bid});
-          }
-        });
-      });
-    };
-    if (chunked) {
-      // By vectors where every buffer's chunks are aligned, else by scalars.
-      Value fits = vectorAccessesFit(b, loc, chunked->buffers, chunked->lanes,
-                                     indexConstant(b, loc, 0), loop.getLowerBound().front());
-      buildVectorsIfFit(b, loc, fits, chunked->lanes,
-                        [&](OpBuilder &kb, int64_t lanes) { foldShares(kb, lanes > 1); });
-    } else {
-      foldShares(b, false);
-    }
-    // Kernel 2: one block over the partial values.
-    launchWithShared(b, one, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
-      Value tid = launch.getThreadIds().x;
-      auto strided = scf::ForOp::create(ib, loc, tid, blocks, block, loop.getInitVals());
-      {
-        OpBuilder::InsertionGuard guard(ib);
-        ib.setInsertionPointToStart(strided.getBody());
-        SmallVector<Value> values = llvm::map_to_vector(partials, [&](Value partial) -> Value {
-          return memref::LoadOp::create(ib, loc, partial, ValueRange{strided.getInductionVar()});
-        });
-        scf::YieldOp::create(ib, loc,
-                             combineEach(ib, reduce, strided.getRegionIterArgs(), values));
-      }
-      blockTree(ib, loc, reduce, shared, tid, strided.getResults(), threads);
-      whenFirstThread(ib, tid, [&](OpBuilder &gb) {
-        for (auto [buffer, result, store] : llvm::zip(shared, finals, direct)) {
-          Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
-          if (store)
-            memref::StoreOp::create(gb, loc, v, store.getMemRef(), store.getIndices());
-          else
-            memref::StoreOp::create(gb, loc, v, result, ValueRange{});
-        }
-      });
-    });
-    for (memref::StoreOp store : direct)
-      if (store)
-        store.erase();
-
-    // Each result is read just before its first use (host ops in between
-    // stay on the host); the buffers die with the call.
-    Block *body = loop->getBlock();
-    Operation *resume = loop->getNextNode();
-    for (auto [result, buffer] : llvm::zip(loop.getResults(), finals)) {
-      if (!buffer)
-        continue;
-      if (memref::LoadOp load = readBeforeFirstUse(result, buffer);
-          load && load->isBeforeInBlock(resume))
-        resume = load;
-    }
-    OpBuilder end(body->getTerminator());
-    for (Value buffer : llvm::concat<Value>(partials, finals))
-      if (buffer)
-        memref::DeallocOp::create(end, loc, buffer);
-    loop.erase();
-    return resume;
-  }
-
   /// Rows of at least this many elements make a whole-tensor reduction of
   /// at least kMinRowsReductionElements go by rows (mapReductionByRows): a
   /// warp's lanes then have four loads of a row each (lanePartial). Below,
@@ -672,17 +254,17 @@ struct ParallelLoopsToGPUPass
   /// from 0 by 1, a body that only loads) as a row reduction over the
   /// innermost dimension into a buffer of a value a row (mapRowReductions:
   /// a warp or a block a row, 16-byte loads where the buffers allow), then
-  /// a whole-tensor reduction of that buffer (mapReduction), when the rows
+  /// a whole-tensor reduction of that buffer (mapWholeReduction), when the rows
   /// have at least kMinRowsReductionLength elements and the tensor at
   /// least kMinRowsReductionElements at run time; the reduction as it
-  /// stands otherwise. A thread of mapReduction computes
+  /// stands otherwise. A thread of mapWholeReduction computes
   /// each element's position and address itself; over a row of contiguous
   /// elements a lane walks by vectors. Both forms are fixed trees that
   /// depend on the sizes alone: the same bits on every run, each its own.
   /// Returns the op to continue mapping from, or null, changing nothing,
   /// when `loop` is not such a reduction or its rows are not a row
   /// reduction.
-  Operation *mapReductionByRows(scf::ParallelOp loop, func::FuncOp func) {
+  Operation *mapReductionByRows(scf::ParallelOp loop) {
     unsigned rank = loop.getNumLoops();
     auto isConstant = [](ValueRange values, int64_t c) {
       return llvm::all_of(values, [&](Value v) { return getConstantIntValue(v) == c; });
@@ -774,13 +356,13 @@ struct ParallelLoopsToGPUPass
                               indexConstant(b, loc, kMinRowsReductionElements)));
     choice->setOperand(0, wide);
     undecided.getDefiningOp()->erase();
-    mapReduction(overRows, func);
+    mapWholeReduction(overRows, blockSize);
 
     // As it stands.
     OpBuilder eb = OpBuilder::atBlockTerminator(&choice.getElseRegion().front());
     auto whole = llvm::cast<scf::ParallelOp>(eb.clone(*loop));
     finish(eb, whole.getResult(0), Value());
-    mapReduction(whole, func);
+    mapWholeReduction(whole, blockSize);
 
     // The loop (after the choice) goes; the mapping goes on at the read of
     // the result (which runs on the device with what uses it), or after the

@@ -347,3 +347,74 @@ func.func @mean_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.ker
   memref.store %mean, %out[] : memref<f32>
   return
 }
+
+// A fold at the top of a kernel that carries its combine (an argmax over a
+// vector: a value and its position, merged together) is the same tree:
+// rounds of 8 iterations (loads first, then the fold's own step in order),
+// then the blocks' threads and kernel 2's merge partial pairs with the
+// combine, a workgroup array and a partials buffer per accumulator. The
+// stored position is stored by kernel 2; the value, unused, goes to a
+// buffer of its own.
+// CHECK-LABEL: func.func @argmax
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?xf32>, %[[OUT:[^:]*]]: memref<i32>
+// CHECK-DAG: %[[VALUES:.*]] = gpu.alloc (%[[BLOCKS:.*]]) : memref<?xf32>
+// CHECK-DAG: %[[AT:.*]] = gpu.alloc (%[[BLOCKS]]) : memref<?xi32>
+// CHECK:     gpu.launch {{.*}} workgroup(%[[SV:.*]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[SI:.*]] : memref<256xi32, #gpu.address_space<workgroup>>) {
+// CHECK:       scf.for {{.*}} -> (index, f32, i32) {
+// CHECK-COUNT-8: memref.load %[[X]]
+// CHECK:         arith.cmpf ogt
+// CHECK:         arith.cmpi slt
+// CHECK:         scf.yield
+// CHECK:       memref.store %{{.*}}, %[[SV]]
+// CHECK:       memref.store %{{.*}}, %[[SI]]
+// CHECK:       gpu.barrier
+// CHECK:       scf.if
+// CHECK:         %[[MV:.*]] = memref.load %[[SV]][%[[TID:.*]]]
+// CHECK:         %[[OV:.*]] = memref.load %[[SV]][%{{.*}}]
+// CHECK:         %[[MI:.*]] = memref.load %[[SI]][%[[TID]]]
+// CHECK:         %[[OI:.*]] = memref.load %[[SI]][%{{.*}}]
+// CHECK:         %[[GT:.*]] = arith.cmpf ogt, %[[OV]], %[[MV]]
+// CHECK:         %[[LOWER:.*]] = arith.cmpi slt, %[[OI]], %[[MI]]
+// CHECK:         arith.select %{{.*}}, %[[OV]], %[[MV]] : f32
+// CHECK:         arith.select %{{.*}}, %[[OI]], %[[MI]] : i32
+// CHECK:       memref.store %{{.*}}, %[[VALUES]]
+// CHECK:       memref.store %{{.*}}, %[[AT]]
+// CHECK:     gpu.launch
+// CHECK:       memref.load %[[VALUES]]
+// CHECK:       memref.load %[[AT]]
+// CHECK:       memref.store %{{.*}}, %[[OUT]][] : memref<i32>
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: scf.for
+// CHECK:     return
+// CHECK-NOT: func.func private @argmax_combine
+func.func @argmax(%x: memref<?xf32>, %out: memref<i32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %none = arith.constant -1 : i32
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%best = %ninf, %at = %none) -> (f32, i32) {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %ii = arith.index_cast %i : index to i32
+    %gt = arith.cmpf ogt, %v, %best : f32
+    %eq = arith.cmpf oeq, %v, %best : f32
+    %lower = arith.cmpi slt, %ii, %at : i32
+    %tie = arith.andi %eq, %lower : i1
+    %take = arith.ori %gt, %tie : i1
+    %nb = arith.select %take, %v, %best : f32
+    %na = arith.select %take, %ii, %at : i32
+    scf.yield %nb, %na : f32, i32
+  } {nerve.combine = @argmax_combine}
+  memref.store %r#1, %out[] : memref<i32>
+  return
+}
+func.func private @argmax_combine(%b0: f32, %a0: i32, %b1: f32, %a1: i32) -> (f32, i32) {
+  %gt = arith.cmpf ogt, %b1, %b0 : f32
+  %eq = arith.cmpf oeq, %b1, %b0 : f32
+  %lower = arith.cmpi slt, %a1, %a0 : i32
+  %tie = arith.andi %eq, %lower : i1
+  %take = arith.ori %gt, %tie : i1
+  %nb = arith.select %take, %b1, %b0 : f32
+  %na = arith.select %take, %a1, %a0 : i32
+  return %nb, %na : f32, i32
+}

@@ -1,5 +1,6 @@
-// Reductions of a whole vector: they fold 16-byte chunks (docs/compiler.md,
-// "Whole-tensor reductions").
+// Reductions of a whole vector to one value (whole-reductions.test): a
+// parallel loop with a reduction folds 16-byte chunks; a fold that carries
+// its combine (argmax) rounds of eight elements.
 
 !v = !tdim.tensor<[n: ?], f32>
 !h = !tdim.tensor<[n: ?], f16>
@@ -33,6 +34,34 @@ tdim.kernel @half_sum(%x: !h) -> (%s: !tdim.tensor<[], f32>) {
     ^bb0(%a: f32, %b: f32):
       %r = arith.addf %a, %b : f32
       tdim.yield %r : f32
+    }
+  tdim.return
+}
+
+// Two accumulators merged together (the first maximum and its position):
+// a fold that carries its combine, mapped as the same tree.
+tdim.kernel @argmax(%x: !v) -> (%index: !tdim.tensor<[], i32>) {
+  tdim.reduce ins(%x : !v) outs(%index : !tdim.tensor<[], i32>) over [n]
+      init [0xFF800000 : f32, -1 : i32]
+    map {
+    ^bb0(%v: f32, %i: index):
+      %c = arith.index_cast %i : index to i32
+      tdim.yield %v, %c : f32, i32
+    }
+    combine {
+    ^bb0(%best: f32, %at: i32, %v: f32, %i: i32):
+      %gt = arith.cmpf ogt, %v, %best : f32
+      %eq = arith.cmpf oeq, %v, %best : f32
+      %lower = arith.cmpi slt, %i, %at : i32
+      %tie = arith.andi %eq, %lower : i1
+      %take = arith.ori %gt, %tie : i1
+      %nb = arith.select %take, %v, %best : f32
+      %na = arith.select %take, %i, %at : i32
+      tdim.yield %nb, %na : f32, i32
+    }
+    post {
+    ^bb0(%best: f32, %at: i32, %count: index):
+      tdim.yield %at : i32
     }
   tdim.return
 }
