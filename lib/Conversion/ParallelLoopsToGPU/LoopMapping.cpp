@@ -172,7 +172,7 @@ Value reductionIdentity(OpBuilder &b, Location loc, Operation *combine) {
 /// The function `loop` names as its combine, when it has the signature of
 /// one for its accumulators (2N arguments, N results of their types) and
 /// its body only computes.
-static func::FuncOp carriedCombine(scf::ForOp loop) {
+func::FuncOp carriedCombine(scf::ForOp loop) {
   auto name = loop->getAttrOfType<FlatSymbolRefAttr>(nerve::kCombineAttrName);
   if (!name)
     return {};
@@ -191,64 +191,78 @@ static func::FuncOp carriedCombine(scf::ForOp loop) {
   return fn;
 }
 
-std::optional<LaneReduction> matchFold(scf::ForOp loop) {
+/// Whether `loop` can be a fold: accumulators, a positive constant step,
+/// iterations independent but for the accumulators (no writes, no
+/// regions).
+static bool foldsIndependently(scf::ForOp loop) {
   if (loop.getNumResults() == 0 || !getConstantIntValue(loop.getStep()))
-    return std::nullopt;
+    return false;
   if (*getConstantIntValue(loop.getStep()) <= 0)
-    return std::nullopt;
-  // Iterations must be independent but for the accumulators: no writes, no
-  // regions.
+    return false;
   for (Operation &op : loop.getBody()->without_terminator())
     if (op.getNumRegions() != 0 || !(isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)))
-      return std::nullopt;
-  Operation *yield = loop.getBody()->getTerminator();
+      return false;
+  return true;
+}
 
-  if (func::FuncOp fn = carriedCombine(loop)) {
-    // The carried form: the step is every op that depends on an
-    // accumulator; each accumulator's next value comes from it, and the
-    // init values (the identities) are constants.
-    LaneReduction r;
-    r.loop = loop;
-    r.combineFn = fn;
-    llvm::SmallPtrSet<Operation *, 8> inStep;
-    auto fromStep = [&](Value v) {
-      return llvm::is_contained(loop.getRegionIterArgs(), v) ||
-             inStep.contains(v.getDefiningOp());
+std::optional<LaneReduction> matchCarriedFold(scf::ForOp loop, func::FuncOp fn) {
+  if (!foldsIndependently(loop))
+    return std::nullopt;
+  // The step is every op that depends on an accumulator; each
+  // accumulator's next value comes from it.
+  Operation *yield = loop.getBody()->getTerminator();
+  LaneReduction r;
+  r.loop = loop;
+  r.combineFn = fn;
+  llvm::SmallPtrSet<Operation *, 8> inStep;
+  auto fromStep = [&](Value v) {
+    return llvm::is_contained(loop.getRegionIterArgs(), v) || inStep.contains(v.getDefiningOp());
+  };
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (!llvm::any_of(op.getOperands(), fromStep))
+      continue;
+    if (isa<memref::LoadOp>(op))
+      return std::nullopt; // an address computed from an accumulator
+    inStep.insert(&op);
+    r.step.push_back(&op);
+  }
+  for (Value v : yield->getOperands())
+    if (!inStep.contains(v.getDefiningOp()))
+      return std::nullopt;
+  for (Operation *op : r.step)
+    for (Value v : op->getOperands())
+      if (!fromStep(v) && !llvm::is_contained(r.stepInputs, v))
+        r.stepInputs.push_back(v);
+  // The value of a maximum-and-sum-of-exp fold: the other operand of the
+  // step's maximum of m.
+  Value m = loop.getRegionIterArgs()[0];
+  if (loop->hasAttr(nerve::kMaxSumExpAttrName) && loop.getNumResults() == 2 &&
+      llvm::all_of(loop.getResultTypes(), [](Type t) { return t.isF32(); })) {
+    auto isMaxOfM = [&](Operation *op) {
+      return isa<arith::MaximumFOp>(op) && llvm::is_contained(op->getOperands(), m);
     };
-    for (Operation &op : loop.getBody()->without_terminator()) {
-      if (!llvm::any_of(op.getOperands(), fromStep))
-        continue;
-      if (isa<memref::LoadOp>(op))
-        return std::nullopt; // an address computed from an accumulator
-      inStep.insert(&op);
-      r.step.push_back(&op);
+    if (auto max = llvm::find_if(r.step, isMaxOfM); max != r.step.end()) {
+      Value v = (*max)->getOperand(0) == m ? (*max)->getOperand(1) : (*max)->getOperand(0);
+      if (auto at = llvm::find(r.stepInputs, v); at != r.stepInputs.end())
+        r.maxSumExpValue = at - r.stepInputs.begin();
     }
-    for (Value v : yield->getOperands())
-      if (!inStep.contains(v.getDefiningOp()))
-        return std::nullopt;
-    for (Value init : loop.getInitArgs())
-      if (!init.getDefiningOp<arith::ConstantOp>())
-        return std::nullopt;
-    for (Operation *op : r.step)
-      for (Value v : op->getOperands())
-        if (!fromStep(v) && !llvm::is_contained(r.stepInputs, v))
-          r.stepInputs.push_back(v);
-    // The value of a maximum-and-sum-of-exp fold: the other operand of the
-    // step's maximum of m.
-    Value m = loop.getRegionIterArgs()[0];
-    if (loop->hasAttr(nerve::kMaxSumExpAttrName) && loop.getNumResults() == 2 &&
-        llvm::all_of(loop.getResultTypes(), [](Type t) { return t.isF32(); })) {
-      auto isMaxOfM = [&](Operation *op) {
-        return isa<arith::MaximumFOp>(op) && llvm::is_contained(op->getOperands(), m);
-      };
-      if (auto max = llvm::find_if(r.step, isMaxOfM); max != r.step.end()) {
-        Value v = (*max)->getOperand(0) == m ? (*max)->getOperand(1) : (*max)->getOperand(0);
-        if (auto at = llvm::find(r.stepInputs, v); at != r.stepInputs.end())
-          r.maxSumExpValue = at - r.stepInputs.begin();
-      }
-    }
+  }
+  return r;
+}
+
+std::optional<LaneReduction> matchFold(scf::ForOp loop) {
+  if (func::FuncOp fn = carriedCombine(loop)) {
+    // The init values (the identities) are constants.
+    std::optional<LaneReduction> r = matchCarriedFold(loop, fn);
+    if (!r || !llvm::all_of(loop.getInitArgs(), [](Value init) {
+          return static_cast<bool>(init.getDefiningOp<arith::ConstantOp>());
+        }))
+      return std::nullopt;
     return r;
   }
+  if (!foldsIndependently(loop))
+    return std::nullopt;
+  Operation *yield = loop.getBody()->getTerminator();
 
   if (loop.getNumResults() != 1)
     return std::nullopt;

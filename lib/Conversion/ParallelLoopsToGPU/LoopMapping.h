@@ -117,6 +117,15 @@ llvm::SmallVector<mlir::Value> identitiesOf(mlir::OpBuilder &b, mlir::Location l
 /// LaneReduction), reading memory but writing none.
 std::optional<LaneReduction> matchFold(mlir::scf::ForOp loop);
 
+/// The function a fold names as its combine (nerve::kCombineAttrName),
+/// when it merges two tuples of the fold's accumulator types; null
+/// otherwise.
+mlir::func::FuncOp carriedCombine(mlir::scf::ForOp loop);
+
+/// `loop` as a fold of the carried form merged by `combine`, whatever its
+/// init values (matchFold also wants constants: the identities).
+std::optional<LaneReduction> matchCarriedFold(mlir::scf::ForOp loop, mlir::func::FuncOp combine);
+
 /// `loop` as a LaneReduction: a fold whose iterations walk the contiguous
 /// dimension of what they load.
 std::optional<LaneReduction> matchLaneReduction(mlir::scf::ForOp loop);

@@ -16,6 +16,7 @@
 #include "LoopMapping.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -33,19 +34,28 @@ struct WholeReduction {
   Operation *op = nullptr;
   /// The parallel loop with reductions, or null for a carried fold.
   mutable scf::ParallelOp parallel; // op handles are values; accessors are not const
-  /// The carried fold.
+  /// The carried fold: its innermost loop, and the nest of loops (outermost
+  /// first) whose iterations it folds.
   std::optional<LaneReduction> fold;
+  mutable SmallVector<scf::ForOp> nest;
   SmallVector<Value> ivs, lowerBounds, steps;
 
   explicit WholeReduction(scf::ParallelOp loop)
       : op(loop), parallel(loop), ivs(loop.getInductionVars()), lowerBounds(loop.getLowerBound()),
         steps(loop.getStep()) {}
-  explicit WholeReduction(const LaneReduction &r)
-      : op(r.loop), fold(r), ivs{r.loop.getInductionVar()},
-        lowerBounds{r.loop.getLowerBound()}, steps{r.loop.getStep()} {}
+  WholeReduction(ArrayRef<scf::ForOp> loops, const LaneReduction &r)
+      : op(loops.front()), fold(r), nest(loops) {
+    for (scf::ForOp loop : loops) {
+      ivs.push_back(loop.getInductionVar());
+      lowerBounds.push_back(loop.getLowerBound());
+      steps.push_back(loop.getStep());
+    }
+  }
 
   Block *body() const { return parallel ? parallel.getBody() : fold->loop.getBody(); }
-  ValueRange inits() const { return parallel ? parallel.getInitVals() : fold->loop.getInitArgs(); }
+  ValueRange inits() const {
+    return parallel ? parallel.getInitVals() : nest.front().getInitArgs();
+  }
   ResultRange results() const { return op->getResults(); }
   scf::ReduceOp reduce() const { return llvm::cast<scf::ReduceOp>(body()->getTerminator()); }
 
@@ -77,21 +87,20 @@ struct WholeReduction {
     if (parallel)
       return loop_mapping::tripCounts(b, parallel);
     Location loc = op->getLoc();
-    scf::ForOp loop = fold->loop;
-    Value lb = loop.getLowerBound();
-    Value span =
-        arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, loop.getUpperBound(), lb), lb);
-    Value count = arith::CeilDivUIOp::create(b, loc, span, loop.getStep());
-    return {SmallVector<Value>{count}, count};
+    SmallVector<Value> counts;
+    Value total;
+    for (scf::ForOp loop : nest) {
+      Value lb = loop.getLowerBound();
+      Value span = arith::SubIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, loop.getUpperBound(), lb), lb);
+      counts.push_back(arith::CeilDivUIOp::create(b, loc, span, loop.getStep()));
+      total = total ? arith::MulIOp::create(b, loc, total, counts.back()) : counts.back();
+    }
+    return {counts, total};
   }
 
   /// The induction variables at flat iteration `linear`.
-  SmallVector<Value> ivsAt(OpBuilder &b, Location loc, ArrayRef<Value> counts, Value linear) const {
-    if (parallel)
-      return delinearize(b, loc, parallel, counts, linear);
-    return {arith::AddIOp::create(b, loc, lowerBounds[0],
-                                  arith::MulIOp::create(b, loc, linear, steps[0]))};
-  }
+  SmallVector<Value> ivsAt(OpBuilder &b, Location loc, ArrayRef<Value> counts, Value linear) const;
 };
 
 /// Combines each thread's `values` over the block, pairwise in a fixed
@@ -150,6 +159,16 @@ SmallVector<Value> digitsOf(OpBuilder &b, Location loc, ArrayRef<Value> counts, 
   }
   digits[0] = rest;
   return digits;
+}
+
+SmallVector<Value> WholeReduction::ivsAt(OpBuilder &b, Location loc, ArrayRef<Value> counts,
+                                         Value linear) const {
+  if (parallel)
+    return delinearize(b, loc, parallel, counts, linear);
+  SmallVector<Value> at;
+  for (auto [digit, lb, st] : llvm::zip(digitsOf(b, loc, counts, linear), lowerBounds, steps))
+    at.push_back(arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, digit, st)));
+  return at;
 }
 
 /// `digits` plus `step` (both in the mixed radix of `counts`, each digit
@@ -501,16 +520,44 @@ Operation *mapWholeReduction(scf::ParallelOp loop, int64_t blockSize) {
   return mapWhole(WholeReduction(loop), blockSize);
 }
 
-bool foldsAsWhole(scf::ForOp loop) {
-  std::optional<LaneReduction> r = matchFold(loop);
-  return r && r->combineFn;
+/// `outer` as a fold that carries its combine, over one loop or a nest of
+/// them (a whole-tensor argmax over a matrix): each loop's body the next
+/// loop, started from the accumulators and yielding what it ends with,
+/// its bounds defined before the nest; the innermost a carried fold. The
+/// init values are constants (the identities).
+static std::optional<WholeReduction> matchWholeFold(scf::ForOp outer) {
+  func::FuncOp combine = carriedCombine(outer);
+  if (!combine || !llvm::all_of(outer.getInitArgs(), [](Value init) {
+        return static_cast<bool>(init.getDefiningOp<arith::ConstantOp>());
+      }))
+    return std::nullopt;
+  auto outside = [&](Value v) { return !outer->isAncestor(v.getParentBlock()->getParentOp()); };
+  SmallVector<scf::ForOp> nest{outer};
+  for (scf::ForOp loop = outer;;) {
+    Block *body = loop.getBody();
+    auto inner = dyn_cast<scf::ForOp>(body->front());
+    if (!inner || std::next(body->begin()) != std::prev(body->end()) ||
+        inner.getInitArgs() != ValueRange(loop.getRegionIterArgs()) ||
+        body->getTerminator()->getOperands() != ValueRange(inner.getResults()) ||
+        !outside(inner.getLowerBound()) || !outside(inner.getUpperBound()) ||
+        !outside(inner.getStep()))
+      break;
+    if (auto step = getConstantIntValue(loop.getStep()); !step || *step <= 0)
+      return std::nullopt;
+    nest.push_back(inner);
+    loop = inner;
+  }
+  std::optional<LaneReduction> r = matchCarriedFold(nest.back(), combine);
+  if (!r)
+    return std::nullopt;
+  return WholeReduction(nest, *r);
 }
 
+bool foldsAsWhole(scf::ForOp loop) { return matchWholeFold(loop).has_value(); }
+
 Operation *mapWholeFold(scf::ForOp loop, int64_t blockSize) {
-  std::optional<LaneReduction> r = matchFold(loop);
-  if (!r || !r->combineFn)
-    return nullptr;
-  return mapWhole(WholeReduction(*r), blockSize);
+  std::optional<WholeReduction> w = matchWholeFold(loop);
+  return w ? mapWhole(*w, blockSize) : nullptr;
 }
 
 } // namespace nerve::loop_mapping

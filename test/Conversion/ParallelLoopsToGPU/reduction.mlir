@@ -418,3 +418,59 @@ func.func private @argmax_combine(%b0: f32, %a0: i32, %b1: f32, %a1: i32) -> (f3
   %na = arith.select %take, %a1, %a0 : i32
   return %nb, %na : f32, i32
 }
+
+// A nest of such folds (a row loop around a column loop, each starting
+// from the accumulators the one outside holds) folds both dimensions as
+// one: a thread's position is a digit a dimension, advanced by the grid
+// stride's digits with a carry.
+// CHECK-LABEL: func.func @argmax_2d
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x?xf32>
+// CHECK:     gpu.launch
+// CHECK:       arith.remui
+// CHECK:       arith.divui
+// CHECK:       scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32, i32) {
+// CHECK-NOT:     scf.for
+// CHECK:         memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK:         arith.addi %[[COL]], %{{.*}} : index
+// CHECK:         arith.cmpi uge
+// CHECK:         scf.yield
+// CHECK:     gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK:     return
+func.func @argmax_2d(%x: memref<?x?xf32>, %out: memref<i32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %none = arith.constant -1 : i32
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%best = %ninf, %at = %none) -> (f32, i32) {
+    %q:2 = scf.for %j = %c0 to %m step %c1 iter_args(%b = %best, %a = %at) -> (f32, i32) {
+      %v = memref.load %x[%i, %j] : memref<?x?xf32>
+      %row = arith.muli %i, %m : index
+      %k = arith.addi %row, %j : index
+      %kk = arith.index_cast %k : index to i32
+      %gt = arith.cmpf ogt, %v, %b : f32
+      %eq = arith.cmpf oeq, %v, %b : f32
+      %lower = arith.cmpi slt, %kk, %a : i32
+      %tie = arith.andi %eq, %lower : i1
+      %take = arith.ori %gt, %tie : i1
+      %nb = arith.select %take, %v, %b : f32
+      %na = arith.select %take, %kk, %a : i32
+      scf.yield %nb, %na : f32, i32
+    }
+    scf.yield %q#0, %q#1 : f32, i32
+  } {nerve.combine = @argmax_2d_combine}
+  memref.store %r#1, %out[] : memref<i32>
+  return
+}
+func.func private @argmax_2d_combine(%b0: f32, %a0: i32, %b1: f32, %a1: i32) -> (f32, i32) {
+  %gt = arith.cmpf ogt, %b1, %b0 : f32
+  %eq = arith.cmpf oeq, %b1, %b0 : f32
+  %lower = arith.cmpi slt, %a1, %a0 : i32
+  %tie = arith.andi %eq, %lower : i1
+  %take = arith.ori %gt, %tie : i1
+  %nb = arith.select %take, %b1, %b0 : f32
+  %na = arith.select %take, %a1, %a0 : i32
+  return %nb, %na : f32, i32
+}
