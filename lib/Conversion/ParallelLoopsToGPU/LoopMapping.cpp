@@ -376,14 +376,16 @@ Value hoistOutOf(OpBuilder &host, Value v, Operation *loop, IRMapping &m) {
 /// The trip count of each dimension of `loop` (0 when empty), built as
 /// host code before it, and their product.
 std::pair<SmallVector<Value>, Value> tripCounts(OpBuilder &b, scf::ParallelOp loop) {
-  Location loc = loop.getLoc();
+  return tripCounts(b, loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+}
+
+std::pair<SmallVector<Value>, Value> tripCounts(OpBuilder &b, Location loc, ValueRange lbs,
+                                                ValueRange ubs, ValueRange steps) {
   SmallVector<Value> counts;
   // Folded as built, so a static trip count stays visible.
   Value total = indexConstant(b, loc, 1);
   Value zero = indexConstant(b, loc, 0);
-  for (unsigned i = 0; i < loop.getNumLoops(); ++i) {
-    Value lb = loop.getLowerBound()[i], ub = loop.getUpperBound()[i];
-    Value step = loop.getStep()[i];
+  for (auto [lb, ub, step] : llvm::zip(lbs, ubs, steps)) {
     Value span = b.createOrFold<arith::SubIOp>(loc, ub, lb);
     Value count = b.createOrFold<arith::CeilDivUIOp>(loc, span, step);
     // An upper bound below the lower one is an empty loop.

@@ -195,6 +195,11 @@ llvm::SmallVector<mlir::Value> mergePartials(mlir::OpBuilder &b, const LaneReduc
 std::pair<llvm::SmallVector<mlir::Value>, mlir::Value> tripCounts(mlir::OpBuilder &b,
                                                                   mlir::scf::ParallelOp loop);
 
+/// The same for loops of bounds `lbs`, `ubs` and steps `steps`.
+std::pair<llvm::SmallVector<mlir::Value>, mlir::Value>
+tripCounts(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange lbs, mlir::ValueRange ubs,
+           mlir::ValueRange steps);
+
 /// The loop's indices at flat iteration `linear` (innermost fastest); with
 /// `leading`, those of its first `leading` dimensions at flat position
 /// `linear` among them.

@@ -86,17 +86,10 @@ struct WholeReduction {
   std::pair<SmallVector<Value>, Value> tripCounts(OpBuilder &b) const {
     if (parallel)
       return loop_mapping::tripCounts(b, parallel);
-    Location loc = op->getLoc();
-    SmallVector<Value> counts;
-    Value total;
-    for (scf::ForOp loop : nest) {
-      Value lb = loop.getLowerBound();
-      Value span = arith::SubIOp::create(
-          b, loc, arith::MaxSIOp::create(b, loc, loop.getUpperBound(), lb), lb);
-      counts.push_back(arith::CeilDivUIOp::create(b, loc, span, loop.getStep()));
-      total = total ? arith::MulIOp::create(b, loc, total, counts.back()) : counts.back();
-    }
-    return {counts, total};
+    SmallVector<Value> ubs;
+    for (scf::ForOp loop : nest)
+      ubs.push_back(loop.getUpperBound());
+    return loop_mapping::tripCounts(b, op->getLoc(), lowerBounds, ubs, steps);
   }
 
   /// The induction variables at flat iteration `linear`.
