@@ -487,18 +487,31 @@ struct ChunkPlan {
   llvm::SmallVector<mlir::Value> buffers;
 };
 
-/// The chunks of `loop`, a 1-D parallel loop by steps of 1 whose body is
-/// straight-line code in which every access that varies with the index is
-/// a load along the contiguous dimension at that index; nullopt otherwise.
-std::optional<ChunkPlan> planChunks(mlir::scf::ParallelOp loop);
+/// What chunks of a 1-D reduction copy: the loop's body but `skipped` (a
+/// fold's step, applied by the caller), and the `values` an iteration
+/// folds in (a parallel loop's reduced values, a fold's step inputs).
+struct ChunkSource {
+  mlir::Operation *loop;
+  mlir::Value iv, step;
+  llvm::SmallVector<mlir::Operation *> skipped;
+  llvm::SmallVector<mlir::Value> values;
 
-/// `loop`'s body emitted for each lane mapping of `maps` (consecutive
+  static ChunkSource of(mlir::scf::ParallelOp loop);
+  static ChunkSource of(const LaneReduction &fold);
+};
+
+/// The chunks of `source`, a loop by steps of 1 whose body is straight-line
+/// code in which every access that varies with the index is a load along
+/// the contiguous dimension at that index; nullopt otherwise.
+std::optional<ChunkPlan> planChunks(const ChunkSource &source);
+
+/// `source`'s body emitted for each lane mapping of `maps` (consecutive
 /// iterations of a chunk, as laneMappings makes them), its varying loads
 /// one vector load when `byVectors` (the lanes then must be planChunks'),
-/// else one load a lane; the values each lane reduces. Both forms compute
+/// else one load a lane; the values each lane folds in. Both forms compute
 /// the same values.
 llvm::SmallVector<llvm::SmallVector<mlir::Value>>
-chunkValues(mlir::OpBuilder &b, mlir::Location loc, mlir::scf::ParallelOp loop,
+chunkValues(mlir::OpBuilder &b, mlir::Location loc, const ChunkSource &source,
             llvm::MutableArrayRef<mlir::IRMapping> maps, bool byVectors);
 
 /// Maps `loop` (trip counts `counts`, `total` in all) with consecutive

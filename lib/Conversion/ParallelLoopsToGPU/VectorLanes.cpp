@@ -43,6 +43,8 @@ struct LanePlan {
   /// Values loaded by one iteration of the jammed loops, per lane (a time
   /// loop blocked by steps loads a block of values before using them).
   int64_t loadedInLoops = 0;
+  /// Ops emitLanes leaves out (a fold's step, which the caller applies).
+  llvm::DenseSet<Operation *> skipped;
   /// Contiguous loads of a straight-line body that index by none of the
   /// outer indices: the same vector for every row (a bias, a softmax's
   /// column maximum and sum over dim 0). Found only for bodies that then
@@ -63,9 +65,8 @@ bool isOutside(Value v, Operation *loop) {
 
 /// Walks `block` (in `loop`'s body) marking what varies with the innermost
 /// index in `variant`; fails on anything the vector mapping cannot run.
-LogicalResult analyze(Block &block, scf::ParallelOp loop, llvm::DenseSet<Value> &variant,
+LogicalResult analyze(Block &block, Operation *loop, Value iv, llvm::DenseSet<Value> &variant,
                       LanePlan &plan, bool inLoop = false) {
-  Value iv = loop.getInductionVars().back();
   auto varies = [&](Value v) { return variant.contains(v); };
   auto contiguousAccess = [&](Value memref, ValueRange indices) {
     auto type = dyn_cast<MemRefType>(memref.getType());
@@ -103,7 +104,7 @@ LogicalResult analyze(Block &block, scf::ParallelOp loop, llvm::DenseSet<Value> 
       plan.carried += inner.getNumRegionIterArgs();
       for (Value arg : inner.getRegionIterArgs())
         variant.insert(arg);
-      if (failed(analyze(*inner.getBody(), loop, variant, plan, /*inLoop=*/true)))
+      if (failed(analyze(*inner.getBody(), loop, iv, variant, plan, /*inLoop=*/true)))
         return failure();
       for (Value r : inner.getResults())
         variant.insert(r);
@@ -113,7 +114,7 @@ LogicalResult analyze(Block &block, scf::ParallelOp loop, llvm::DenseSet<Value> 
       if (varies(branch.getCondition()))
         return failure();
       for (Region *region : {&branch.getThenRegion(), &branch.getElseRegion()})
-        if (!region->empty() && failed(analyze(region->front(), loop, variant, plan, inLoop)))
+        if (!region->empty() && failed(analyze(region->front(), loop, iv, variant, plan, inLoop)))
           return failure();
       plan.carried += branch.getNumResults();
       for (Value r : branch.getResults())
@@ -135,7 +136,8 @@ std::optional<LanePlan> planLanes(scf::ParallelOp loop) {
   LanePlan plan;
   llvm::DenseSet<Value> variant;
   variant.insert(loop.getInductionVars().back());
-  if (failed(analyze(*loop.getBody(), loop, variant, plan)) || plan.buffers.empty())
+  if (failed(analyze(*loop.getBody(), loop, loop.getInductionVars().back(), variant, plan)) ||
+      plan.buffers.empty())
     return std::nullopt;
   plan.lanes = std::min(plan.lanes, kMaxVectorLanes);
   if ((plan.carried + plan.loadedInLoops) * plan.lanes > kMaxCarried)
@@ -144,19 +146,22 @@ std::optional<LanePlan> planLanes(scf::ParallelOp loop) {
 }
 
 /// The plan of a 1-D reduction whose straight-line body walks the
-/// contiguous dimension wherever it varies (see planChunks).
-std::optional<LanePlan> planChunkLanes(scf::ParallelOp loop) {
-  if (loop.getNumLoops() != 1 || getConstantIntValue(loop.getStep().back()) != 1 ||
-      llvm::any_of(loop.getBody()->without_terminator(),
+/// contiguous dimension wherever it varies (see planChunks); its skipped
+/// ops (a fold's step) are left out of the copies.
+std::optional<LanePlan> planChunkLanes(const ChunkSource &source) {
+  Block *body = Value(source.iv).getParentBlock();
+  if (getConstantIntValue(source.step) != 1 ||
+      llvm::any_of(body->without_terminator(),
                    [](Operation &op) { return op.getNumRegions() != 0; }))
     return std::nullopt;
   LanePlan plan;
   llvm::DenseSet<Value> variant;
-  variant.insert(loop.getInductionVars().back());
-  if (failed(analyze(*loop.getBody(), loop, variant, plan)) || plan.buffers.empty() ||
+  variant.insert(source.iv);
+  if (failed(analyze(*body, source.loop, source.iv, variant, plan)) || plan.buffers.empty() ||
       plan.contiguous.empty())
     return std::nullopt;
   plan.lanes = std::min(plan.lanes, kMaxVectorLanes);
+  plan.skipped.insert(source.skipped.begin(), source.skipped.end());
   return plan;
 }
 
@@ -283,6 +288,8 @@ void emitLanes(OpBuilder &b, Location loc, Block &block, const LanePlan &plan,
                MutableArrayRef<IRMapping> maps, ArrayRef<Value> valid) {
   int64_t lanes = plan.lanes, groups = static_cast<int64_t>(valid.size());
   for (Operation &op : block.without_terminator()) {
+    if (plan.skipped.contains(&op))
+      continue;
     if (plan.contiguous.contains(&op)) {
       for (int64_t g = 0; g < groups; ++g) {
         MutableArrayRef<IRMapping> group = maps.slice(g * lanes, lanes);
@@ -500,26 +507,38 @@ bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, 
   return true;
 }
 
-std::optional<ChunkPlan> planChunks(scf::ParallelOp loop) {
-  std::optional<LanePlan> plan = planChunkLanes(loop);
+ChunkSource ChunkSource::of(scf::ParallelOp loop) {
+  return {loop,
+          loop.getInductionVars().back(),
+          loop.getStep().back(),
+          {},
+          loop.getBody()->getTerminator()->getOperands()};
+}
+
+ChunkSource ChunkSource::of(const LaneReduction &fold) {
+  return {fold.loop, fold.loop.getInductionVar(), fold.loop.getStep(), fold.step, fold.stepInputs};
+}
+
+std::optional<ChunkPlan> planChunks(const ChunkSource &source) {
+  std::optional<LanePlan> plan = planChunkLanes(source);
   if (!plan)
     return std::nullopt;
   return ChunkPlan{plan->lanes, SmallVector<Value>(plan->buffers.getArrayRef())};
 }
 
-SmallVector<SmallVector<Value>> chunkValues(OpBuilder &b, Location loc, scf::ParallelOp loop,
+SmallVector<SmallVector<Value>> chunkValues(OpBuilder &b, Location loc, const ChunkSource &source,
                                             MutableArrayRef<IRMapping> maps, bool byVectors) {
-  Operation *terminator = loop.getBody()->getTerminator();
-  std::optional<LanePlan> plan = byVectors ? planChunkLanes(loop) : std::nullopt;
+  Block *body = Value(source.iv).getParentBlock();
+  std::optional<LanePlan> plan = byVectors ? planChunkLanes(source) : std::nullopt;
   if (plan && plan->lanes == static_cast<int64_t>(maps.size())) {
-    emitLanes(b, loc, *loop.getBody(), *plan, maps, ArrayRef<Value>{Value()});
+    emitLanes(b, loc, *body, *plan, maps, ArrayRef<Value>{Value()});
   } else {
     for (IRMapping &m : maps)
-      for (Operation &op : loop.getBody()->without_terminator())
-        b.clone(op, m);
+      for (Operation &op : body->without_terminator())
+        if (!llvm::is_contained(source.skipped, &op))
+          b.clone(op, m);
   }
-  return llvm::map_to_vector(maps,
-                             [&](IRMapping &m) { return mapped(m, terminator->getOperands()); });
+  return llvm::map_to_vector(maps, [&](IRMapping &m) { return mapped(m, source.values); });
 }
 
 } // namespace nerve::loop_mapping

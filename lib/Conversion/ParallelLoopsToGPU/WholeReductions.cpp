@@ -78,6 +78,11 @@ struct WholeReduction {
     return parallel ? combineEach(b, reduce(), lhs, rhs) : mergePartials(b, *fold, lhs, rhs);
   }
 
+  /// What chunks of a 1-D reduction copy (foldChunksAhead).
+  ChunkSource chunkSource() const {
+    return parallel ? ChunkSource::of(parallel) : ChunkSource::of(*fold);
+  }
+
   /// Whether the body reads memory but writes none (a fold's always does).
   bool loadsOnly() const { return !parallel || loop_mapping::loadsOnly(parallel); }
 
@@ -241,7 +246,7 @@ SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, const WholeReduc
 /// flight for each thread.
 constexpr int64_t kChunksAhead = 4;
 
-/// A 1-D parallel reduction (planChunks: `lanes` a chunk) folded by
+/// A 1-D reduction (planChunks: `lanes` a chunk) folded by
 /// chunks: the thread `first` of `stride` takes the whole chunks first,
 /// first + stride, ..., kChunksAhead a round, all their loads issued
 /// before any is folded, each chunk's lanes folded in order; then thread
@@ -257,6 +262,7 @@ SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, const WholeReduct
   Value lanesValue = indexConstant(b, loc, lanes);
   Value chunks = arith::DivUIOp::create(b, loc, total, lanesValue);
   Value lb = w.lowerBounds.front(), iv = w.ivs.front();
+  ChunkSource source = w.chunkSource();
   Value roundStride = arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kChunksAhead));
   auto rounds = scf::ForOp::create(b, loc, first, chunks, roundStride, w.inits());
   {
@@ -275,7 +281,7 @@ SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, const WholeReduct
       Value start =
           arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, chunk, lanesValue));
       SmallVector<IRMapping> maps = laneMappings(b, loc, IRMapping(), iv, start, lanes);
-      values.push_back(chunkValues(b, loc, w.parallel, maps, byVectors));
+      values.push_back(chunkValues(b, loc, source, maps, byVectors));
     }
     SmallVector<Value> acc(rounds.getRegionIterArgs());
     for (int64_t k = 0; k < kChunksAhead; ++k) {
@@ -350,7 +356,8 @@ Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
   bool ahead = !lockstep && w.loadsOnly();
   // A 1-D one folds by chunks (foldChunksAhead), a round of chunks a
   // thread likewise.
-  std::optional<ChunkPlan> chunked = ahead && w.parallel ? planChunks(w.parallel) : std::nullopt;
+  std::optional<ChunkPlan> chunked =
+      ahead && w.ivs.size() == 1 ? planChunks(w.chunkSource()) : std::nullopt;
   Value perBlock = ahead ? indexConstant(b, loc, threads * kStridedLoadsAhead) : block;
   Value work = total;
   if (chunked) {

@@ -350,21 +350,28 @@ func.func @mean_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.ker
 
 // A fold at the top of a kernel that carries its combine (an argmax over a
 // vector: a value and its position, merged together) is the same tree:
-// rounds of 8 iterations (loads first, then the fold's own step in order),
-// then the blocks' threads and kernel 2's merge partial pairs with the
-// combine, a workgroup array and a partials buffer per accumulator. The
-// stored position is stored by kernel 2; the value, unused, goes to a
-// buffer of its own.
+// chunks of 16 bytes (the round's vector loads first, then the fold's own
+// step lane by lane, in order), then the blocks' threads and kernel 2's
+// merge partial pairs with the combine, a workgroup array and a partials
+// buffer per accumulator. The stored position is stored by kernel 2; the
+// value, unused, goes to a buffer of its own.
 // CHECK-LABEL: func.func @argmax
 // CHECK-SAME:    %[[X:[^:]*]]: memref<?xf32>, %[[OUT:[^:]*]]: memref<i32>
 // CHECK-DAG: %[[VALUES:.*]] = gpu.alloc (%[[BLOCKS:.*]]) : memref<?xf32>
 // CHECK-DAG: %[[AT:.*]] = gpu.alloc (%[[BLOCKS]]) : memref<?xi32>
+// CHECK:     scf.if
 // CHECK:     gpu.launch {{.*}} workgroup(%[[SV:.*]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[SI:.*]] : memref<256xi32, #gpu.address_space<workgroup>>) {
-// CHECK:       scf.for {{.*}} -> (index, f32, i32) {
-// CHECK-COUNT-8: memref.load %[[X]]
-// CHECK:         arith.cmpf ogt
+// CHECK:       scf.for {{.*}} -> (f32, i32) {
+// CHECK:         %[[V0:.*]] = vector.load %[[X]]
+// CHECK:         %[[E0:.*]] = vector.extract %[[V0]][0]
+// CHECK-COUNT-3: vector.load %[[X]]
+// CHECK-NOT:     vector.load
+// CHECK:         arith.cmpf ogt, %[[E0]]
 // CHECK:         arith.cmpi slt
 // CHECK:         scf.yield
+// CHECK:       scf.if
+// CHECK:         scf.for
+// CHECK:           memref.load %[[X]]
 // CHECK:       memref.store %{{.*}}, %[[SV]]
 // CHECK:       memref.store %{{.*}}, %[[SI]]
 // CHECK:       gpu.barrier
@@ -379,6 +386,11 @@ func.func @mean_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.ker
 // CHECK:         arith.select %{{.*}}, %[[OI]], %[[MI]] : i32
 // CHECK:       memref.store %{{.*}}, %[[VALUES]]
 // CHECK:       memref.store %{{.*}}, %[[AT]]
+// CHECK:     } else {
+// CHECK:       gpu.launch
+// CHECK:         scf.for {{.*}} -> (f32, i32) {
+// CHECK-COUNT-16:  memref.load %[[X]]
+// CHECK:     }
 // CHECK:     gpu.launch
 // CHECK:       memref.load %[[VALUES]]
 // CHECK:       memref.load %[[AT]]

@@ -1,6 +1,6 @@
-// Reductions of a whole vector to one value (whole-reductions.test): a
-// parallel loop with a reduction folds 16-byte chunks; a fold that carries
-// its combine (argmax) rounds of eight elements.
+// Reductions of a whole vector to one value (whole-reductions.test), by
+// 16-byte chunks: parallel loops with a reduction, and a fold that carries
+// its combine (argmax).
 
 !v = !tdim.tensor<[n: ?], f32>
 !h = !tdim.tensor<[n: ?], f16>
@@ -39,7 +39,8 @@ tdim.kernel @half_sum(%x: !h) -> (%s: !tdim.tensor<[], f32>) {
 }
 
 // Two accumulators merged together (the first maximum and its position):
-// a fold that carries its combine, mapped as the same tree.
+// a fold that carries its combine, mapped as the same tree, its own step
+// folding each lane.
 tdim.kernel @argmax(%x: !v) -> (%index: !tdim.tensor<[], i32>) {
   tdim.reduce ins(%x : !v) outs(%index : !tdim.tensor<[], i32>) over [n]
       init [0xFF800000 : f32, -1 : i32]
