@@ -124,9 +124,9 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     dimension folds 16-byte chunks instead (four a round, a vector load
     each when the host finds the buffers aligned, else scalar loads in the
     same order), thread 0 the elements after the last whole chunk. A
-    sequential fold at the top of a kernel that carries its combine (an
-    argmax over a vector) maps as the same tree, the combine merging the
-    partial tuples.
+    sequential fold (or nest of folds) at the top of a kernel that
+    carries its combine (an argmax over a whole tensor) maps as the same
+    tree, the combine merging the partial tuples.
     Over two or more dimensions whose rows have 128 elements or more, and
     2^21 or more in all (a host check), it runs as a row reduction over the
     innermost dimension into a buffer of a value a row, then as that
