@@ -1,10 +1,11 @@
-//===- WholeReductionCUDATest.cpp - a vector's reduction at any alignment -===//
+//===- WholeReductionCUDATest.cpp - a reduction's bits at any alignment --===//
 //
-// A 1-D reduction folds 16-byte chunks: by vector loads when the buffer is
-// aligned to them, by scalar loads otherwise (a host check at each launch),
-// both in the same order. These tests reduce the same values from an
-// aligned buffer and from one element past an aligned address and expect
-// the same bits, near the float64 sum. Skipped without a GPU.
+// A whole-tensor reduction folds 16-byte chunks of its iterations (over a
+// matrix, in row-major order): by vector loads when the buffer is dense and
+// aligned to them, by scalar loads otherwise (a host check at each
+// launch), both in the same order. These tests reduce the same values from
+// an aligned buffer and from one element past an aligned address and
+// expect the same bits, near the float64 sum. Skipped without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,14 +39,14 @@ cuda::Device *realDevice(std::string *why) {
 /// `values` (raw element bytes) at element `offset` of a fresh device
 /// buffer; the f32 sum the spec's kernel computes over them.
 float deviceSum(cuda::Device *device, const Module &m, const std::vector<unsigned char> &values,
-                int64_t count, int64_t elementBytes, int64_t offset) {
+                std::vector<int64_t> sizes, int64_t elementBytes, int64_t offset) {
   const cuda::DriverAPI &api = device->api();
   CUdeviceptr base = 0, out = 0;
   EXPECT_TRUE(device->check(api.cuMemAlloc(&base, values.size() + 64), "cuMemAlloc"));
   EXPECT_TRUE(device->check(api.cuMemAlloc(&out, 4), "cuMemAlloc"));
   CUdeviceptr at = base + CUdeviceptr(offset * elementBytes);
   EXPECT_EQ(api.cuMemcpyHtoD(at, values.data(), values.size()), 0);
-  Status s = m.launch("total", {Arg::tensor(reinterpret_cast<void *>(at), {count}),
+  Status s = m.launch("total", {Arg::tensor(reinterpret_cast<void *>(at), std::move(sizes)),
                                 Arg::tensor(reinterpret_cast<void *>(out), {})});
   EXPECT_TRUE(s) << s.message();
   EXPECT_TRUE(device->check(api.cuCtxSynchronize(), "running the kernel"));
@@ -56,10 +57,11 @@ float deviceSum(cuda::Device *device, const Module &m, const std::vector<unsigne
   return sum;
 }
 
-std::string sumSpec(const char *type) {
-  return std::string("!v = !tdim.tensor<[n: ?], ") + type + R"(>
+std::string sumSpec(const char *type, const char *dims = "n: ?", const char *over = "n") {
+  return std::string("!v = !tdim.tensor<[") + dims + "], " + type + R"(>
 tdim.kernel @total(%x: !v) -> (%s: !tdim.tensor<[], f32>) {
-  tdim.reduce ins(%x : !v) outs(%s : !tdim.tensor<[], f32>) over [n] init [0.0 : f32]
+  tdim.reduce ins(%x : !v) outs(%s : !tdim.tensor<[], f32>) over [)" +
+         over + R"(] init [0.0 : f32]
     combine {
     ^bb0(%a: f32, %b: f32):
       %r = arith.addf %a, %b : f32
@@ -101,8 +103,8 @@ TEST(WholeReductionCUDA, AnF32VectorSumHasTheSameBitsAtAnyAlignment) {
       exact += v;
       std::memcpy(&bytes[size_t(i) * 4], &v, 4);
     }
-    float aligned = deviceSum(device, **m, bytes, n, 4, 0);
-    float shifted = deviceSum(device, **m, bytes, n, 4, 1);
+    float aligned = deviceSum(device, **m, bytes, {n}, 4, 0);
+    float shifted = deviceSum(device, **m, bytes, {n}, 4, 1);
     EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
         << n << " elements: " << aligned << " against " << shifted;
     EXPECT_NEAR(aligned, exact, 1e-5 * n) << n << " elements";
@@ -135,11 +137,39 @@ TEST(WholeReductionCUDA, AnF16VectorSumHasTheSameBitsAtAnyAlignment) {
       }
       std::memcpy(&bytes[size_t(i) * 2], &h, 2);
     }
-    float aligned = deviceSum(device, **m, bytes, n, 2, 0);
-    float shifted = deviceSum(device, **m, bytes, n, 2, 1);
+    float aligned = deviceSum(device, **m, bytes, {n}, 2, 0);
+    float shifted = deviceSum(device, **m, bytes, {n}, 2, 1);
     EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
         << n << " elements: " << aligned << " against " << shifted;
     EXPECT_NEAR(aligned, exact, 1e-5 * n) << n << " elements";
+  }
+}
+
+// Over a matrix, chunks run through the iterations in row-major order
+// (across rows when the rows are not whole chunks): by vector loads of a
+// flat view when the buffer is dense and aligned, by each element at its
+// own position otherwise.
+TEST(WholeReductionCUDA, AMatrixSumHasTheSameBitsAtAnyAlignment) {
+  std::string why;
+  cuda::Device *device = realDevice(&why);
+  if (!device)
+    GTEST_SKIP() << why;
+  auto m = compile(sumSpec("f32", "r: ?, c: ?", "r, c"), cudaOptions());
+  ASSERT_TRUE(m) << m.message();
+  for (auto [r, c] : {std::pair<int64_t, int64_t>{3, 5}, {37, 101}, {1000, 127}, {4099, 33}}) {
+    int64_t n = r * c;
+    std::vector<unsigned char> bytes(size_t(n) * 4);
+    double exact = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      float v = valueAt(i);
+      exact += v;
+      std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+    }
+    float aligned = deviceSum(device, **m, bytes, {r, c}, 4, 0);
+    float shifted = deviceSum(device, **m, bytes, {r, c}, 4, 1);
+    EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
+        << r << " x " << c << ": " << aligned << " against " << shifted;
+    EXPECT_NEAR(aligned, exact, 1e-5 * n) << r << " x " << c;
   }
 }
 

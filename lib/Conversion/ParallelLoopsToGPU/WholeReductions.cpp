@@ -313,6 +313,209 @@ SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, const WholeReduct
   return SmallVector<Value>(tail.getResults());
 }
 
+/// The loads of an N-D parallel reduction from 0 by 1 whose induction
+/// variables serve only as the whole index of loads (`x[i, j]`, in order),
+/// in a straight-line body: the reduction can then walk its iterations in
+/// row-major order as one vector of all of them (foldFlatChunksAhead).
+struct FlatLoads {
+  SmallVector<memref::LoadOp> loads;
+  SmallVector<Value> buffers;
+  int64_t lanes = 0;
+};
+
+std::optional<FlatLoads> flatLoadsOf(const WholeReduction &w) {
+  scf::ParallelOp loop = w.parallel;
+  auto isConstant = [](ValueRange values, int64_t c) {
+    return llvm::all_of(values, [&](Value v) { return getConstantIntValue(v) == c; });
+  };
+  if (!loop || loop.getNumLoops() < 2 || !isConstant(loop.getLowerBound(), 0) ||
+      !isConstant(loop.getStep(), 1) ||
+      llvm::any_of(loop.getBody()->without_terminator(),
+                   [](Operation &op) { return op.getNumRegions() != 0; }))
+    return std::nullopt;
+  SmallVector<Value> ivs(loop.getInductionVars());
+  FlatLoads flat;
+  for (Value iv : ivs)
+    for (Operation *user : iv.getUsers()) {
+      auto load = dyn_cast<memref::LoadOp>(user);
+      if (!load || !llvm::equal(load.getIndices(), ivs))
+        return std::nullopt;
+      if (Operation *def = load.getMemRef().getDefiningOp(); def && loop->isAncestor(def))
+        return std::nullopt;
+      if (llvm::is_contained(flat.loads, load))
+        continue;
+      Type element = load.getMemRefType().getElementType();
+      unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
+      if (bits == 0 || bits % 8 != 0 || bits > 64)
+        return std::nullopt;
+      flat.loads.push_back(load);
+      if (!llvm::is_contained(flat.buffers, load.getMemRef()))
+        flat.buffers.push_back(load.getMemRef());
+      flat.lanes = std::max<int64_t>(flat.lanes, 128 / bits);
+    }
+  if (flat.loads.empty())
+    return std::nullopt;
+  flat.lanes = std::min(flat.lanes, kMaxVectorLanes);
+  return flat;
+}
+
+/// Whether every buffer of `flat` holds the iterations in row-major order
+/// without gaps (innermost stride 1, each other stride the product of the
+/// counts inside it) from an address aligned to 16 bytes: the vector form
+/// of foldFlatChunksAhead, reading flat views, applies.
+Value flatVectorsFit(OpBuilder &b, Location loc, const FlatLoads &flat, ArrayRef<Value> counts) {
+  Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+  Value ok = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  auto both = [&](Value x, Value y) { return arith::AndIOp::create(b, loc, x, y).getResult(); };
+  auto equal = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y).getResult();
+  };
+  for (Value buffer : flat.buffers) {
+    auto type = cast<MemRefType>(buffer.getType());
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+    ValueRange strides = meta.getStrides();
+    Value dense = one;
+    for (size_t d = strides.size(); d-- > 0;) {
+      ok = both(ok, equal(strides[d], dense));
+      dense = arith::MulIOp::create(b, loc, dense, counts[d]);
+    }
+    Value start = arith::AddIOp::create(
+        b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
+        arith::MulIOp::create(b, loc, meta.getOffset(),
+                              indexConstant(b, loc, type.getElementTypeBitWidth() / 8)));
+    ok = both(ok, equal(arith::RemUIOp::create(b, loc, start, indexConstant(b, loc, 16)), zero));
+  }
+  return ok;
+}
+
+/// One-dimensional views of `flat`'s buffers over `total` elements, for
+/// buffers flatVectorsFit found dense.
+SmallVector<Value> flatViews(OpBuilder &b, Location loc, const FlatLoads &flat, Value total) {
+  return llvm::map_to_vector(flat.buffers, [&](Value buffer) -> Value {
+    auto type = cast<MemRefType>(buffer.getType());
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+    auto viewType = MemRefType::get(
+        {ShapedType::kDynamic}, type.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}), type.getMemorySpace());
+    OpFoldResult offset = meta.getOffset(), size = total, unit = b.getIndexAttr(1);
+    return memref::ReinterpretCastOp::create(b, loc, viewType, buffer, offset, {size}, {unit});
+  });
+}
+
+/// An N-D reduction of flat loads (flatLoadsOf) folded by chunks of its
+/// iterations in row-major order, as foldChunksAhead folds a vector's: the
+/// thread `first` of `stride` takes the whole chunks first, first +
+/// stride, ..., kChunksAhead a round, their loads first, each chunk's
+/// lanes in order; then thread 0 the iterations after the last whole
+/// chunk. With `views` (flatViews), a chunk's loads are one vector load of
+/// each view; without, each lane loads at its position, a digit a
+/// dimension: the chunk's, advanced by `chunkStrideDigits` (the digits of
+/// stride x lanes) a chunk, plus `laneDigits[k]` (those of k) for lane k.
+/// Both forms fold the same values in the same order: the same bits,
+/// whatever the buffers' strides and alignment.
+SmallVector<Value> foldFlatChunksAhead(OpBuilder &b, Location loc, const WholeReduction &w,
+                                       const FlatLoads &flat, ArrayRef<Value> counts, Value total,
+                                       Value first, Value stride, ArrayRef<Value> views,
+                                       ArrayRef<Value> chunkStrideDigits,
+                                       ArrayRef<SmallVector<Value>> laneDigits) {
+  int64_t lanes = flat.lanes;
+  size_t rank = counts.size(), accs = w.results().size();
+  bool byVectors = !views.empty();
+  Value lanesValue = indexConstant(b, loc, lanes);
+  Value chunks = arith::DivUIOp::create(b, loc, total, lanesValue);
+  Block *body = w.body();
+  auto isFlatLoad = [&](Operation &op) {
+    auto load = dyn_cast<memref::LoadOp>(op);
+    return load && llvm::is_contained(flat.loads, load);
+  };
+  // The values lane by lane, from `maps` (the loads' results mapped by the
+  // vector form, the induction variables by the scalar one).
+  auto laneValues = [&](OpBuilder &lb, MutableArrayRef<IRMapping> maps) {
+    SmallVector<SmallVector<Value>> values;
+    for (IRMapping &m : maps) {
+      for (Operation &op : body->without_terminator())
+        if (!byVectors || !isFlatLoad(op))
+          lb.clone(op, m);
+      values.push_back(mapped(m, body->getTerminator()->getOperands()));
+    }
+    return values;
+  };
+  SmallVector<Value> inits;
+  if (!byVectors)
+    inits = digitsOf(b, loc, counts, arith::MulIOp::create(b, loc, first, lanesValue));
+  llvm::append_range(inits, w.inits());
+  Value roundStride = arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kChunksAhead));
+  auto rounds = scf::ForOp::create(b, loc, first, chunks, roundStride, inits);
+  size_t carriedDigits = byVectors ? 0 : rank;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rounds.getBody());
+    ValueRange carried = rounds.getRegionIterArgs();
+    SmallVector<Value> roundStart(carried.take_front(carriedDigits)), at = roundStart;
+    Value roundFirst = rounds.getInductionVar(), chunkAt = roundFirst;
+    SmallVector<Value> present;
+    SmallVector<SmallVector<SmallVector<Value>>> values;
+    for (int64_t k = 0; k < kChunksAhead; ++k) {
+      Value chunk = roundFirst;
+      SmallVector<Value> position = at;
+      if (k > 0) {
+        chunkAt = arith::AddIOp::create(b, loc, chunkAt, stride);
+        Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, chunkAt, chunks);
+        present.push_back(in);
+        chunk = arith::SelectOp::create(b, loc, in, chunkAt, roundFirst);
+        for (auto [p, safe] : llvm::zip(position, roundStart))
+          p = arith::SelectOp::create(b, loc, in, p, safe);
+      }
+      SmallVector<IRMapping> maps(lanes);
+      if (byVectors) {
+        Value flatIndex = arith::MulIOp::create(b, loc, chunk, lanesValue);
+        for (memref::LoadOp load : flat.loads) {
+          Value view = views[llvm::find(flat.buffers, load.getMemRef()) - flat.buffers.begin()];
+          unpackLanes(b, loc, vectorLoad(b, loc, view, ValueRange{flatIndex}, lanes),
+                      load.getResult(), maps);
+        }
+      } else {
+        for (int64_t j = 0; j < lanes; ++j)
+          maps[j].map(w.ivs,
+                      j == 0 ? position : addDigits(b, loc, counts, position, laneDigits[j]));
+        at = addDigits(b, loc, counts, at, chunkStrideDigits);
+      }
+      values.push_back(laneValues(b, maps));
+    }
+    SmallVector<Value> acc(carried.drop_front(carriedDigits));
+    for (int64_t k = 0; k < kChunksAhead; ++k) {
+      SmallVector<Value> next = acc;
+      for (ArrayRef<Value> lane : values[k])
+        next = w.step(b, next, lane);
+      for (size_t i = 0; i < accs; ++i)
+        acc[i] =
+            k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
+    }
+    SmallVector<Value> yielded = at;
+    llvm::append_range(yielded, acc);
+    scf::YieldOp::create(b, loc, yielded);
+  }
+  ValueRange folded = rounds.getResults().drop_front(carriedDigits);
+  // The iterations after the last whole chunk (fewer than a chunk), each
+  // at its own position.
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, indexConstant(b, loc, 0));
+  auto tail = scf::IfOp::create(b, loc, w.op->getResultTypes(), isFirst, /*withElseRegion=*/true);
+  {
+    OpBuilder tb = OpBuilder::atBlockBegin(&tail.getThenRegion().front());
+    auto rest = scf::ForOp::create(tb, loc, arith::MulIOp::create(tb, loc, chunks, lanesValue),
+                                   total, indexConstant(tb, loc, 1), folded);
+    OpBuilder fb = OpBuilder::atBlockBegin(rest.getBody());
+    IRMapping mapping;
+    mapping.map(w.ivs, digitsOf(fb, loc, counts, rest.getInductionVar()));
+    scf::YieldOp::create(fb, loc, w.step(fb, rest.getRegionIterArgs(), w.valuesAt(fb, mapping)));
+    scf::YieldOp::create(tb, loc, rest.getResults());
+    OpBuilder eb = OpBuilder::atBlockBegin(&tail.getElseRegion().front());
+    scf::YieldOp::create(eb, loc, folded);
+  }
+  return SmallVector<Value>(tail.getResults());
+}
+
 /// The store that is `result`'s only use, when the reduction's last kernel
 /// can do it instead of a launch of its own: right after `op` (nothing
 /// between touches memory), into a buffer at indices defined before it (a
@@ -358,19 +561,33 @@ Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
   // thread likewise.
   std::optional<ChunkPlan> chunked =
       ahead && w.ivs.size() == 1 ? planChunks(w.chunkSource()) : std::nullopt;
+  // One over several dimensions whose indices serve only its loads folds
+  // chunks of its iterations in row-major order (foldFlatChunksAhead).
+  std::optional<FlatLoads> flat = ahead ? flatLoadsOf(w) : std::nullopt;
   Value perBlock = ahead ? indexConstant(b, loc, threads * kStridedLoadsAhead) : block;
   Value work = total;
-  if (chunked) {
+  if (chunked || flat) {
     perBlock = indexConstant(b, loc, threads * kChunksAhead);
-    work = arith::DivUIOp::create(b, loc, total, indexConstant(b, loc, chunked->lanes));
+    work = arith::DivUIOp::create(b, loc, total,
+                                  indexConstant(b, loc, chunked ? chunked->lanes : flat->lanes));
   }
   Value blocks = arith::MinUIOp::create(
       b, loc,
       arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, work, one), perBlock),
       indexConstant(b, loc, 1024));
   SmallVector<Value> strideDigits;
-  if (ahead && !chunked)
+  SmallVector<SmallVector<Value>> laneDigits;
+  if (flat) {
+    // The scalar form's steps, the same for every thread: a grid stride of
+    // chunks, and each lane from its chunk's first.
+    Value chunkStride = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, blocks, block),
+                                              indexConstant(b, loc, flat->lanes));
+    strideDigits = digitsOf(b, loc, counts, chunkStride);
+    for (int64_t j = 0; j < flat->lanes; ++j)
+      laneDigits.push_back(digitsOf(b, loc, counts, indexConstant(b, loc, j)));
+  } else if (ahead && !chunked) {
     strideDigits = digitsOf(b, loc, counts, arith::MulIOp::create(b, loc, blocks, block));
+  }
   SmallVector<Value> partials, finals;
   SmallVector<memref::StoreOp> direct;
   for (auto [t, result] : llvm::zip(op->getResultTypes(), w.results())) {
@@ -400,6 +617,9 @@ Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
   // Kernel 1: every thread folds its share (in lockstep when the body
   // walks rows, as a neuron's time loop does), every block its threads.
   auto foldShares = [&](OpBuilder &kb, bool byVectors) {
+    SmallVector<Value> views;
+    if (flat && byVectors)
+      views = flatViews(kb, loc, *flat, total);
     launchWithShared(kb, blocks, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
       Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
       std::optional<SmallVector<Value>> folded;
@@ -411,6 +631,9 @@ Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
         Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
         if (chunked)
           folded = foldChunksAhead(ib, loc, w, chunked->lanes, total, first, stride, byVectors);
+        else if (flat)
+          folded = foldFlatChunksAhead(ib, loc, w, *flat, counts, total, first, stride, views,
+                                       strideDigits, laneDigits);
         else if (ahead)
           folded = foldStridedAhead(ib, loc, w, counts, total, first, stride, strideDigits);
         else
@@ -430,6 +653,11 @@ Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
     Value fits = vectorAccessesFit(b, loc, chunked->buffers, chunked->lanes,
                                    indexConstant(b, loc, 0), w.lowerBounds.front());
     buildVectorsIfFit(b, loc, fits, chunked->lanes,
+                      [&](OpBuilder &kb, int64_t lanes) { foldShares(kb, lanes > 1); });
+  } else if (flat) {
+    // By vectors of flat views where every buffer is dense and aligned,
+    // else lane by lane at each position.
+    buildVectorsIfFit(b, loc, flatVectorsFit(b, loc, *flat, counts), flat->lanes,
                       [&](OpBuilder &kb, int64_t lanes) { foldShares(kb, lanes > 1); });
   } else {
     foldShares(b, false);
@@ -537,8 +765,8 @@ static std::optional<WholeReduction> matchWholeFold(scf::ForOp outer) {
     Block *body = loop.getBody();
     auto inner = dyn_cast<scf::ForOp>(body->front());
     if (!inner || std::next(body->begin()) != std::prev(body->end()) ||
-        inner.getInitArgs() != ValueRange(loop.getRegionIterArgs()) ||
-        body->getTerminator()->getOperands() != ValueRange(inner.getResults()) ||
+        !llvm::equal(inner.getInitArgs(), loop.getRegionIterArgs()) ||
+        !llvm::equal(body->getTerminator()->getOperands(), inner.getResults()) ||
         !outside(inner.getLowerBound()) || !outside(inner.getUpperBound()) ||
         !outside(inner.getStep()))
       break;

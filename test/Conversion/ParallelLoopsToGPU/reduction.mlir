@@ -217,10 +217,13 @@ func.func @scaled_sum(%x: memref<?xf32>, %out: memref<f32>) attributes {nerve.ke
 // elements or more, 2^21 elements or more in all, reduce as rows (a warp
 // or a block a row, shuffles, by vectors when the buffers allow:
 // warp-rows.mlir) into a buffer of a value a row, whose whole-tensor
-// reduction then stores the result. Other sizes take the reduction as it
-// stands, each thread's position a digit a dimension, divided out of its
-// first iteration once; each iteration adds the stride's digits with a
-// carry, never dividing.
+// reduction then stores the result. Other sizes fold 16-byte chunks of the
+// iterations in row-major order (their indices serve only the loads): when
+// the host finds the buffer dense over them and aligned, a chunk is one
+// vector load of a one-dimensional view; otherwise each element of a chunk
+// loads at its own position, a digit a dimension, the chunk's advanced by
+// the stride's digits and each lane's by its own, with carries, never
+// dividing in the loop.
 // CHECK-LABEL: func.func @sum_2d
 // CHECK-SAME:    %[[X:[^:]*]]: memref<?x?xf32>, %[[OUT:[^:]*]]: memref<f32>
 // CHECK:     %[[ROWS:.*]] = memref.dim %[[X]], %c0
@@ -241,20 +244,34 @@ func.func @scaled_sum(%x: memref<?xf32>, %out: memref<f32>) attributes {nerve.ke
 // CHECK:       gpu.dealloc %[[PERROW]]
 // CHECK:     } else {
 // CHECK-NOT:   gpu.shuffle
-// CHECK:       gpu.launch
-// CHECK:         arith.remui
-// CHECK:         arith.divui
-// CHECK:         scf.for {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32) {
-// CHECK-NOT:       arith.divui
-// CHECK-NOT:       arith.remui
-// CHECK:           memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
-// CHECK:           %[[C:.*]] = arith.addi %[[COL]], %[[DCOL:.*]] : index
-// CHECK:           %[[OVER:.*]] = arith.cmpi uge, %[[C]], %[[N:.*]] : index
-// CHECK:           %[[WRAP:.*]] = arith.subi %[[C]], %[[N]] : index
-// CHECK:           arith.select %[[OVER]], %[[WRAP]], %[[C]] : index
-// CHECK:           arith.extui %[[OVER]]
-// CHECK-NOT:       arith.divui
-// CHECK:           scf.yield
+// CHECK:       %[[BASE:.*]], %[[OFFSET:.*]], %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[X]]
+// CHECK:       arith.cmpi eq, %[[STRIDES]]#1, %c1
+// CHECK:       arith.cmpi eq, %[[STRIDES]]#0, %{{.*}}
+// CHECK:       arith.remui %{{.*}}, %c16
+// CHECK:       scf.if
+// CHECK:         %[[FLAT:.*]] = memref.reinterpret_cast %[[X]] to offset: [%{{.*}}], sizes: [%{{.*}}], strides: [1]
+// CHECK:         gpu.launch
+// CHECK:           scf.for
+// CHECK-COUNT-4:     vector.load %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK-NOT:         vector.load
+// CHECK:             scf.yield
+// CHECK:       } else {
+// CHECK:         gpu.launch
+// CHECK:           arith.remui
+// CHECK:           arith.divui
+// CHECK:           scf.for {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32) {
+// CHECK-NOT:         arith.divui
+// CHECK-NOT:         arith.remui
+// CHECK:             %[[C:.*]] = arith.addi %[[COL]], %{{.*}} : index
+// CHECK:             %[[OVER:.*]] = arith.cmpi uge, %[[C]], %[[N:.*]] : index
+// CHECK:             %[[WRAP:.*]] = arith.subi %[[C]], %[[N]] : index
+// CHECK:             arith.select %[[OVER]], %[[WRAP]], %[[C]] : index
+// CHECK-NOT:         arith.divui
+// CHECK:             memref.load %[[X]][%[[ROW]], %[[COL]]] : memref<?x?xf32>
+// CHECK-COUNT-3:     memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK-NOT:         arith.divui
+// CHECK:             scf.yield
+// CHECK:       }
 // CHECK:       gpu.launch
 // CHECK:         memref.store %{{.*}}, %[[OUT]][]
 // CHECK:     }
