@@ -16,7 +16,7 @@ Bytes counted: each input read once and each output written once, as
 ../shared/targets.md counts them.
 
 Before timing, each kernel runs at 37 x 4097 (the whole-tensor sums at
-521 x 4097, which takes the timed shapes' kernels) on random inputs and its
+521 x 4097) on random inputs and its
 result is checked against float64 (test/Integration/Inputs/check.py), with
 the tolerance of the storage type (the whole-tensor sum's are wider).
 
@@ -174,8 +174,8 @@ def write_spec(work, name, text, dtype):
     return path
 
 
-# Ops checked at another shape than 37 x 4097: the whole-tensor sum goes by
-# rows from 2^21 elements (the timed shapes' kernels), as it stands below.
+# Ops checked at another shape than 37 x 4097: the whole-tensor sums over
+# 2^21 elements, a sum of that many f32 values (loose tolerances above).
 CHECK_ROWS = {"sum(all)": 521, "sum(vec)": 521}
 # Ops over a vector of the shape's r * c elements (their spec's dimension c).
 VECTOR_OPS = {"sum(vec)"}

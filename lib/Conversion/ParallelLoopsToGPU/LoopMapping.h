@@ -451,6 +451,11 @@ mlir::Value vectorAccessesFit(mlir::OpBuilder &b, mlir::Location loc,
 /// from: the loads that replace the results come before their uses.
 mlir::Operation *mapWholeReduction(mlir::scf::ParallelOp loop, int64_t blockSize);
 
+/// Whether mapWholeReduction folds `loop`, over several dimensions, by
+/// chunks of its iterations in row-major order (its indices serve only its
+/// loads, whose whole index they are).
+bool foldsFlat(mlir::scf::ParallelOp loop);
+
 /// Whether `loop` is a fold mapWholeFold maps: one that carries its
 /// combine (LaneReduction's carried form).
 bool foldsAsWhole(mlir::scf::ForOp loop);

@@ -163,7 +163,8 @@ struct ParallelLoopsToGPUPass
         if (failed(flush()))
           return failure();
         if (loop.getNumResults() != 0) {
-          Operation *resume = mapReductionByRows(loop);
+          // By rows where its iterations do not fold as one vector.
+          Operation *resume = foldsFlat(loop) ? nullptr : mapReductionByRows(loop);
           next = resume ? resume : mapWholeReduction(loop, blockSize); // at its results' loads
         } else if (Operation *resume =
                        mapRowProgram(loop, sharedBytes, clusterBlocks,
@@ -261,6 +262,10 @@ struct ParallelLoopsToGPUPass
   /// each element's position and address itself; over a row of contiguous
   /// elements a lane walks by vectors. Both forms are fixed trees that
   /// depend on the sizes alone: the same bits on every run, each its own.
+  /// Reductions whose iterations fold as one vector (foldsFlat: a sum of a
+  /// whole tensor) do not come here: their chunks ran faster at every
+  /// shape measured (H200, f16 sum of 16384 x 4096 76.7 -> 81.8% of the
+  /// copy bandwidth, f32 of 400000 x 130 57 -> 92%).
   /// Returns the op to continue mapping from, or null, changing nothing,
   /// when `loop` is not such a reduction or its rows are not a row
   /// reduction.

@@ -781,6 +781,11 @@ static std::optional<WholeReduction> matchWholeFold(scf::ForOp outer) {
   return WholeReduction(nest, *r);
 }
 
+bool foldsFlat(scf::ParallelOp loop) {
+  WholeReduction w(loop);
+  return w.loadsOnly() && !walksInLockstep(loop) && flatLoadsOf(w).has_value();
+}
+
 bool foldsAsWhole(scf::ForOp loop) { return matchWholeFold(loop).has_value(); }
 
 Operation *mapWholeFold(scf::ForOp loop, int64_t blockSize) {

@@ -213,19 +213,75 @@ func.func @scaled_sum(%x: memref<?xf32>, %out: memref<f32>) attributes {nerve.ke
   return
 }
 
-// Over two or more dimensions the host chooses by the sizes. Rows of 128
-// elements or more, 2^21 elements or more in all, reduce as rows (a warp
-// or a block a row, shuffles, by vectors when the buffers allow:
-// warp-rows.mlir) into a buffer of a value a row, whose whole-tensor
-// reduction then stores the result. Other sizes fold 16-byte chunks of the
-// iterations in row-major order (their indices serve only the loads): when
-// the host finds the buffer dense over them and aligned, a chunk is one
-// vector load of a one-dimensional view; otherwise each element of a chunk
-// loads at its own position, a digit a dimension, the chunk's advanced by
-// the stride's digits and each lane's by its own, with carries, never
-// dividing in the loop.
+// Over two or more dimensions, a body whose indices serve only as the
+// whole index of its loads folds 16-byte chunks of the iterations in
+// row-major order: when the host finds the buffer dense over them and
+// aligned, a chunk is one vector load of a one-dimensional view; otherwise
+// each element of a chunk loads at its own position, a digit a dimension,
+// the chunk's advanced by the stride's digits and each lane's by its own,
+// with carries, never dividing in the loop.
 // CHECK-LABEL: func.func @sum_2d
 // CHECK-SAME:    %[[X:[^:]*]]: memref<?x?xf32>, %[[OUT:[^:]*]]: memref<f32>
+// CHECK-NOT: gpu.shuffle
+// CHECK:     %[[BASE:.*]], %[[OFFSET:.*]], %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[X]]
+// CHECK:     arith.cmpi eq, %[[STRIDES]]#1, %c1
+// CHECK:     arith.cmpi eq, %[[STRIDES]]#0, %{{.*}}
+// CHECK:     arith.remui %{{.*}}, %c16
+// CHECK:     scf.if
+// CHECK:       %[[FLAT:.*]] = memref.reinterpret_cast %[[X]] to offset: [%{{.*}}], sizes: [%{{.*}}], strides: [1]
+// CHECK:       gpu.launch
+// CHECK:         scf.for
+// CHECK-COUNT-4:   vector.load %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
+// CHECK-NOT:       vector.load
+// CHECK:           scf.yield
+// CHECK:     } else {
+// CHECK:       gpu.launch
+// CHECK:         arith.remui
+// CHECK:         arith.divui
+// CHECK:         scf.for {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32) {
+// CHECK-NOT:       arith.divui
+// CHECK-NOT:       arith.remui
+// CHECK:           %[[C:.*]] = arith.addi %[[COL]], %{{.*}} : index
+// CHECK:           %[[OVER:.*]] = arith.cmpi uge, %[[C]], %[[N:.*]] : index
+// CHECK:           %[[WRAP:.*]] = arith.subi %[[C]], %[[N]] : index
+// CHECK:           arith.select %[[OVER]], %[[WRAP]], %[[C]] : index
+// CHECK-NOT:       arith.divui
+// CHECK:           memref.load %[[X]][%[[ROW]], %[[COL]]] : memref<?x?xf32>
+// CHECK-COUNT-3:   memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK-NOT:       arith.divui
+// CHECK:           scf.yield
+// CHECK:     }
+// CHECK:     gpu.launch
+// CHECK:       memref.store %{{.*}}, %[[OUT]][]
+// CHECK-NOT: gpu.launch
+// CHECK:     return
+func.func @sum_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %n = memref.dim %x, %c0 : memref<?x?xf32>
+  %m = memref.dim %x, %c1 : memref<?x?xf32>
+  %sum = scf.parallel (%i, %j) = (%c0, %c0) to (%n, %m) step (%c1, %c1) init (%zero) -> f32 {
+    %v = memref.load %x[%i, %j] : memref<?x?xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  memref.store %sum, %out[] : memref<f32>
+  return
+}
+
+// Another body (here weighted by a vector of columns) chooses on the host
+// by the sizes. Rows of 128 elements or more, 2^21 elements or more in all,
+// reduce as rows (a warp or a block a row, shuffles, by vectors when the
+// buffers allow: warp-rows.mlir) into a buffer of a value a row, whose
+// whole-tensor reduction then stores the result. Other sizes fold rounds
+// of 8 iterations, each thread's position a digit a dimension, advanced by
+// the stride's digits with a carry, never dividing.
+// CHECK-LABEL: func.func @weighted_sum_2d
+// CHECK-SAME:    %[[X:[^:]*]]: memref<?x?xf32>, %[[W:[^:]*]]: memref<?xf32>, %[[OUT:[^:]*]]: memref<f32>
 // CHECK:     %[[ROWS:.*]] = memref.dim %[[X]], %c0
 // CHECK:     %[[COLS:.*]] = memref.dim %[[X]], %c1
 // CHECK:     %[[SIZE:.*]] = arith.muli %[[ROWS]], %[[COLS]]
@@ -244,40 +300,27 @@ func.func @scaled_sum(%x: memref<?xf32>, %out: memref<f32>) attributes {nerve.ke
 // CHECK:       gpu.dealloc %[[PERROW]]
 // CHECK:     } else {
 // CHECK-NOT:   gpu.shuffle
-// CHECK:       %[[BASE:.*]], %[[OFFSET:.*]], %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[X]]
-// CHECK:       arith.cmpi eq, %[[STRIDES]]#1, %c1
-// CHECK:       arith.cmpi eq, %[[STRIDES]]#0, %{{.*}}
-// CHECK:       arith.remui %{{.*}}, %c16
-// CHECK:       scf.if
-// CHECK:         %[[FLAT:.*]] = memref.reinterpret_cast %[[X]] to offset: [%{{.*}}], sizes: [%{{.*}}], strides: [1]
-// CHECK:         gpu.launch
-// CHECK:           scf.for
-// CHECK-COUNT-4:     vector.load %[[FLAT]][%{{.*}}] {alignment = 16 : i64} : memref<?xf32, strided<[1], offset: ?>>, vector<4xf32>
-// CHECK-NOT:         vector.load
-// CHECK:             scf.yield
-// CHECK:       } else {
-// CHECK:         gpu.launch
-// CHECK:           arith.remui
-// CHECK:           arith.divui
-// CHECK:           scf.for {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32) {
-// CHECK-NOT:         arith.divui
-// CHECK-NOT:         arith.remui
-// CHECK:             %[[C:.*]] = arith.addi %[[COL]], %{{.*}} : index
-// CHECK:             %[[OVER:.*]] = arith.cmpi uge, %[[C]], %[[N:.*]] : index
-// CHECK:             %[[WRAP:.*]] = arith.subi %[[C]], %[[N]] : index
-// CHECK:             arith.select %[[OVER]], %[[WRAP]], %[[C]] : index
-// CHECK-NOT:         arith.divui
-// CHECK:             memref.load %[[X]][%[[ROW]], %[[COL]]] : memref<?x?xf32>
-// CHECK-COUNT-3:     memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
-// CHECK-NOT:         arith.divui
-// CHECK:             scf.yield
-// CHECK:       }
+// CHECK:       gpu.launch
+// CHECK:         arith.remui
+// CHECK:         arith.divui
+// CHECK:         scf.for {{.*}} iter_args(%[[ROW:.*]] = %{{.*}}, %[[COL:.*]] = %{{.*}}, %{{.*}} = %{{.*}}) -> (index, index, f32) {
+// CHECK-NOT:       arith.divui
+// CHECK-NOT:       arith.remui
+// CHECK:           memref.load %[[X]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+// CHECK:           memref.load %[[W]][%{{.*}}] : memref<?xf32>
+// CHECK:           %[[C:.*]] = arith.addi %[[COL]], %[[DCOL:.*]] : index
+// CHECK:           %[[OVER:.*]] = arith.cmpi uge, %[[C]], %[[N:.*]] : index
+// CHECK:           %[[WRAP:.*]] = arith.subi %[[C]], %[[N]] : index
+// CHECK:           arith.select %[[OVER]], %[[WRAP]], %[[C]] : index
+// CHECK:           arith.extui %[[OVER]]
+// CHECK-NOT:       arith.divui
+// CHECK:           scf.yield
 // CHECK:       gpu.launch
 // CHECK:         memref.store %{{.*}}, %[[OUT]][]
 // CHECK:     }
 // CHECK-NOT: gpu.launch
 // CHECK:     return
-func.func @sum_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.kernel} {
+func.func @weighted_sum_2d(%x: memref<?x?xf32>, %w: memref<?xf32>, %out: memref<f32>) attributes {nerve.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
@@ -285,7 +328,9 @@ func.func @sum_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.kern
   %m = memref.dim %x, %c1 : memref<?x?xf32>
   %sum = scf.parallel (%i, %j) = (%c0, %c0) to (%n, %m) step (%c1, %c1) init (%zero) -> f32 {
     %v = memref.load %x[%i, %j] : memref<?x?xf32>
-    scf.reduce(%v : f32) {
+    %u = memref.load %w[%j] : memref<?xf32>
+    %p = arith.mulf %v, %u : f32
+    scf.reduce(%p : f32) {
     ^bb0(%a: f32, %b: f32):
       %s = arith.addf %a, %b : f32
       scf.reduce.return %s : f32
@@ -323,19 +368,19 @@ func.func @sum_and_copy(%x: memref<?xf32>, %y: memref<?xf32>, %out: memref<f32>)
   return
 }
 
-// A result used otherwise (a mean) is stored by either branch into a
-// buffer of its own, read just before its first use by the one-thread
-// launch that scales and stores it.
+// A result used otherwise (a mean) is stored by kernel 2 (after either
+// form of kernel 1) into a buffer of its own, read just before its first
+// use by the one-thread launch that scales and stores it.
 // CHECK-LABEL: func.func @mean_2d
 // CHECK-SAME:    %[[OUT:[^:]*]]: memref<f32>
 // CHECK:     %[[RESULT:.*]] = gpu.alloc () : memref<f32>
 // CHECK:     scf.if
 // CHECK:       gpu.launch
-// CHECK:         memref.store %{{.*}}, %[[RESULT]][]
 // CHECK:     } else {
 // CHECK:       gpu.launch
-// CHECK:         memref.store %{{.*}}, %[[RESULT]][]
 // CHECK:     }
+// CHECK:     gpu.launch
+// CHECK:       memref.store %{{.*}}, %[[RESULT]][]
 // CHECK:     arith.sitofp
 // CHECK:     gpu.launch
 // CHECK:       %[[R:.*]] = memref.load %[[RESULT]][]
