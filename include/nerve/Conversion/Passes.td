@@ -127,10 +127,13 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     sequential fold (or nest of folds) at the top of a kernel that
     carries its combine (an argmax over a whole tensor) maps as the same
     tree, the combine merging the partial tuples.
-    Over two or more dimensions whose rows have 128 elements or more, and
-    2^21 or more in all (a host check), it runs as a row reduction over the
-    innermost dimension into a buffer of a value a row, then as that
-    buffer's reduction.
+    Over two or more dimensions, a body whose indices only index its loads
+    folds such chunks of its iterations in row-major order (a vector load
+    of a flat view when the buffers are dense and aligned, else each
+    element at its own position); another body whose rows have 128
+    elements or more, and 2^21 or more in all (a host check), runs as a
+    row reduction over the innermost dimension into a buffer of a value a
+    row, then as that buffer's reduction.
 
     A loop whose body folds a sequential loop along an outer dimension (a
     column sum) splits the fold into chunks: one launch folds each chunk
