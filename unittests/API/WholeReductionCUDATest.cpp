@@ -82,6 +82,56 @@ uint32_t bitsOf(float f) {
   return u;
 }
 
+/// `count` f32 values (valueAt) as bytes, and their float64 sum.
+std::pair<std::vector<unsigned char>, double> f32Values(int64_t count) {
+  std::vector<unsigned char> bytes(size_t(count) * 4);
+  double exact = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    float v = valueAt(i);
+    exact += v;
+    std::memcpy(&bytes[size_t(i) * 4], &v, 4);
+  }
+  return {bytes, exact};
+}
+
+/// `count` f16 values k / 1024 for k in [-1024, 1024) (exact in f16) as
+/// bytes, and their float64 sum.
+std::pair<std::vector<unsigned char>, double> f16Values(int64_t count) {
+  std::vector<unsigned char> bytes(size_t(count) * 2);
+  double exact = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t k = (i * 7919) % 2048 - 1024;
+    exact += double(k) / 1024.0;
+    // f16 of k / 1024: sign, exponent and a 10-bit mantissa.
+    uint16_t h = 0;
+    if (k != 0) {
+      int64_t mag = k < 0 ? -k : k;
+      int e = 0;
+      while ((mag >> (e + 1)) != 0)
+        ++e;                                        // mag in [2^e, 2^(e+1))
+      int64_t mantissa = (mag << (10 - e)) & 0x3FF; // exact: e <= 10
+      h = uint16_t((k < 0 ? 0x8000 : 0) | ((e - 10 + 15) << 10) | mantissa);
+    }
+    std::memcpy(&bytes[size_t(i) * 2], &h, 2);
+  }
+  return {bytes, exact};
+}
+
+/// The sum of `values` over `sizes` from an aligned buffer and from one
+/// element past it: the same bits, near their float64 sum.
+void expectSameBitsAtAnyAlignment(cuda::Device *device, const Module &m,
+                                  const std::pair<std::vector<unsigned char>, double> &values,
+                                  const std::vector<int64_t> &sizes, int64_t elementBytes) {
+  int64_t n = 1;
+  for (int64_t size : sizes)
+    n *= size;
+  float aligned = deviceSum(device, m, values.first, sizes, elementBytes, 0);
+  float shifted = deviceSum(device, m, values.first, sizes, elementBytes, 1);
+  EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
+      << n << " elements: " << aligned << " against " << shifted;
+  EXPECT_NEAR(aligned, values.second, 1e-5 * n) << n << " elements";
+}
+
 CompileOptions cudaOptions() {
   CompileOptions o;
   o.target = Target::CUDA;
@@ -95,20 +145,8 @@ TEST(WholeReductionCUDA, AnF32VectorSumHasTheSameBitsAtAnyAlignment) {
     GTEST_SKIP() << why;
   auto m = compile(sumSpec("f32"), cudaOptions());
   ASSERT_TRUE(m) << m.message();
-  for (int64_t n : {3, 4, 5, 4099, 1000003}) {
-    std::vector<unsigned char> bytes(size_t(n) * 4);
-    double exact = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      float v = valueAt(i);
-      exact += v;
-      std::memcpy(&bytes[size_t(i) * 4], &v, 4);
-    }
-    float aligned = deviceSum(device, **m, bytes, {n}, 4, 0);
-    float shifted = deviceSum(device, **m, bytes, {n}, 4, 1);
-    EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
-        << n << " elements: " << aligned << " against " << shifted;
-    EXPECT_NEAR(aligned, exact, 1e-5 * n) << n << " elements";
-  }
+  for (int64_t n : {3, 4, 5, 4099, 1000003})
+    expectSameBitsAtAnyAlignment(device, **m, f32Values(n), {n}, 4);
 }
 
 TEST(WholeReductionCUDA, AnF16VectorSumHasTheSameBitsAtAnyAlignment) {
@@ -118,31 +156,8 @@ TEST(WholeReductionCUDA, AnF16VectorSumHasTheSameBitsAtAnyAlignment) {
     GTEST_SKIP() << why;
   auto m = compile(sumSpec("f16"), cudaOptions());
   ASSERT_TRUE(m) << m.message();
-  for (int64_t n : {7, 8, 9, 1000003}) {
-    // f16 values k / 1024 for k in [-1024, 1024): exact in f16.
-    std::vector<unsigned char> bytes(size_t(n) * 2);
-    double exact = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t k = (i * 7919) % 2048 - 1024;
-      exact += double(k) / 1024.0;
-      // f16 of k / 1024: sign, exponent and a 10-bit mantissa.
-      uint16_t h = 0;
-      if (k != 0) {
-        int64_t mag = k < 0 ? -k : k;
-        int e = 0;
-        while ((mag >> (e + 1)) != 0)
-          ++e;                                        // mag in [2^e, 2^(e+1))
-        int64_t mantissa = (mag << (10 - e)) & 0x3FF; // exact: e <= 10
-        h = uint16_t((k < 0 ? 0x8000 : 0) | ((e - 10 + 15) << 10) | mantissa);
-      }
-      std::memcpy(&bytes[size_t(i) * 2], &h, 2);
-    }
-    float aligned = deviceSum(device, **m, bytes, {n}, 2, 0);
-    float shifted = deviceSum(device, **m, bytes, {n}, 2, 1);
-    EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
-        << n << " elements: " << aligned << " against " << shifted;
-    EXPECT_NEAR(aligned, exact, 1e-5 * n) << n << " elements";
-  }
+  for (int64_t n : {7, 8, 9, 1000003})
+    expectSameBitsAtAnyAlignment(device, **m, f16Values(n), {n}, 2);
 }
 
 // Over a matrix, chunks run through the iterations in row-major order
@@ -156,21 +171,8 @@ TEST(WholeReductionCUDA, AMatrixSumHasTheSameBitsAtAnyAlignment) {
     GTEST_SKIP() << why;
   auto m = compile(sumSpec("f32", "r: ?, c: ?", "r, c"), cudaOptions());
   ASSERT_TRUE(m) << m.message();
-  for (auto [r, c] : {std::pair<int64_t, int64_t>{3, 5}, {37, 101}, {1000, 127}, {4099, 33}}) {
-    int64_t n = r * c;
-    std::vector<unsigned char> bytes(size_t(n) * 4);
-    double exact = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      float v = valueAt(i);
-      exact += v;
-      std::memcpy(&bytes[size_t(i) * 4], &v, 4);
-    }
-    float aligned = deviceSum(device, **m, bytes, {r, c}, 4, 0);
-    float shifted = deviceSum(device, **m, bytes, {r, c}, 4, 1);
-    EXPECT_EQ(bitsOf(aligned), bitsOf(shifted))
-        << r << " x " << c << ": " << aligned << " against " << shifted;
-    EXPECT_NEAR(aligned, exact, 1e-5 * n) << r << " x " << c;
-  }
+  for (auto [r, c] : {std::pair<int64_t, int64_t>{3, 5}, {37, 101}, {1000, 127}, {4099, 33}})
+    expectSameBitsAtAnyAlignment(device, **m, f32Values(r * c), {r, c}, 4);
 }
 
 } // namespace
