@@ -519,6 +519,12 @@ llvm::SmallVector<llvm::SmallVector<mlir::Value>>
 chunkValues(mlir::OpBuilder &b, mlir::Location loc, const ChunkSource &source,
             llvm::MutableArrayRef<mlir::IRMapping> maps, bool byVectors);
 
+/// Whether `buffer`'s first element (at element `offset` from its aligned
+/// base) lies at an address that is a multiple of `alignment` bytes (a
+/// host check).
+mlir::Value startsAligned(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                          mlir::Value offset, int64_t alignment);
+
 /// Maps `loop` (trip counts `counts`, `total` in all) with consecutive
 /// innermost iterations per thread, each access along the contiguous
 /// dimension one 16-byte vector (see VectorLanes.cpp), `groups` such

@@ -130,17 +130,23 @@ LogicalResult analyze(Block &block, Operation *loop, Value iv, llvm::DenseSet<Va
   return success();
 }
 
+/// The plan of `body` (of `loop`) by lanes of its index `iv`, when
+/// analyze accepts it and some buffer is accessed by vectors.
+std::optional<LanePlan> planBody(Block &body, Operation *loop, Value iv) {
+  LanePlan plan;
+  llvm::DenseSet<Value> variant;
+  variant.insert(iv);
+  if (failed(analyze(body, loop, iv, variant, plan)) || plan.buffers.empty())
+    return std::nullopt;
+  plan.lanes = std::min(plan.lanes, kMaxVectorLanes);
+  return plan;
+}
+
 std::optional<LanePlan> planLanes(scf::ParallelOp loop) {
   if (loop.getNumResults() != 0 || getConstantIntValue(loop.getStep().back()) != 1)
     return std::nullopt;
-  LanePlan plan;
-  llvm::DenseSet<Value> variant;
-  variant.insert(loop.getInductionVars().back());
-  if (failed(analyze(*loop.getBody(), loop, loop.getInductionVars().back(), variant, plan)) ||
-      plan.buffers.empty())
-    return std::nullopt;
-  plan.lanes = std::min(plan.lanes, kMaxVectorLanes);
-  if ((plan.carried + plan.loadedInLoops) * plan.lanes > kMaxCarried)
+  std::optional<LanePlan> plan = planBody(*loop.getBody(), loop, loop.getInductionVars().back());
+  if (!plan || (plan->carried + plan->loadedInLoops) * plan->lanes > kMaxCarried)
     return std::nullopt;
   return plan;
 }
@@ -154,14 +160,10 @@ std::optional<LanePlan> planChunkLanes(const ChunkSource &source) {
       llvm::any_of(body->without_terminator(),
                    [](Operation &op) { return op.getNumRegions() != 0; }))
     return std::nullopt;
-  LanePlan plan;
-  llvm::DenseSet<Value> variant;
-  variant.insert(source.iv);
-  if (failed(analyze(*body, source.loop, source.iv, variant, plan)) || plan.buffers.empty() ||
-      plan.contiguous.empty())
+  std::optional<LanePlan> plan = planBody(*body, source.loop, source.iv);
+  if (!plan || plan->contiguous.empty())
     return std::nullopt;
-  plan.lanes = std::min(plan.lanes, kMaxVectorLanes);
-  plan.skipped.insert(source.skipped.begin(), source.skipped.end());
+  plan->skipped.insert(source.skipped.begin(), source.skipped.end());
   return plan;
 }
 
@@ -261,20 +263,25 @@ Value vectorAccessesFit(OpBuilder &b, Location loc, ArrayRef<Value> buffers, int
   Value ok = both(multipleOf(columns, lanesValue), multipleOf(firstColumn, lanesValue));
   for (Value buffer : buffers) {
     auto type = cast<MemRefType>(buffer.getType());
-    int64_t bytes = type.getElementTypeBitWidth() / 8;
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
     ValueRange strides = meta.getStrides();
     ok = both(ok, b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, strides.back(),
                                                 one));
     for (Value stride : strides.drop_back())
       ok = both(ok, multipleOf(stride, lanesValue));
-    Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-    Value start = arith::AddIOp::create(
-        b, loc, base,
-        arith::MulIOp::create(b, loc, meta.getOffset(), indexConstant(b, loc, bytes)));
-    ok = both(ok, multipleOf(start, indexConstant(b, loc, vectorAlignment(lanes, type))));
+    ok = both(ok, startsAligned(b, loc, buffer, meta.getOffset(), vectorAlignment(lanes, type)));
   }
   return ok;
+}
+
+Value startsAligned(OpBuilder &b, Location loc, Value buffer, Value offset, int64_t alignment) {
+  int64_t bytes = cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
+  Value start =
+      arith::AddIOp::create(b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
+                            arith::MulIOp::create(b, loc, offset, indexConstant(b, loc, bytes)));
+  Value rem = b.createOrFold<arith::RemUIOp>(loc, start, indexConstant(b, loc, alignment));
+  return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem,
+                                       indexConstant(b, loc, 0));
 }
 
 namespace {

@@ -190,6 +190,48 @@ SmallVector<Value> addDigits(OpBuilder &b, Location loc, ArrayRef<Value> counts,
   return sum;
 }
 
+/// `acc` with a round's iterations folded in, in order: `values[k]` holds
+/// iteration k's values a lane each (lanes in order); iteration k > 0
+/// counts only where `present[k - 1]` holds (the round's first always
+/// does).
+SmallVector<Value> foldRound(OpBuilder &b, Location loc, const WholeReduction &w,
+                             SmallVector<Value> acc,
+                             ArrayRef<SmallVector<SmallVector<Value>>> values,
+                             ArrayRef<Value> present) {
+  for (auto [k, lanes] : llvm::enumerate(values)) {
+    SmallVector<Value> next = acc;
+    for (ArrayRef<Value> lane : lanes)
+      next = w.step(b, next, lane);
+    for (size_t i = 0; i < acc.size(); ++i)
+      acc[i] = k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
+  }
+  return acc;
+}
+
+/// `folded` with the iterations after the last whole chunk (`chunks` of
+/// `lanes`) up to `total` folded in by the thread `first` 0, one at a
+/// time, each at its own position; `folded` for the others.
+SmallVector<Value> foldRest(OpBuilder &b, Location loc, const WholeReduction &w,
+                            ArrayRef<Value> counts, Value chunks, Value lanes, Value total,
+                            Value first, ValueRange folded) {
+  Value isFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, indexConstant(b, loc, 0));
+  auto tail = scf::IfOp::create(b, loc, w.op->getResultTypes(), isFirst, /*withElseRegion=*/true);
+  OpBuilder tb = OpBuilder::atBlockBegin(&tail.getThenRegion().front());
+  auto rest = scf::ForOp::create(tb, loc, arith::MulIOp::create(tb, loc, chunks, lanes), total,
+                                 indexConstant(tb, loc, 1), folded);
+  OpBuilder fb = OpBuilder::atBlockBegin(rest.getBody());
+  IRMapping mapping;
+  for (auto [iv, digit, lb, st] :
+       llvm::zip(w.ivs, digitsOf(fb, loc, counts, rest.getInductionVar()), w.lowerBounds, w.steps))
+    mapping.map(iv, arith::AddIOp::create(fb, loc, lb, arith::MulIOp::create(fb, loc, digit, st)));
+  scf::YieldOp::create(fb, loc, w.step(fb, rest.getRegionIterArgs(), w.valuesAt(fb, mapping)));
+  scf::YieldOp::create(tb, loc, rest.getResults());
+  OpBuilder eb = OpBuilder::atBlockBegin(&tail.getElseRegion().front());
+  scf::YieldOp::create(eb, loc, folded);
+  return SmallVector<Value>(tail.getResults());
+}
+
 /// foldStrided for a body that only loads: kStridedLoadsAhead iterations
 /// a round, all their loads issued before any is folded in, then folded
 /// in the same order (the same bits). A thread's position advances by
@@ -202,7 +244,7 @@ SmallVector<Value> addDigits(OpBuilder &b, Location loc, ArrayRef<Value> counts,
 SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, const WholeReduction &w,
                                     ArrayRef<Value> counts, Value total, Value first, Value stride,
                                     ArrayRef<Value> strideDigits) {
-  size_t rank = counts.size(), accs = w.results().size();
+  size_t rank = counts.size();
   SmallVector<Value> inits = digitsOf(b, loc, counts, first);
   llvm::append_range(inits, w.inits());
   Value roundStride =
@@ -214,7 +256,7 @@ SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, const WholeReduc
   SmallVector<Value> roundStart(carried.take_front(rank));
   SmallVector<Value> acc(carried.drop_front(rank));
   SmallVector<Value> at = roundStart, present;
-  SmallVector<SmallVector<Value>> values;
+  SmallVector<SmallVector<SmallVector<Value>>> values;
   Value linear = rounds.getInductionVar();
   for (int64_t k = 0; k < kStridedLoadsAhead; ++k) {
     SmallVector<Value> position = at;
@@ -228,16 +270,11 @@ SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, const WholeReduc
     IRMapping mapping;
     for (auto [iv, p, lb, st] : llvm::zip(w.ivs, position, w.lowerBounds, w.steps))
       mapping.map(iv, arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, p, st)));
-    values.push_back(w.valuesAt(b, mapping));
+    values.push_back({w.valuesAt(b, mapping)});
     at = addDigits(b, loc, counts, at, strideDigits);
   }
-  for (int64_t k = 0; k < kStridedLoadsAhead; ++k) {
-    SmallVector<Value> next = w.step(b, acc, values[k]);
-    for (size_t i = 0; i < accs; ++i)
-      acc[i] = k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
-  }
   SmallVector<Value> yielded = at;
-  llvm::append_range(yielded, acc);
+  llvm::append_range(yielded, foldRound(b, loc, w, acc, values, present));
   scf::YieldOp::create(b, loc, yielded);
   return SmallVector<Value>(rounds.getResults().drop_front(rank));
 }
@@ -283,34 +320,11 @@ SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, const WholeReduct
       SmallVector<IRMapping> maps = laneMappings(b, loc, IRMapping(), iv, start, lanes);
       values.push_back(chunkValues(b, loc, source, maps, byVectors));
     }
-    SmallVector<Value> acc(rounds.getRegionIterArgs());
-    for (int64_t k = 0; k < kChunksAhead; ++k) {
-      SmallVector<Value> next = acc;
-      for (ArrayRef<Value> lane : values[k])
-        next = w.step(b, next, lane);
-      for (size_t i = 0; i < acc.size(); ++i)
-        acc[i] =
-            k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
-    }
-    scf::YieldOp::create(b, loc, acc);
+    scf::YieldOp::create(
+        b, loc,
+        foldRound(b, loc, w, SmallVector<Value>(rounds.getRegionIterArgs()), values, present));
   }
-  // The iterations after the last whole chunk (fewer than a chunk).
-  Value isFirst =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, indexConstant(b, loc, 0));
-  auto tail = scf::IfOp::create(b, loc, w.op->getResultTypes(), isFirst, /*withElseRegion=*/true);
-  {
-    OpBuilder tb = OpBuilder::atBlockBegin(&tail.getThenRegion().front());
-    auto rest = scf::ForOp::create(tb, loc, arith::MulIOp::create(tb, loc, chunks, lanesValue),
-                                   total, indexConstant(tb, loc, 1), rounds.getResults());
-    OpBuilder fb = OpBuilder::atBlockBegin(rest.getBody());
-    IRMapping mapping;
-    mapping.map(iv, arith::AddIOp::create(fb, loc, lb, rest.getInductionVar()));
-    scf::YieldOp::create(fb, loc, w.step(fb, rest.getRegionIterArgs(), w.valuesAt(fb, mapping)));
-    scf::YieldOp::create(tb, loc, rest.getResults());
-    OpBuilder eb = OpBuilder::atBlockBegin(&tail.getElseRegion().front());
-    scf::YieldOp::create(eb, loc, rounds.getResults());
-  }
-  return SmallVector<Value>(tail.getResults());
+  return foldRest(b, loc, w, {total}, chunks, lanesValue, total, first, rounds.getResults());
 }
 
 /// The loads of an N-D parallel reduction from 0 by 1 whose induction
@@ -364,26 +378,22 @@ std::optional<FlatLoads> flatLoadsOf(const WholeReduction &w) {
 /// counts inside it) from an address aligned to 16 bytes: the vector form
 /// of foldFlatChunksAhead, reading flat views, applies.
 Value flatVectorsFit(OpBuilder &b, Location loc, const FlatLoads &flat, ArrayRef<Value> counts) {
-  Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
+  Value one = indexConstant(b, loc, 1);
   Value ok = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
   auto both = [&](Value x, Value y) { return arith::AndIOp::create(b, loc, x, y).getResult(); };
   auto equal = [&](Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y).getResult();
   };
   for (Value buffer : flat.buffers) {
-    auto type = cast<MemRefType>(buffer.getType());
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
     ValueRange strides = meta.getStrides();
     Value dense = one;
     for (size_t d = strides.size(); d-- > 0;) {
       ok = both(ok, equal(strides[d], dense));
-      dense = arith::MulIOp::create(b, loc, dense, counts[d]);
+      if (d > 0)
+        dense = arith::MulIOp::create(b, loc, dense, counts[d]);
     }
-    Value start = arith::AddIOp::create(
-        b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
-        arith::MulIOp::create(b, loc, meta.getOffset(),
-                              indexConstant(b, loc, type.getElementTypeBitWidth() / 8)));
-    ok = both(ok, equal(arith::RemUIOp::create(b, loc, start, indexConstant(b, loc, 16)), zero));
+    ok = both(ok, startsAligned(b, loc, buffer, meta.getOffset(), 16));
   }
   return ok;
 }
@@ -419,7 +429,7 @@ SmallVector<Value> foldFlatChunksAhead(OpBuilder &b, Location loc, const WholeRe
                                        ArrayRef<Value> chunkStrideDigits,
                                        ArrayRef<SmallVector<Value>> laneDigits) {
   int64_t lanes = flat.lanes;
-  size_t rank = counts.size(), accs = w.results().size();
+  size_t rank = counts.size();
   bool byVectors = !views.empty();
   Value lanesValue = indexConstant(b, loc, lanes);
   Value chunks = arith::DivUIOp::create(b, loc, total, lanesValue);
@@ -482,38 +492,14 @@ SmallVector<Value> foldFlatChunksAhead(OpBuilder &b, Location loc, const WholeRe
       }
       values.push_back(laneValues(b, maps));
     }
-    SmallVector<Value> acc(carried.drop_front(carriedDigits));
-    for (int64_t k = 0; k < kChunksAhead; ++k) {
-      SmallVector<Value> next = acc;
-      for (ArrayRef<Value> lane : values[k])
-        next = w.step(b, next, lane);
-      for (size_t i = 0; i < accs; ++i)
-        acc[i] =
-            k == 0 ? next[i] : arith::SelectOp::create(b, loc, present[k - 1], next[i], acc[i]);
-    }
     SmallVector<Value> yielded = at;
-    llvm::append_range(yielded, acc);
+    llvm::append_range(yielded,
+                       foldRound(b, loc, w, SmallVector<Value>(carried.drop_front(carriedDigits)),
+                                 values, present));
     scf::YieldOp::create(b, loc, yielded);
   }
-  ValueRange folded = rounds.getResults().drop_front(carriedDigits);
-  // The iterations after the last whole chunk (fewer than a chunk), each
-  // at its own position.
-  Value isFirst =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, indexConstant(b, loc, 0));
-  auto tail = scf::IfOp::create(b, loc, w.op->getResultTypes(), isFirst, /*withElseRegion=*/true);
-  {
-    OpBuilder tb = OpBuilder::atBlockBegin(&tail.getThenRegion().front());
-    auto rest = scf::ForOp::create(tb, loc, arith::MulIOp::create(tb, loc, chunks, lanesValue),
-                                   total, indexConstant(tb, loc, 1), folded);
-    OpBuilder fb = OpBuilder::atBlockBegin(rest.getBody());
-    IRMapping mapping;
-    mapping.map(w.ivs, digitsOf(fb, loc, counts, rest.getInductionVar()));
-    scf::YieldOp::create(fb, loc, w.step(fb, rest.getRegionIterArgs(), w.valuesAt(fb, mapping)));
-    scf::YieldOp::create(tb, loc, rest.getResults());
-    OpBuilder eb = OpBuilder::atBlockBegin(&tail.getElseRegion().front());
-    scf::YieldOp::create(eb, loc, folded);
-  }
-  return SmallVector<Value>(tail.getResults());
+  return foldRest(b, loc, w, counts, chunks, lanesValue, total, first,
+                  rounds.getResults().drop_front(carriedDigits));
 }
 
 /// The store that is `result`'s only use, when the reduction's last kernel
