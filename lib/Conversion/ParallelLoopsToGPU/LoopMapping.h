@@ -296,6 +296,15 @@ inline mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner,
   return hostTripCount(host, inner, loop, m);
 }
 
+/// Maps a parallel loop over rows whose body reduces each row with
+/// sequential loops (a row sum, a softmax's statistics; see
+/// RowReductions.cpp): a row per warp, or per block of up to `blockSize`
+/// threads for rows long enough, by vectors where a host check allows.
+/// `minColumns`: what the caller knows the rows' length to be at least.
+/// Returns false, changing nothing, when the body is anything else or its
+/// reductions are statically short.
+bool mapRowReductions(mlir::scf::ParallelOp loop, int64_t blockSize, int64_t minColumns = 0);
+
 /// Maps a parallel loop whose body folds a sequential loop along an outer
 /// dimension (a column sum; see SplitReductions.cpp) onto two launches that
 /// split the fold into chunks. Returns false, changing nothing, otherwise.
@@ -464,6 +473,14 @@ bool foldsAsWhole(mlir::scf::ForOp loop);
 /// argmax over a whole tensor), its iterations regrouped as the tree
 /// needs (the combine merges partial tuples).
 mlir::Operation *mapWholeFold(mlir::scf::ForOp loop, int64_t blockSize);
+
+/// mapWholeReduction for a reduction over two or more dimensions whose
+/// body is not foldsFlat's (a sum weighted by a vector of columns): by
+/// rows into a buffer (mapRowReductions), then over the rows, when the
+/// rows and the tensor are long enough at run time; as it stands
+/// otherwise. Returns the op to continue mapping from, or null, changing
+/// nothing, when `loop` is not such a reduction.
+mlir::Operation *mapWholeReductionByRows(mlir::scf::ParallelOp loop, int64_t blockSize);
 
 /// Whether `loop`'s body reads memory but writes none.
 bool loadsOnly(mlir::scf::ParallelOp loop);
