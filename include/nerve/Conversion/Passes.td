@@ -198,7 +198,7 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
 }
 
 def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::ModuleOp"> {
-  let summary = "Approximate f32 division, exp, log, log1p and tanh in kernels whose data is 16-bit";
+  let summary = "Approximate f32 functions and fused multiply-adds in kernels whose data is 16-bit";
   let description = [{
     In a kernel whose floating-point buffers (its memref arguments) are all
     f16 or bf16, f32 `arith.divf`, `math.exp`, `math.log`, `math.log2`,
@@ -210,7 +210,11 @@ def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::ModuleOp"> {
     functions' dozen or more. Their error (a few f32 ulps, 2^-22 relative;
     2^-17 at most for log1p) is far below the 2^-11 rounding of the 16-bit
     results; 16-bit elementwise code was
-    bound by instructions per element, not by bytes. Kernels that read or
+    bound by instructions per element, not by bytes. Their f32 `arith.addf`,
+    `arith.subf` and `arith.mulf` get `contract`: a multiplication and the
+    addition that takes it may become one fused multiply-add (`fma.rn.f32`),
+    rounded once instead of twice, as nvcc and Triton compile by default.
+    Kernels that read or
     write any f32 or f64 buffer keep exact math, except scratch: a buffer
     the host code takes from `gpu.alloc` and only launches kernels with,
     sets and frees (in every launch of the kernel) is nerve's own, not the

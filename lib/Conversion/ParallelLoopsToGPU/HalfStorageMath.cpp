@@ -6,7 +6,9 @@
 // bound such kernels (16-bit maps ran at 72-77% of the copy bandwidth where
 // f32 maps ran at 95-98%). Their approximate forms err by a few f32 ulps
 // (log1p 2^-17 at most), far below the rounding that follows, so these
-// kernels get them (`afn`).
+// kernels get them (`afn`). Their f32 additions, subtractions and
+// multiplications may also contract into fused multiply-adds (`contract`),
+// which round once instead of twice, as CUDA compilers do by default.
 //
 // Scratch buffers the host code allocates for its launches alone (a row's
 // maximum and sum between the kernels of a softmax) are f32 but never seen
@@ -89,15 +91,22 @@ bool onlyHalfStorage(gpu::GPUFuncOp kernel, ArrayRef<bool> scratch) {
   return any;
 }
 
+/// Adds `flag` to `op`'s fast-math flags.
+void addFlag(Operation *op, arith::FastMathFlags flag) {
+  auto fm = cast<arith::ArithFastMathInterface>(op);
+  auto flags = fm.getFastMathFlagsAttr().getValue() | flag;
+  op->setAttr(fm.getFastMathAttrName(), arith::FastMathFlagsAttr::get(op->getContext(), flags));
+}
+
 void approximate(gpu::GPUFuncOp kernel) {
   kernel.walk([](Operation *op) {
-    if (!isa<arith::DivFOp, math::ExpOp, math::LogOp, math::Log2Op, math::Log10Op, math::Log1pOp,
-             math::TanhOp>(op) ||
-        !op->getResult(0).getType().isF32())
+    if (op->getNumResults() != 1 || !op->getResult(0).getType().isF32())
       return;
-    auto fm = cast<arith::ArithFastMathInterface>(op);
-    auto flags = fm.getFastMathFlagsAttr().getValue() | arith::FastMathFlags::afn;
-    op->setAttr(fm.getFastMathAttrName(), arith::FastMathFlagsAttr::get(op->getContext(), flags));
+    if (isa<arith::DivFOp, math::ExpOp, math::LogOp, math::Log2Op, math::Log10Op, math::Log1pOp,
+            math::TanhOp>(op))
+      addFlag(op, arith::FastMathFlags::afn);
+    else if (isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op))
+      addFlag(op, arith::FastMathFlags::contract);
   });
 }
 

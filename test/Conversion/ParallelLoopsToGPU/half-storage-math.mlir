@@ -1,8 +1,9 @@
 // RUN: nerve-opt %s --nerve-half-storage-math | FileCheck %s
 
 // A kernel whose floating-point buffers are all 16-bit gets approximate f32
-// division, exp, log, log1p and tanh (afn); other math (erf) and f64 stay
-// exact.
+// division, exp, log, log1p and tanh (afn), and f32 multiplications,
+// additions and subtractions that may contract into fused multiply-adds;
+// other math (erf) and f64 stay exact.
 // CHECK-LABEL: gpu.func @half_only
 // CHECK:         math.exp %{{.*}} fastmath<afn> : f32
 // CHECK:         math.log %{{.*}} fastmath<afn> : f32
@@ -10,11 +11,16 @@
 // CHECK:         math.tanh %{{.*}} fastmath<afn> : f32
 // CHECK:         math.log1p %{{.*}} fastmath<afn> : f32
 // CHECK:         math.erf %{{.*}} : f32
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// CHECK:         arith.addf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// CHECK:         arith.subf %{{.*}}, %{{.*}} fastmath<contract> : f32
 // CHECK-NOT:     fastmath
 // CHECK:         arith.divf %{{.*}}, %{{.*}} : f64
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : f64
 // CHECK:         gpu.return
 
-// Any f32 buffer (here a partial sum) keeps the kernel exact.
+// Any f32 buffer (here a partial sum) keeps the kernel exact, its
+// multiplications uncontracted too.
 // CHECK-LABEL: gpu.func @mixed
 // CHECK-NOT:     fastmath
 // CHECK:         gpu.return
@@ -62,8 +68,12 @@ module attributes {gpu.container_module} {
       %t = math.tanh %q : f32
       %p = math.log1p %t : f32
       %f = math.erf %p : f32
+      %m = arith.mulf %f, %v : f32
+      %a = arith.addf %m, %one : f32
+      %s = arith.subf %a, %v : f32
       %dd = arith.divf %d, %d : f64
-      %r = arith.truncf %f : f32 to f16
+      %dm = arith.mulf %dd, %d : f64
+      %r = arith.truncf %s : f32 to f16
       memref.store %r, %y[%c0] : memref<?xf16>
       gpu.return
     }
@@ -73,7 +83,8 @@ module attributes {gpu.container_module} {
       %v = arith.extf %h : f16 to f32
       %e = math.exp %v : f32
       %q = arith.divf %e, %v : f32
-      memref.store %q, %p[%c0] : memref<?xf32>
+      %qv = arith.mulf %q, %v : f32
+      memref.store %qv, %p[%c0] : memref<?xf32>
       gpu.return
     }
     gpu.func @bf16_keeps_flags(%x: memref<?xbf16>) kernel {
