@@ -37,9 +37,11 @@ cuda::Device *realDevice(std::string *why) {
 }
 
 /// `values` (raw element bytes) at element `offset` of a fresh device
-/// buffer; the f32 sum the spec's kernel computes over them.
-float deviceSum(cuda::Device *device, const Module &m, const std::vector<unsigned char> &values,
-                std::vector<int64_t> sizes, int64_t elementBytes, int64_t offset) {
+/// buffer; the bits of the `resultBytes`-byte result the spec's kernel
+/// computes over them.
+uint32_t deviceResult(cuda::Device *device, const Module &m,
+                      const std::vector<unsigned char> &values, std::vector<int64_t> sizes,
+                      int64_t elementBytes, int64_t offset, int64_t resultBytes) {
   const cuda::DriverAPI &api = device->api();
   CUdeviceptr base = 0, out = 0;
   EXPECT_TRUE(device->check(api.cuMemAlloc(&base, values.size() + 64), "cuMemAlloc"));
@@ -50,11 +52,23 @@ float deviceSum(cuda::Device *device, const Module &m, const std::vector<unsigne
                                 Arg::tensor(reinterpret_cast<void *>(out), {})});
   EXPECT_TRUE(s) << s.message();
   EXPECT_TRUE(device->check(api.cuCtxSynchronize(), "running the kernel"));
-  float sum = NAN;
-  EXPECT_EQ(api.cuMemcpyDtoH(&sum, out, 4), 0);
+  uint32_t bits = 0xFFFFFFFF;
+  EXPECT_EQ(api.cuMemcpyDtoH(&bits, out, resultBytes), 0);
   api.cuMemFree(base);
   api.cuMemFree(out);
-  return sum;
+  return resultBytes == 4 ? bits : bits & ((1u << (8 * resultBytes)) - 1);
+}
+
+float floatOf(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// The f32 sum the spec's kernel computes (deviceResult).
+float deviceSum(cuda::Device *device, const Module &m, const std::vector<unsigned char> &values,
+                std::vector<int64_t> sizes, int64_t elementBytes, int64_t offset) {
+  return floatOf(deviceResult(device, m, values, std::move(sizes), elementBytes, offset, 4));
 }
 
 std::string sumSpec(const char *type, const char *dims = "n: ?", const char *over = "n") {
@@ -173,6 +187,59 @@ TEST(WholeReductionCUDA, AMatrixSumHasTheSameBitsAtAnyAlignment) {
   ASSERT_TRUE(m) << m.message();
   for (auto [r, c] : {std::pair<int64_t, int64_t>{3, 5}, {37, 101}, {1000, 127}, {4099, 33}})
     expectSameBitsAtAnyAlignment(device, **m, f32Values(r * c), {r, c}, 4);
+}
+
+// A kernel whose data is all 16-bit fuses the square and the sum into one
+// multiply-add (nerve-half-storage-math): both forms alike, so the f16
+// mean of squares has the same bits too.
+TEST(WholeReductionCUDA, AnF16MeanSquareHasTheSameBitsAtAnyAlignment) {
+  std::string why;
+  cuda::Device *device = realDevice(&why);
+  if (!device)
+    GTEST_SKIP() << why;
+  auto m = compile(R"(!v = !tdim.tensor<[n: ?], f16>
+tdim.kernel @total(%x: !v) -> (%ms: !tdim.tensor<[], f16>) {
+  tdim.reduce ins(%x : !v) outs(%ms : !tdim.tensor<[], f16>) over [n] init [0.0 : f32]
+    map {
+    ^bb0(%v: f32):
+      %sq = arith.mulf %v, %v : f32
+      tdim.yield %sq : f32
+    }
+    combine {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      tdim.yield %s : f32
+    }
+    post {
+    ^bb0(%acc: f32, %count: index):
+      %i = arith.index_cast %count : index to i64
+      %c = arith.sitofp %i : i64 to f32
+      %mean = arith.divf %acc, %c : f32
+      tdim.yield %mean : f32
+    }
+  tdim.return
+}
+)",
+                   cudaOptions());
+  ASSERT_TRUE(m) << m.message();
+  for (int64_t n : {7, 9, 4099, 1000003}) {
+    auto values = f16Values(n);
+    double exact = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      double k = double((i * 7919) % 2048 - 1024) / 1024.0;
+      exact += k * k;
+    }
+    exact /= double(n);
+    uint32_t aligned = deviceResult(device, **m, values.first, {n}, 2, 0, 2);
+    uint32_t shifted = deviceResult(device, **m, values.first, {n}, 2, 1, 2);
+    EXPECT_EQ(aligned, shifted) << n << " elements";
+    // f16 bits to float: sign, 5-bit exponent, 10-bit mantissa (normal).
+    uint32_t exponent = (aligned >> 10) & 0x1F;
+    ASSERT_GT(exponent, 0u) << n << " elements: " << aligned;
+    double mean = std::ldexp(1.0 + double(aligned & 0x3FF) / 1024.0, int(exponent) - 15) *
+                  ((aligned & 0x8000) ? -1.0 : 1.0);
+    EXPECT_NEAR(mean, exact, 2e-3) << n << " elements";
+  }
 }
 
 } // namespace
