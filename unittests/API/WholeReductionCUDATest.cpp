@@ -108,13 +108,16 @@ std::pair<std::vector<unsigned char>, double> f32Values(int64_t count) {
   return {bytes, exact};
 }
 
-/// `count` f16 values k / 1024 for k in [-1024, 1024) (exact in f16) as
-/// bytes, and their float64 sum.
+/// The numerator k of f16 value i, k / 1024 with k in [-1024, 1024).
+int64_t f16Numerator(int64_t i) { return (i * 7919) % 2048 - 1024; }
+
+/// `count` f16 values k / 1024 (f16Numerator; exact in f16) as bytes, and
+/// their float64 sum.
 std::pair<std::vector<unsigned char>, double> f16Values(int64_t count) {
   std::vector<unsigned char> bytes(size_t(count) * 2);
   double exact = 0;
   for (int64_t i = 0; i < count; ++i) {
-    int64_t k = (i * 7919) % 2048 - 1024;
+    int64_t k = f16Numerator(i);
     exact += double(k) / 1024.0;
     // f16 of k / 1024: sign, exponent and a 10-bit mantissa.
     uint16_t h = 0;
@@ -152,22 +155,26 @@ CompileOptions cudaOptions() {
   return o;
 }
 
-TEST(WholeReductionCUDA, AnF32VectorSumHasTheSameBitsAtAnyAlignment) {
-  std::string why;
-  cuda::Device *device = realDevice(&why);
-  if (!device)
-    GTEST_SKIP() << why;
+/// Skips without a real GPU; `device` otherwise.
+class WholeReductionCUDA : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    device = realDevice(&why);
+    if (!device)
+      GTEST_SKIP() << why;
+  }
+  cuda::Device *device = nullptr;
+};
+
+TEST_F(WholeReductionCUDA, AnF32VectorSumHasTheSameBitsAtAnyAlignment) {
   auto m = compile(sumSpec("f32"), cudaOptions());
   ASSERT_TRUE(m) << m.message();
   for (int64_t n : {3, 4, 5, 4099, 1000003})
     expectSameBitsAtAnyAlignment(device, **m, f32Values(n), {n}, 4);
 }
 
-TEST(WholeReductionCUDA, AnF16VectorSumHasTheSameBitsAtAnyAlignment) {
-  std::string why;
-  cuda::Device *device = realDevice(&why);
-  if (!device)
-    GTEST_SKIP() << why;
+TEST_F(WholeReductionCUDA, AnF16VectorSumHasTheSameBitsAtAnyAlignment) {
   auto m = compile(sumSpec("f16"), cudaOptions());
   ASSERT_TRUE(m) << m.message();
   for (int64_t n : {7, 8, 9, 1000003})
@@ -178,11 +185,7 @@ TEST(WholeReductionCUDA, AnF16VectorSumHasTheSameBitsAtAnyAlignment) {
 // (across rows when the rows are not whole chunks): by vector loads of a
 // flat view when the buffer is dense and aligned, by each element at its
 // own position otherwise.
-TEST(WholeReductionCUDA, AMatrixSumHasTheSameBitsAtAnyAlignment) {
-  std::string why;
-  cuda::Device *device = realDevice(&why);
-  if (!device)
-    GTEST_SKIP() << why;
+TEST_F(WholeReductionCUDA, AMatrixSumHasTheSameBitsAtAnyAlignment) {
   auto m = compile(sumSpec("f32", "r: ?, c: ?", "r, c"), cudaOptions());
   ASSERT_TRUE(m) << m.message();
   for (auto [r, c] : {std::pair<int64_t, int64_t>{3, 5}, {37, 101}, {1000, 127}, {4099, 33}})
@@ -192,11 +195,7 @@ TEST(WholeReductionCUDA, AMatrixSumHasTheSameBitsAtAnyAlignment) {
 // A kernel whose data is all 16-bit fuses the square and the sum into one
 // multiply-add (nerve-half-storage-math): both forms alike, so the f16
 // mean of squares has the same bits too.
-TEST(WholeReductionCUDA, AnF16MeanSquareHasTheSameBitsAtAnyAlignment) {
-  std::string why;
-  cuda::Device *device = realDevice(&why);
-  if (!device)
-    GTEST_SKIP() << why;
+TEST_F(WholeReductionCUDA, AnF16MeanSquareHasTheSameBitsAtAnyAlignment) {
   auto m = compile(R"(!v = !tdim.tensor<[n: ?], f16>
 tdim.kernel @total(%x: !v) -> (%ms: !tdim.tensor<[], f16>) {
   tdim.reduce ins(%x : !v) outs(%ms : !tdim.tensor<[], f16>) over [n] init [0.0 : f32]
@@ -226,7 +225,7 @@ tdim.kernel @total(%x: !v) -> (%ms: !tdim.tensor<[], f16>) {
     auto values = f16Values(n);
     double exact = 0;
     for (int64_t i = 0; i < n; ++i) {
-      double k = double((i * 7919) % 2048 - 1024) / 1024.0;
+      double k = double(f16Numerator(i)) / 1024.0;
       exact += k * k;
     }
     exact /= double(n);
