@@ -27,6 +27,10 @@
 // SM run a kernel for each power-of-two block size, which the compiler then
 // knows; rows of one warp or less run a row per warp or per part of a warp,
 // reduced by shuffles alone, two warps a block for the shorter rows.
+// Those kernels and the blocks of 64 and 128 threads, whose threads take at
+// most four vectors of a row, keep them in registers instead of shared
+// memory (the register form: their passes are unrolled over a thread's
+// vectors).
 //
 // On chips with thread block clusters (sm_90 and later), a vector-form row
 // too wide to share its SM with other blocks runs on a cluster of 2 to 8
@@ -70,6 +74,13 @@ constexpr int64_t kElementsPerThread = 8;
 /// sized by vectors; f32 softmax 68-79%, now 82-89%).
 constexpr int64_t kVectorsPerThread = 4;
 constexpr int64_t kMaxThreads = 256;
+/// A register-form kernel's most values of the row a thread (as f32): the
+/// staged inputs' and the elementwise pass's other loads. 16-bit
+/// layer_norm (96: x, weight, bias) took ptxas to 110-127 registers a
+/// thread and lost 7-13 points of the copy bandwidth at 1024 and 4096
+/// columns on an H200; f32 layer_norm (48) and 16-bit softmax (32) keep
+/// 56-72 (docs/decisions.md, "Rows kept in registers").
+constexpr int64_t kMaxRegisterRowValues = 64;
 /// Warps a block of rows shorter than a warp's loads (rows over part of a
 /// warp): blocks of one warp stop at 32 an SM, half its warps (H200, bf16
 /// layer_norm over 128-1024 columns: 63-70% of the copy bandwidth with one
@@ -436,8 +447,15 @@ public:
     Value maxThreads = indexConstant(b, loc, kMaxThreads);
     // Whether the vector form applies: the row width and the buffers allow.
     Value vectors;
-    if (g.lanes > 1)
+    if (g.lanes > 1) {
       vectors = vectorAccessesFit(b, loc, g.vectorBuffers, g.lanes, columns, zero);
+      // A row kept in registers has a vector (empty rows take the form by
+      // elements).
+      if (rowInRegisters())
+        vectors = arith::AndIOp::create(
+            b, loc, vectors,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, columns, zero));
+    }
     Value sharedBytes, fitsAll, fitsProgram, rounded;
     int64_t fit = 0, bytesPerColumn = 0;
     if (!g.staged.empty()) {
@@ -552,8 +570,9 @@ public:
     // (warpsPerBlock > 0, no block size) of that many warps.
     auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes, bool partialStaging, Value blockSize,
                            Value cluster = {}, int64_t warpsPerBlock = 0, int64_t staticShift = -1,
-                           bool fiveAnSM = false) {
+                           bool fiveAnSM = false, bool rowInRegisters = false) {
       lanes = kernelLanes;
+      registers = rowInRegisters;
       oneVectorAStep = fiveAnSM;
       partial = partialStaging;
       warpRows = warpsPerBlock > 0;
@@ -568,6 +587,7 @@ public:
       statistic.clear();
       stagedAlready.clear();
       pendingStaged.clear();
+      registerOf.clear();
       scratchOf.clear();
       clusterBlockCount = cluster;
       sliceColumns = cluster ? slice : Value();
@@ -614,7 +634,8 @@ public:
         isFirstThread = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, zero);
         isLaneZero = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq,
                                            arith::RemUIOp::create(ib, loc, tid, warpSize), zero);
-        setUpStaging(ib, stagingStart);
+        if (!registers)
+          setUpStaging(ib, stagingStart);
         if (cluster) {
           // Clusters take the rows in turn; a row's first block's first
           // thread stores its statistics. The cluster barrier's first phase
@@ -671,12 +692,12 @@ public:
       if (warpRows) {
         Value warps = indexConstant(at, loc, warpsPerBlock);
         Value perBlock = arith::MulIOp::create(at, loc, warps, rowsPerWarpIn(at));
-        Value blockShared =
-            sharedBytes ? arith::MulIOp::create(
-                              at, loc, sharedBytes,
-                              arith::IndexCastOp::create(at, loc, at.getI32Type(), perBlock))
-                              .getResult()
-                        : Value();
+        Value blockShared = sharedBytes && !registers
+                                ? arith::MulIOp::create(at, loc, sharedBytes,
+                                                        arith::IndexCastOp::create(
+                                                            at, loc, at.getI32Type(), perBlock))
+                                      .getResult()
+                                : Value();
         // The block size is a constant, so that outlining records it
         // (.maxntid): ptxas then gives a block of one warp, 32 of which at
         // most share an SM, the 64 registers a thread that cost no
@@ -687,7 +708,8 @@ public:
         return;
       }
       if (!cluster) {
-        buildLaunchOver(at, loc, rows, indexConstant(at, loc, 1), blockSize, body, sharedBytes);
+        buildLaunchOver(at, loc, rows, indexConstant(at, loc, 1), blockSize, body,
+                        registers ? Value() : sharedBytes);
         return;
       }
       Value nonEmpty =
@@ -730,17 +752,24 @@ public:
         };
         Value wholeWarp = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, groupShift,
                                                 indexConstant(at, loc, kWarpShift));
+        // Kernels whose threads are never capped (below kMaxThreads) take
+        // at most kVectorsPerThread vectors of a row each: they keep the
+        // row in registers.
+        bool inRegisters = rowInRegisters();
         choose(arith::AndIOp::create(at, loc, threadsAre(kWarpSize), wholeWarp),
                [&](OpBuilder &tb) {
-                 buildKernel(tb, g.lanes, false, /*blockSize=*/Value(), Value(), 1, kWarpShift);
+                 buildKernel(tb, g.lanes, false, /*blockSize=*/Value(), Value(), 1, kWarpShift,
+                             false, inRegisters);
                });
         choose(threadsAre(kWarpSize), [&](OpBuilder &tb) {
-          buildKernel(tb, g.lanes, false, /*blockSize=*/Value(), Value(), kGroupWarpsPerBlock);
+          buildKernel(tb, g.lanes, false, /*blockSize=*/Value(), Value(), kGroupWarpsPerBlock, -1,
+                      false, inRegisters);
         });
         int64_t largest = g.staged.empty() ? kMaxThreads : kMaxThreadsLargeStaging;
         for (int64_t t = 2 * kWarpSize; t < largest; t *= 2)
           choose(threadsAre(t), [&](OpBuilder &tb) {
-            buildKernel(tb, g.lanes, false, indexConstant(tb, loc, t));
+            buildKernel(tb, g.lanes, false, indexConstant(tb, loc, t), Value(), 0, -1, false,
+                        inRegisters && t < kMaxThreads);
           });
         buildKernel(at, g.lanes, false, indexConstant(at, loc, largest));
       };
@@ -818,6 +847,12 @@ private:
   DenseMap<Value, Value> statistic;      ///< row buffer -> value this row
   DenseSet<Value> stagedAlready;         ///< inputs the first pass has stored
   DenseMap<Type, Value> scratchOf;       ///< per type: 32 warp partials
+  // The register form (below):
+  bool registers = false;                                ///< rows kept in registers
+  int64_t slot = -1;                                     ///< which of its vectors is built
+  Value storeGuard;                                      ///< whether that vector exists
+  DenseMap<std::pair<Value, int64_t>, Value> registerOf; ///< (staged input,
+                                                         ///< slot) -> vector
   // The cluster form (all null otherwise):
   Value clusterBlockCount;               ///< blocks of the cluster (host value)
   bool oneVectorAStep = false;           ///< the elementwise pass takes no pairs
@@ -850,6 +885,23 @@ private:
             !llvm::is_contained(g.staged, load.getMemref()))
           return false;
     return true;
+  }
+
+  /// Whether the vector kernels whose threads take at most
+  /// kVectorsPerThread vectors of a row keep the staged inputs in registers
+  /// (the register form, registerVector): where a thread's values of them
+  /// and of the elementwise pass's other loads, counted as f32, are at most
+  /// kMaxRegisterRowValues.
+  bool rowInRegisters() const {
+    if (g.staged.empty() || g.lanes <= 1)
+      return false;
+    int64_t loads = static_cast<int64_t>(g.staged.size());
+    if (g.final)
+      for (auto load : g.final.getBody()->getOps<memref::LoadOp>())
+        if (!g.buffers.contains(load.getMemref()) &&
+            !llvm::is_contained(g.staged, load.getMemref()))
+          ++loads;
+    return kVectorsPerThread * g.lanes * loads <= kMaxRegisterRowValues;
   }
 
   /// The columns [lb, ub) of a column loop over [0, ub) that this block
@@ -1029,7 +1081,13 @@ private:
         return vectorLoad(at, loc, lane0.lookupOrDefault(memref), indices, lanes);
       };
       Value vec;
-      if (staged) {
+      if (registers && llvm::is_contained(g.staged, memref) &&
+          indexesRow(load.getIndices(), rowIvs, col)) {
+        Value &kept = registerOf[{memref, slot}];
+        if (!kept)
+          kept = fromGlobal(b);
+        vec = kept;
+      } else if (staged) {
         Value shared = staging->second, j = indices.back();
         Value place = stagedColumn(b, j);
         vec = stagedRead(
@@ -1044,12 +1102,62 @@ private:
     }
     if (auto store = dyn_cast<memref::StoreOp>(op); store && byVector(store.getMemref(),
                                                                         store.getIndices())) {
-      vectorStore(b, loc, packLanes(b, loc, store.getValue(), maps),
-                  lane0.lookupOrDefault(store.getMemref()), mapped(lane0, store.getIndices()));
+      Value vec = packLanes(b, loc, store.getValue(), maps);
+      OpBuilder::InsertionGuard guard(b);
+      if (storeGuard)
+        b.setInsertionPointToStart(&scf::IfOp::create(b, loc, storeGuard, /*withElseRegion=*/false)
+                                        .getThenRegion()
+                                        .front());
+      vectorStore(b, loc, vec, lane0.lookupOrDefault(store.getMemref()),
+                  mapped(lane0, store.getIndices()));
       return;
     }
     for (IRMapping &m : maps)
       cloneOp(b, op, m, rowIvs, col);
+  }
+
+  /// The register form: a kernel whose threads take at most
+  /// kVectorsPerThread vectors of a row each (vector t + k T in slot k)
+  /// walks its slots unrolled, so that what the first pass loads of a
+  /// staged input stays in registers for the others, instead of going
+  /// through shared memory. A slot past the row loads the row's last
+  /// vector (in bounds: the row has one) and folds the identity instead,
+  /// so the loads need no branch; its stores are skipped. Returns slot
+  /// `k`'s first column and whether it is in the row of `ub` columns.
+  std::pair<Value, Value> registerVector(OpBuilder &b, Value ub, int64_t k) {
+    Value lanesValue = indexConstant(b, loc, lanes);
+    Value vectors = arith::DivUIOp::create(b, loc, ub, lanesValue);
+    Value v = arith::AddIOp::create(
+        b, loc, tid, arith::MulIOp::create(b, loc, blockThreads, indexConstant(b, loc, k)));
+    Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v, vectors);
+    Value last = arith::SubIOp::create(b, loc, vectors, indexConstant(b, loc, 1));
+    Value at = arith::MinUIOp::create(b, loc, v, last);
+    return {arith::MulIOp::create(b, loc, at, lanesValue), valid};
+  }
+
+  /// This thread's partial value of `r` in the register form: its slots'
+  /// values, each its lanes combined in order, combined in slot order.
+  Value registerPartial(OpBuilder &b, const LaneReduction &r, IRMapping &m, ValueRange rowIvs,
+                        Value ub) {
+    Value col = r.loop.getInductionVar();
+    Value folded = r.combine->getOperand(1 - r.accOperand);
+    Value identity = reductionIdentity(b, loc, r.combine);
+    Value partial;
+    for (int64_t k = 0; k < kVectorsPerThread; ++k) {
+      auto [first, valid] = registerVector(b, ub, k);
+      SmallVector<IRMapping> maps = laneMappings(b, loc, m, col, first, lanes);
+      slot = k;
+      for (Operation &op : r.loop.getBody()->without_terminator())
+        if (&op != r.combine)
+          cloneLanes(b, op, maps, rowIvs, col);
+      slot = -1;
+      Value v = maps.front().lookupOrDefault(folded);
+      for (IRMapping &lane : llvm::drop_begin(maps))
+        v = combineAs(b, r, v, lane.lookupOrDefault(folded));
+      v = arith::SelectOp::create(b, loc, valid, v, identity);
+      partial = partial ? combineAs(b, r, partial, v) : v;
+    }
+    return partial;
   }
 
   Value scratch(Type type) {
@@ -1070,7 +1178,9 @@ private:
         g.sameColumns(r.loop.getLowerBound(), r.loop.getUpperBound(), r.loop.getStep());
     Value col = r.loop.getInductionVar();
     Value partial;
-    if (lanes > 1) {
+    if (lanes > 1 && registers) {
+      partial = registerPartial(b, r, m, rowIvs, ub);
+    } else if (lanes > 1) {
       // The vector form (its columns start at 0 by 1: chooseLanes): each
       // iteration is a vector of columns, its lanes combined in order.
       auto [first, end] = window(b, ub);
@@ -1138,7 +1248,7 @@ private:
     Value full = arith::DivUIOp::create(b, loc, span, chunk);
     Value offset = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, tid, step));
     // Each unit of work is `lanes` consecutive columns from `start`.
-    auto emit = [&](OpBuilder &eb, ArrayRef<Value> starts) {
+    auto emit = [&](OpBuilder &eb, ArrayRef<Value> starts, ArrayRef<Value> valid = {}) {
       SmallVector<SmallVector<IRMapping>> units;
       for (Value start : starts) {
         IRMapping m;
@@ -1148,9 +1258,26 @@ private:
           units.back().front().map(colIv, start);
       }
       for (Operation &op : loop.getBody()->without_terminator())
-        for (SmallVector<IRMapping> &maps : units)
+        for (auto [u, maps] : llvm::enumerate(units)) {
+          if (!valid.empty()) { // the register form: unit u is slot u
+            slot = static_cast<int64_t>(u);
+            storeGuard = valid[u];
+          }
           cloneLanes(eb, op, maps, rowIvs, columns ? colIv : Value());
+        }
+      slot = -1;
+      storeGuard = Value();
     };
+    if (lanes > 1 && registers) {
+      SmallVector<Value> starts, valid;
+      for (int64_t k = 0; k < kVectorsPerThread; ++k) {
+        auto [first, inRow] = registerVector(b, ub, k);
+        starts.push_back(first);
+        valid.push_back(inRow);
+      }
+      emit(b, starts, valid);
+      return;
+    }
     if (lanes > 1) {
       // The vector form: columns from 0 by 1 (chooseLanes), a whole number
       // of vectors; thread t takes vectors t, t + T, ... (of its block's

@@ -128,10 +128,13 @@
 // CHECK:       arith.cmpi ugt, %[[LANES]], %c16{{.*}} : index
 // CHECK:       %[[SHIFT:.*]] = arith.select %{{.*}}, %c5, %{{.*}} : index
 //              The vector form, when the row width is a whole number of
-//              16-byte vectors and the buffers are aligned.
+//              16-byte vectors, the buffers are aligned and the row is
+//              not empty (the register form loads a vector of every row).
 // CHECK:       memref.extract_aligned_pointer_as_index %[[X]]
 // CHECK:       memref.extract_aligned_pointer_as_index %[[Y]]
-// CHECK:       %[[VECTORS:.*]] = arith.andi
+// CHECK:       %[[ALIGNED:.*]] = arith.andi
+// CHECK:       %[[NONEMPTY:.*]] = arith.cmpi ne, %{{.*}}, %c0{{.*}} : index
+// CHECK:       %[[VECTORS:.*]] = arith.andi %[[ALIGNED]], %[[NONEMPTY]] : i1
 // CHECK:       %[[CAP:.*]] = arith.minui %{{.*}}, %c12032 : index
 // CHECK:       %[[FITS_ALL:.*]] = arith.cmpi ule, %{{.*}}, %c12032{{.*}} : index
 // CHECK:       %[[HALF:.*]] = arith.cmpi ule, %{{.*}}, %c24064 : index
@@ -154,19 +157,51 @@
 // CHECK:               gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c1024{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK:             } else {
 //                    Blocks that share their SM: a kernel for each block
-//                    size. Rows of a whole warp: a row a warp (its slice
-//                    of the staging), reduced by shuffles alone; a block
-//                    of one warp, a constant.
+//                    size. Rows of a whole warp: a row a warp, reduced by
+//                    shuffles alone; a block of one warp, a constant. A
+//                    lane takes at most four vectors of a row: it keeps
+//                    them in registers (no shared memory), its vector k
+//                    at lane + 32 k, one past the row loading the row's
+//                    last vector, folding the identity, storing nothing.
 // CHECK:               %[[WHOLE:.*]] = arith.cmpi eq, %[[SHIFT]], %c5{{.*}} : index
 // CHECK:               %[[ONE_WARP:.*]] = arith.cmpi eq, %[[TPB]], %c32{{.*}} : index
 // CHECK:               %[[WHOLE_WARP:.*]] = arith.andi %[[ONE_WARP]], %[[WHOLE]] : i1
 // CHECK:               scf.if %[[WHOLE_WARP]] {
-// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c32{{.*}}, {{.*}}) dynamic_shared_memory_size %{{.*}} {
+// CHECK-NOT:             dynamic_shared_memory_size
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c32{{.*}}, {{.*}}) {
 // CHECK:                   %[[WARP:.*]] = arith.divui %{{.*}}, %c32{{.*}} : index
-// CHECK:                   memref.view %{{.*}}[%{{.*}}][%[[CAP]]]
-// CHECK-NOT:               gpu.barrier
-// CHECK:                   gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
-// CHECK-NOT:               gpu.barrier
+// CHECK-NOT:               memref.view
+// CHECK:                   scf.for {{.*}} {
+// CHECK-NOT:                 gpu.barrier
+// CHECK:                     %[[NV:.*]] = arith.divui %{{.*}}, %c4{{.*}} : index
+// CHECK:                     %[[V0:.*]] = arith.addi
+// CHECK:                     %[[IN0:.*]] = arith.cmpi ult, %[[V0]], %[[NV]] : index
+// CHECK:                     %[[LAST:.*]] = arith.subi %[[NV]], %c1{{.*}} : index
+// CHECK:                     %[[AT0:.*]] = arith.minui %[[V0]], %[[LAST]] : index
+// CHECK:                     %[[C0:.*]] = arith.muli %[[AT0]], %c4{{.*}} : index
+// CHECK:                     %[[X0:.*]] = vector.load %[[X]][%{{.*}}, %[[C0]]]
+// CHECK-NOT:                 vector.store
+// CHECK-COUNT-3:             arith.maximumf
+// CHECK:                     arith.select %[[IN0]], %{{.*}}, %cst{{.*}} : f32
+// CHECK-COUNT-3:             vector.load %[[X]]
+// CHECK:                     gpu.shuffle xor %{{.*}}, %c16_i32, %c32_i32 : f32
+//                            The sum and the elementwise pass load nothing.
+// CHECK-NOT:                 vector.load
+// CHECK:                     vector.extract %[[X0]][0]
+// CHECK:                     arith.subf
+// CHECK-NOT:                 vector.load
+// CHECK:                     gpu.shuffle xor %{{.*}}, %c16_i32{{.*}}, %c32_i32{{.*}} : f32
+// CHECK-NOT:                 vector.load
+// CHECK:                     arith.divf
+// CHECK-NOT:                 vector.load
+// CHECK:                     scf.if %{{.*}} {
+// CHECK-NEXT:                  vector.store %{{.*}}, %[[Y]]
+// CHECK:                     scf.if %{{.*}} {
+// CHECK-NEXT:                  vector.store %{{.*}}, %[[Y]]
+// CHECK:                     scf.if %{{.*}} {
+// CHECK-NEXT:                  vector.store %{{.*}}, %[[Y]]
+// CHECK:                     scf.if %{{.*}} {
+// CHECK-NEXT:                  vector.store %{{.*}}, %[[Y]]
 // CHECK:                   gpu.terminator
 //                    Shorter rows: 2^shift lanes a row, two warps a block
 //                    (64 threads, 2 x 32 >> shift rows); a warp walks its
@@ -177,9 +212,7 @@
 // CHECK:                 scf.if %{{.*}} {
 // CHECK:                   %[[ROWS_A_WARP:.*]] = arith.shrui %c32{{.*}}, %[[SHIFT]] : index
 // CHECK:                   %[[GROUP_ROWS:.*]] = arith.muli %c2{{.*}}, %[[ROWS_A_WARP]] : index
-// CHECK:                   %[[GROUP_ROWS_I32:.*]] = arith.index_cast %[[GROUP_ROWS]] : index to i32
-// CHECK:                   %[[GROUP_SMEM:.*]] = arith.muli %[[SMEM]], %[[GROUP_ROWS_I32]] : i32
-// CHECK:                   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}}, {{.*}}) dynamic_shared_memory_size %[[GROUP_SMEM]] {
+// CHECK:                   gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}}, {{.*}}) {
 // CHECK:                     %[[GROUP_LANES:.*]] = arith.shli %c1{{.*}}, %[[SHIFT]] : index
 // CHECK:                     scf.for %[[BASE:.*]] = {{.*}} {
 // CHECK:                       %[[MINE:.*]] = arith.addi %[[BASE]], %{{.*}} : index
@@ -194,9 +227,13 @@
 // CHECK:                         vector.store
 // CHECK:                     gpu.terminator
 // CHECK:               } else {
+//                    Blocks of 64 and 128 threads keep rows in registers
+//                    too (their threads are never capped); from 256 (the
+//                    most, 256 or 512, when the staging is small or
+//                    large) a thread may take more vectors: staged.
 // CHECK:                 arith.cmpi eq, %[[TPB]], %c64{{.*}} : index
-// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
-// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c64{{.*}}, {{.*}}) workgroup
+// CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c128{{.*}}, {{.*}}) workgroup
 // CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c256{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK:                 gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c512{{.*}}, {{.*}}) dynamic_shared_memory_size %[[SMEM]]
 // CHECK:               scf.for {{.*}} -> (f32, f32, f32, f32) {
