@@ -71,6 +71,13 @@ static Status loadDriver(DriverAPI &api) {
   // Optional: only kernels launched in clusters need it.
   api.cuLaunchKernelEx = reinterpret_cast<decltype(api.cuLaunchKernelEx)>(
       dlsym(handle, "cuLaunchKernelEx"));
+  // Optional: without them scratch comes from the default pool.
+  api.cuMemPoolCreate =
+      reinterpret_cast<decltype(api.cuMemPoolCreate)>(dlsym(handle, "cuMemPoolCreate"));
+  api.cuMemPoolSetAttribute =
+      reinterpret_cast<decltype(api.cuMemPoolSetAttribute)>(dlsym(handle, "cuMemPoolSetAttribute"));
+  api.cuMemAllocFromPoolAsync = reinterpret_cast<decltype(api.cuMemAllocFromPoolAsync)>(
+      dlsym(handle, "cuMemAllocFromPoolAsync"));
   return Status();
 }
 
@@ -165,10 +172,29 @@ Result<Device *> Device::get() {
                              device.device_);
     status = device.check(api.cuDevicePrimaryCtxRetain(&device.context_, device.device_),
                           "cuDevicePrimaryCtxRetain");
+    if (status)
+      device.createScratchPool();
   });
   if (!status)
     return status;
   return &device;
+}
+
+void Device::createScratchPool() {
+  if (!api_.cuMemPoolCreate || !api_.cuMemPoolSetAttribute || !api_.cuMemAllocFromPoolAsync)
+    return;
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device_;
+  CUmemoryPool pool = nullptr;
+  if (api_.cuMemPoolCreate(&pool, &props) != CUDA_SUCCESS || !pool)
+    return; // the default pool serves
+  // Never trimmed at a synchronization: the pool holds at most the most
+  // scratch that calls in flight together have needed.
+  unsigned long long keep = ~0ull;
+  if (api_.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) == CUDA_SUCCESS)
+    scratchPool_ = pool;
 }
 
 Status Device::makeCurrent() const {

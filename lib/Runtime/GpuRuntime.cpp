@@ -406,8 +406,10 @@ static void *nerve_mgpuMemAlloc(uint64_t bytes, void *stream, bool) {
   if (!d)
     return nullptr;
   CUdeviceptr ptr = 0;
-  if (!ok(d, d->api().cuMemAllocAsync(&ptr, bytes, static_cast<CUstream>(stream)),
-          ("allocating " + std::to_string(bytes) + " bytes of device memory").c_str(),
+  auto s = static_cast<CUstream>(stream);
+  CUresult r = d->scratchPool() ? d->api().cuMemAllocFromPoolAsync(&ptr, bytes, d->scratchPool(), s)
+                                : d->api().cuMemAllocAsync(&ptr, bytes, s);
+  if (!ok(d, r, ("allocating " + std::to_string(bytes) + " bytes of device memory").c_str(),
           state.error))
     return nullptr;
   return reinterpret_cast<void *>(ptr);

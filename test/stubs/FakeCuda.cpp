@@ -50,6 +50,10 @@ constexpr int kInvalidValue = 1;
 /// Modules cuModuleLoadDataEx has loaded.
 int modulesLoaded = 0;
 int dependentLaunches = 0;
+/// Allocations from a pool cuMemPoolCreate made, and whether that pool was
+/// told to keep everything freed (its release threshold the largest).
+int poolAllocations = 0;
+int poolKeepsAll = 0;
 /// The CU_JIT_OPTIMIZATION_LEVEL the last module was loaded with (-1: none
 /// given).
 int lastJITOptimizationLevel = -1;
@@ -146,6 +150,10 @@ int nerveFakeModulesLoaded() { return modulesLoaded; }
 int nerveFakeLastJITOptimizationLevel() { return lastJITOptimizationLevel; }
 /// Launches that allowed programmatic dependence on the kernel before.
 int nerveFakeDependentLaunches() { return dependentLaunches; }
+/// Stream-ordered allocations from the pool the process created.
+int nerveFakePoolAllocations() { return poolAllocations; }
+/// 1 when that pool's release threshold is the largest there is.
+int nerveFakePoolKeepsAll() { return poolKeepsAll; }
 // A "cubin" of the fake driver is its marker followed by the PTX it was
 // linked from.
 const char kFakeCubinMarker[] = "FAKE-CUBIN\n";
@@ -295,6 +303,29 @@ int cuMemAllocAsync(unsigned long long *ptr, size_t bytes, void *) {
   return cuMemAlloc_v2(ptr, bytes);
 }
 int cuMemFreeAsync(unsigned long long ptr, void *) { return cuMemFree_v2(ptr); }
+// A pool of device memory (allocation type 1, pinned; location type 1, a
+// device) is the one handle; its allocations are the others'.
+int cuMemPoolCreate(void **pool, const void *props) {
+  const int *fields = static_cast<const int *>(props);
+  if (fields[0] != 1 || fields[2] != 1)
+    return kInvalidValue;
+  *pool = handle(5);
+  return 0;
+}
+int cuMemPoolSetAttribute(void *pool, int attribute, void *value) {
+  if (pool != handle(5))
+    return kInvalidValue;
+  if (attribute == 4) // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+    poolKeepsAll = *static_cast<unsigned long long *>(value) == ~0ull;
+  return 0;
+}
+int cuMemAllocFromPoolAsync(unsigned long long *ptr, size_t bytes, void *pool, void *) {
+  if (pool != handle(5))
+    return kInvalidValue;
+  int r = cuMemAlloc_v2(ptr, bytes);
+  poolAllocations += r == 0;
+  return r;
+}
 int cuMemcpyHtoD_v2(unsigned long long dst, const void *src, size_t bytes) {
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   return 0;

@@ -222,6 +222,20 @@ TEST_F(FakeDriverFault, KernelsLoadAtTheirFirstLaunch) {
 /// kernel before (programmatic dependent launch).
 int fakeDependentLaunches() { return fakeCounter("nerveFakeDependentLaunches"); }
 
+TEST_F(FakeDriverFault, ScratchComesFromAPoolThatKeepsIt) {
+  int before = fakeCounter("nerveFakePoolAllocations");
+  ASSERT_GE(before, 0) << "the stand-in driver does not count pool allocations";
+  // softmax's row statistics are scratch (a max and a sum a row), taken in
+  // stream order from nerve's own pool, which synchronizations do not trim
+  // (the device's default pool would give its memory back at each one).
+  auto module = compileUncached(kRowSoftmax);
+  ASSERT_TRUE(module) << module.message();
+  Status s = runRowSoftmax(**module, 2, 1024);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(fakeCounter("nerveFakePoolAllocations") - before, 2);
+  EXPECT_EQ(fakeCounter("nerveFakePoolKeepsAll"), 1);
+}
+
 TEST_F(FakeDriverFault, AWarmStartLinksThePTXItStoredOnce) {
   ScratchDir scratch("nerve-fake-driver-cache");
   ASSERT_FALSE(scratch.path.empty());

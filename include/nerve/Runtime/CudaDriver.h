@@ -27,6 +27,23 @@ using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 using CUlinkState = struct CUlinkState_st *;
+using CUmemoryPool = struct CUmemPoolHandle_st *;
+
+/// cuMemPoolCreate's properties (cuda.h's CUmemPoolProps): device memory
+/// of one device; the rest zero.
+struct CUmemPoolProps {
+  int allocType;   ///< CU_MEM_ALLOCATION_TYPE_PINNED
+  int handleTypes; ///< none
+  struct {
+    int type; ///< CU_MEM_LOCATION_TYPE_DEVICE
+    int id;   ///< the device ordinal
+  } location;
+  void *win32SecurityAttributes;
+  size_t maxSize;
+  unsigned short usage;
+  unsigned char reserved[54];
+};
+static_assert(sizeof(CUmemPoolProps) == 88, "CUmemPoolProps layout");
 
 /// cuLaunchKernelEx's launch attribute (cuda.h's CUlaunchAttribute): an id,
 /// then a 64-byte value; nerve sets only the cluster dimension.
@@ -102,6 +119,10 @@ struct DriverAPI {
                             void **);
   CUresult (*cuLinkComplete)(CUlinkState, void **, size_t *);
   CUresult (*cuLinkDestroy)(CUlinkState);
+  /// Optional (null when the driver lacks them): nerve's scratch pool.
+  CUresult (*cuMemPoolCreate)(CUmemoryPool *, const CUmemPoolProps *);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *);
+  CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 };
 
 // Constants of cuda.h that nerve uses.
@@ -121,6 +142,9 @@ enum : int {
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
   CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4,
+  CU_MEM_ALLOCATION_TYPE_PINNED = 1,
+  CU_MEM_LOCATION_TYPE_DEVICE = 1,
 };
 
 /// The driver and the device nerve uses: device 0 (or $NERVE_CUDA_DEVICE)
@@ -155,11 +179,21 @@ public:
   int multiprocessors() const { return multiprocessors_; }
   /// The driver's CUDA version, e.g. 13000 for 13.0.
   int driverVersion() const { return driverVersion_; }
+  /// The memory pool kernels' scratch buffers come from (allocated and
+  /// freed in stream order), or null for the device's default pool. It
+  /// keeps what is freed instead of returning it to the driver at the
+  /// next synchronization, as the default pool does: a kernel that needs
+  /// scratch, run and then waited for, would otherwise map its scratch
+  /// afresh every call.
+  CUmemoryPool scratchPool() const { return scratchPool_; }
 
 private:
+  void createScratchPool();
+
   DriverAPI api_{};
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
+  CUmemoryPool scratchPool_ = nullptr;
   std::string name_;
   /// The fault that lost CUDA; empty while it is usable.
   mutable std::string lost_;
