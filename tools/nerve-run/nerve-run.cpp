@@ -55,7 +55,9 @@ static cl::opt<bool> writeOutputs("write-outputs",
 static cl::opt<bool> saveInputs("save-inputs",
                                 cl::desc("Also write the inputs (random ones included) as NAME.npy"),
                                 cl::cat(category));
-static cl::opt<unsigned> benchRuns("bench", cl::desc("Time N launches after warm-up"),
+static cl::opt<unsigned> benchRuns("bench",
+                                   cl::desc("Time N launches after warm-up, each once the one "
+                                            "before has finished"),
                                    cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> l2Flush(
     "l2-flush",
@@ -315,6 +317,13 @@ static Result<BenchResult> benchGpu(const Module &module, const std::string &ent
     api.cuEventRecord(events[2 * i], stream);
     status = module.launch(entry, args, stream);
     api.cuEventRecord(events[2 * i + 1], stream);
+    // Each run waits for the one before, as the copies below and the
+    // benchmarks' PyTorch runs are timed: enqueued back to back, the same
+    // kernels measured 1-11% slower on an H200 (docs/decisions.md, "Timed
+    // runs wait for each other").
+    if (status)
+      status = device->check(api.cuEventSynchronize(events[2 * i + 1]),
+                             ("running kernel @" + entry + " on the GPU").c_str());
   }
   if (status)
     status = device->check(api.cuStreamSynchronize(stream),
