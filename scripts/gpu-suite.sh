@@ -95,13 +95,13 @@ fi
 # Benchmarks (bench/), and where compile time goes.
 if [[ $parts == *" bench-neuron "* ]]; then
   # NERVE_NEURON_ARGS narrows or sweeps the run (e.g. "--dtypes f16 --time-blocks 0,4,8").
-  timeout "${NERVE_BENCH_TIMEOUT:-520}" python3 "$root/bench/neuron.py" --nerve-run "$bundle/bin/nerve-run" --torch-compile \
+  timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/neuron.py" --nerve-run "$bundle/bin/nerve-run" --torch-compile \
     --out "$out/bench-results" ${NERVE_NEURON_ARGS:-} >"$out/bench-neuron.log" 2>&1
   summary+=("bench-neuron: $(grep -c '^check .*: ok' "$out/bench-neuron.log") checks ok, $(grep -c 'FAILED' "$out/bench-neuron.log") failed")
 fi
 if [[ $parts == *" bench-tdim "* ]]; then
   # NERVE_TDIM_ARGS narrows the run (e.g. "--dtypes f32 --no-torch-compile").
-  timeout "${NERVE_BENCH_TIMEOUT:-520}" python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" \
+  timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" \
     --out "$out/bench-results" ${NERVE_TDIM_ARGS:-} >"$out/bench-tdim.log" 2>&1
   summary+=("bench-tdim: $(grep -c '^check .*: ok' "$out/bench-tdim.log") checks ok, $(grep -c 'FAILED' "$out/bench-tdim.log") failed")
 fi
