@@ -78,8 +78,9 @@ constexpr int64_t kMaxThreads = 256;
 /// staged inputs' and the elementwise pass's other loads. 16-bit
 /// layer_norm (96: x, weight, bias) took ptxas to 110-127 registers a
 /// thread and lost 7-13 points of the copy bandwidth at 1024 and 4096
-/// columns on an H200; f32 layer_norm (48) and 16-bit softmax (32) keep
-/// 56-72 (docs/decisions.md, "Rows kept in registers").
+/// columns on an H200; f32 layer_norm (48: 80-96 registers) and 16-bit
+/// softmax (32: 55-72) gained (docs/decisions.md, "Rows kept in
+/// registers").
 constexpr int64_t kMaxRegisterRowValues = 64;
 /// Warps a block of rows shorter than a warp's loads (rows over part of a
 /// warp): blocks of one warp stop at 32 an SM, half its warps (H200, bf16
