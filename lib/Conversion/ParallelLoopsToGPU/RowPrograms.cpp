@@ -589,6 +589,7 @@ public:
       stagedAlready.clear();
       pendingStaged.clear();
       registerOf.clear();
+      slots.clear();
       scratchOf.clear();
       clusterBlockCount = cluster;
       sliceColumns = cluster ? slice : Value();
@@ -854,6 +855,7 @@ private:
   Value storeGuard;                                      ///< whether that vector exists
   DenseMap<std::pair<Value, int64_t>, Value> registerOf; ///< (staged input,
                                                          ///< slot) -> vector
+  SmallVector<std::pair<Value, Value>> slots;            ///< registerVector's, this row
   // The cluster form (all null otherwise):
   Value clusterBlockCount;               ///< blocks of the cluster (host value)
   bool oneVectorAStep = false;           ///< the elementwise pass takes no pairs
@@ -1124,8 +1126,12 @@ private:
   /// through shared memory. A slot past the row loads the row's last
   /// vector (in bounds: the row has one) and folds the identity instead,
   /// so the loads need no branch; its stores are skipped. Returns slot
-  /// `k`'s first column and whether it is in the row of `ub` columns.
+  /// `k`'s first column and whether it is in the row of `ub` columns, built
+  /// by the row's first pass (every pass walks the same columns:
+  /// chooseLanes) and reused by the others, which it dominates.
   std::pair<Value, Value> registerVector(OpBuilder &b, Value ub, int64_t k) {
+    if (k < static_cast<int64_t>(slots.size()))
+      return slots[k];
     Value lanesValue = indexConstant(b, loc, lanes);
     Value vectors = arith::DivUIOp::create(b, loc, ub, lanesValue);
     Value v = arith::AddIOp::create(
@@ -1133,7 +1139,8 @@ private:
     Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v, vectors);
     Value last = arith::SubIOp::create(b, loc, vectors, indexConstant(b, loc, 1));
     Value at = arith::MinUIOp::create(b, loc, v, last);
-    return {arith::MulIOp::create(b, loc, at, lanesValue), valid};
+    slots.push_back({arith::MulIOp::create(b, loc, at, lanesValue), valid});
+    return slots.back();
   }
 
   /// This thread's partial value of `r` in the register form: its slots'
