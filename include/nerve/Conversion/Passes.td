@@ -181,7 +181,14 @@ def LowerGPUMath : Pass<"nerve-lower-gpu-math", "::mlir::gpu::GPUModuleOp"> {
     `math.tanh` a series where |x| < 1/4 and 1 - 2 / (2^(2|x| log2 e) + 1)
     with the sign of x elsewhere (special-function 2^x and reciprocal):
     both err by at most about 2^-17 relative, where PTX's `tanh.approx`
-    errs by 2^-11. When libdevice is linked
+    errs by 2^-11. Operands known to be at least 0 (or NaN) by how they
+    are computed (exp, |x|, x * x, a maximum with 0, sums and products of
+    such, ...) drop what a sign costs: the approximate forms take x for
+    |x| and no sign to copy; an exact (no `afn`) f32 `math.log1p` or
+    `math.tanh` of such an operand becomes nerve's own form, as exact as
+    libdevice's (log1p within 1 ulp, tanh in libdevice's form, within 2)
+    with fewer instructions; and the maximum of such a value and a negative
+    constant is the value itself. When libdevice is linked
     (`libdevice=true`), the other functions are left for
     `convert-gpu-to-nvvm`, which calls libdevice's `__nv_*`. Without it, f32
     `exp`, `log`, `tanh`, `erf` and friends are expanded into polynomial

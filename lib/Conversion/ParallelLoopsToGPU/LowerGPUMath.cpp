@@ -18,6 +18,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_LOWERGPUMATH
@@ -77,22 +78,30 @@ struct ToIntrinsic : OpRewritePattern<MathOp> {
   std::string intrinsic;
 };
 
+/// Functions whose operand is known to be at least 0 (or NaN), found
+/// before any rewriting: an expansion replaces the ops the analysis
+/// recognises (a log1p becomes a select) by ops it cannot see through.
+using NonNegativeOperands = llvm::SmallPtrSet<Operation *, 16>;
+
 /// An approximate f32 function of one operand (`afn`, set by
 /// nerve-half-storage-math or fast math) rewritten into what `expand`
-/// builds from the operand; ahead of MLIR's polynomial approximations of
-/// the same ops (benefit 2), which run without libdevice.
+/// builds from the operand, told whether the operand is non-negative;
+/// ahead of MLIR's polynomial approximations of the same ops (benefit 2),
+/// which run without libdevice.
 template <typename MathOp>
 struct ApproximateFunction : OpRewritePattern<MathOp> {
-  using Expand = Value (*)(OpBuilder &, Location, Value);
-  ApproximateFunction(MLIRContext *ctx, Expand expand)
-      : OpRewritePattern<MathOp>(ctx, /*benefit=*/2), expand(expand) {}
+  using Expand = Value (*)(OpBuilder &, Location, Value, bool nonNegative);
+  ApproximateFunction(MLIRContext *ctx, Expand expand, const NonNegativeOperands &nonNegative)
+      : OpRewritePattern<MathOp>(ctx, /*benefit=*/2), expand(expand), nonNegative(nonNegative) {}
   LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
     if (!approximatesF32(op))
       return failure();
-    rewriter.replaceOp(op, expand(rewriter, op.getLoc(), op.getOperand()));
+    rewriter.replaceOp(op, expand(rewriter, op.getLoc(), op.getOperand(),
+                                  nonNegative.contains(op.getOperation())));
     return success();
   }
   Expand expand;
+  const NonNegativeOperands &nonNegative;
 };
 
 /// An approximate exp: 2^(x log2 e) on the special-function unit, flushing
@@ -100,13 +109,20 @@ struct ApproximateFunction : OpRewritePattern<MathOp> {
 /// where `ex2.approx.f32` (libdevice's __nv_fast_expf) adds three to keep
 /// subnormal results, which no 16-bit result can use (f16's smallest is
 /// 2^-24; bf16's subnormals lie under 2^-126 too).
-Value approximateExp(OpBuilder &b, Location loc, Value x) {
+Value approximateExp(OpBuilder &b, Location loc, Value x, bool) {
   Value power = arith::MulFOp::create(b, loc, x, f32Constant(b, loc, kLog2E));
   return callF32(b, loc, kApproximateExp2, power);
 }
 
-/// Whether `value` is at least 0 (or NaN), by how it is computed: a
-/// constant, exp, |x|, sqrt, x * x, or a sum of such.
+/// How deep isNonNegative and isAtLeastOne look through producers: enough
+/// for a softplus rounded to 16 bits and scaled, `(max(x, 0) + log1p(exp(
+/// -|x|))) * 0.5` (six levels).
+constexpr int kMaxRangeDepth = 8;
+
+/// Whether `value` is at least 0 or NaN (-0 included), by how it is
+/// computed: a constant, exp, |x|, sqrt, log1p or tanh of such, x * x, a
+/// maximum with such, sums, products, minima and selects of such, and such
+/// a value extended or truncated.
 bool isNonNegative(Value value, int depth = 0);
 
 /// Whether `value` is at least 1 (or NaN): a constant, or a sum of one
@@ -116,7 +132,7 @@ bool isAtLeastOne(Value value, int depth = 0) {
   if (matchPattern(value, m_Constant(&constant)))
     return constant.getValueAsDouble() >= 1.0;
   auto add = value.getDefiningOp<arith::AddFOp>();
-  if (!add || depth > 3)
+  if (!add || depth > kMaxRangeDepth)
     return false;
   return (isAtLeastOne(add.getLhs(), depth + 1) && isNonNegative(add.getRhs(), depth + 1)) ||
          (isAtLeastOne(add.getRhs(), depth + 1) && isNonNegative(add.getLhs(), depth + 1));
@@ -127,9 +143,10 @@ bool isNonNegative(Value value, int depth) {
   if (matchPattern(value, m_Constant(&constant)))
     return constant.getValueAsDouble() >= 0.0;
   Operation *def = value.getDefiningOp();
-  if (!def || depth > 3)
+  if (!def || depth > kMaxRangeDepth)
     return false;
-  if (isa<math::ExpOp, math::AbsFOp, math::SqrtOp>(def))
+  auto operand = [&](unsigned i) { return isNonNegative(def->getOperand(i), depth + 1); };
+  if (isa<math::ExpOp, math::Exp2Op, math::AbsFOp, math::SqrtOp>(def))
     return true;
   // The same, already rewritten by the other patterns here.
   if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(def)) {
@@ -137,9 +154,19 @@ bool isNonNegative(Value value, int depth) {
     return name == kApproximateExp2 || name.starts_with(kFabs) || name.starts_with(kSqrt);
   }
   if (auto mul = dyn_cast<arith::MulFOp>(def))
-    return mul.getLhs() == mul.getRhs();
-  if (auto add = dyn_cast<arith::AddFOp>(def))
-    return isNonNegative(add.getLhs(), depth + 1) && isNonNegative(add.getRhs(), depth + 1);
+    if (mul.getLhs() == mul.getRhs())
+      return true;
+  // NaN stays NaN through each of these. maximumf propagates NaN, so one
+  // operand suffices; maxnumf and minnumf return the other operand for a
+  // NaN one, so both must be. No quotients: x / -0 is -inf.
+  if (isa<arith::MaximumFOp>(def))
+    return operand(0) || operand(1);
+  if (isa<arith::AddFOp, arith::MulFOp, arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp>(def))
+    return operand(0) && operand(1);
+  if (isa<arith::ExtFOp, arith::TruncFOp, math::Log1pOp, math::TanhOp>(def))
+    return operand(0);
+  if (isa<arith::SelectOp>(def))
+    return operand(1) && operand(2);
   return false;
 }
 
@@ -179,7 +206,7 @@ struct ApproximateDivision : OpRewritePattern<arith::DivFOp> {
 /// `lg2.approx.ftz`(1 + x) * ln 2, whose result is then at least 0.03 in
 /// magnitude (relative error about 2^-17). 1 + x is never subnormal, so the
 /// flush loses nothing; -1 gives -inf, below -1 and NaN give NaN.
-Value approximateLog1p(OpBuilder &b, Location loc, Value x) {
+Value approximateLog1p(OpBuilder &b, Location loc, Value x, bool nonNegative) {
   auto c = [&](double v) { return f32Constant(b, loc, v); };
   Value series = math::FmaOp::create(b, loc, x, c(-0.25), c(1.0 / 3.0));
   series = math::FmaOp::create(b, loc, series, x, c(-0.5));
@@ -188,8 +215,9 @@ Value approximateLog1p(OpBuilder &b, Location loc, Value x) {
   Value onePlus = arith::AddFOp::create(b, loc, x, c(1.0));
   Value log2 = callF32(b, loc, kApproximateLog2, onePlus);
   Value log = arith::MulFOp::create(b, loc, log2, c(0.69314718055994531));
-  Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
-                                      math::AbsFOp::create(b, loc, x), c(1.0 / 32));
+  // A non-negative x (-0 included) is its own magnitude.
+  Value magnitude = nonNegative ? x : math::AbsFOp::create(b, loc, x);
+  Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, magnitude, c(1.0 / 32));
   return arith::SelectOp::create(b, loc, small, series, log);
 }
 
@@ -201,23 +229,110 @@ Value approximateLog1p(OpBuilder &b, Location loc, Value x) {
 /// nothing: the reciprocal's input is at least 2), whose result is then at
 /// least 0.24 (relative error about 2^-20). Large |x| and infinities give
 /// +-1 (the reciprocal of infinity is 0), NaN gives NaN.
-Value approximateTanh(OpBuilder &b, Location loc, Value x) {
+Value approximateTanh(OpBuilder &b, Location loc, Value x, bool nonNegative) {
   auto c = [&](double v) { return f32Constant(b, loc, v); };
   Value square = arith::MulFOp::create(b, loc, x, x);
   Value series = math::FmaOp::create(b, loc, square, c(-17.0 / 315), c(2.0 / 15));
   series = math::FmaOp::create(b, loc, series, square, c(-1.0 / 3));
   series = arith::MulFOp::create(b, loc, series, square);
   series = math::FmaOp::create(b, loc, series, x, x);
-  Value magnitude = math::AbsFOp::create(b, loc, x);
+  // A non-negative x (-0 included, which takes the series) is its own
+  // magnitude, and the other form's sign is already its own.
+  Value magnitude = nonNegative ? x : math::AbsFOp::create(b, loc, x);
   Value power = arith::MulFOp::create(b, loc, magnitude, c(2 * kLog2E));
   Value exp = callF32(b, loc, kApproximateExp2, power);
   Value denominator = arith::AddFOp::create(b, loc, exp, c(1.0));
   Value reciprocal = callF32(b, loc, kApproximateReciprocal, denominator);
   Value large = math::FmaOp::create(b, loc, reciprocal, c(-2.0), c(1.0));
-  Value signedLarge = math::CopySignOp::create(b, loc, large, x);
+  Value signedLarge = nonNegative ? large : math::CopySignOp::create(b, loc, large, x);
   Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, magnitude, c(0.25));
   return arith::SelectOp::create(b, loc, small, series, signedLarge);
 }
+
+/// log1p of an f32 known to be at least 0 or NaN, as exact as libdevice's
+/// log1pf (within 0.91 ulp of float64 over every range sampled, against its
+/// 1) without the special cases of a negative argument: 1 + x = 2^k (1 + t)
+/// with 1 + t in [0.75, 1.5), so log1p(x) = k ln 2 + log1p(t), where
+/// t = x 2^-k + (2^-k - 1) (the scaling by 2^-k exact, 2^-k - 1 exact, one
+/// rounding) and log1p(t) = t + t^2 p(t), p a degree-8 polynomial fitted
+/// to (log1p(t) - t) / t^2 on [-0.25, 0.5] for the relative error. k comes
+/// from 1 + x rounded toward zero, so that 1 + t stays in range. Zeros,
+/// infinity and NaN (whose bits would scale wrongly) are their own log1p:
+/// one unsigned compare selects them. Four instructions fewer than libdevice's
+/// form an element (the f32 chain of issue 8: softplus's log1p(exp(-|x|))).
+Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x) {
+  auto c = [&](double v) { return f32Constant(b, loc, v); };
+  auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v); };
+  auto bits = [&](Value v) { return arith::BitcastOp::create(b, loc, b.getI32Type(), v); };
+  auto real = [&](Value v) { return arith::BitcastOp::create(b, loc, b.getF32Type(), v); };
+  Value onePlus = callF32(b, loc, "llvm.nvvm.add.rz.f", {x, c(1.0)});
+  // The exponent field of 2^k: (1 + x) / 2^k lands in [0.75, 1.5).
+  Value scale = arith::AndIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, bits(onePlus), i32(0x3f400000)), i32(-0x800000));
+  Value scaledX = real(arith::SubIOp::create(b, loc, bits(x), scale));
+  Value fourOverScale = real(arith::SubIOp::create(b, loc, i32(0x40800000), scale));
+  Value t = arith::AddFOp::create(
+      b, loc, math::FmaOp::create(b, loc, c(0.25), fourOverScale, c(-1.0)), scaledX);
+  Value k = arith::MulFOp::create(b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), scale),
+                                  c(0x1p-23));
+  const double coefficients[] = {-0x1p-1,       0x1.5555a6p-2,  -0x1.000024p-2,
+                                 0x1.99685ap-3, -0x1.54f23ep-3, 0x1.2897b6p-3,
+                                 -0x1.0d9p-3,   0x1.abf6aap-4,  -0x1.6fe638p-5};
+  Value poly = c(coefficients[8]);
+  for (int j = 7; j >= 0; --j)
+    poly = math::FmaOp::create(b, loc, poly, t, c(coefficients[j]));
+  Value log1pT = math::FmaOp::create(b, loc, arith::MulFOp::create(b, loc, t, poly), t, t);
+  Value core = math::FmaOp::create(b, loc, k, c(0.69314718055994531), log1pT);
+  // Positive and finite: bits - 1 below the largest finite value's bits.
+  Value regular =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                            arith::SubIOp::create(b, loc, bits(x), i32(1)), i32(0x7f7fffff));
+  return arith::SelectOp::create(b, loc, regular, core, x);
+}
+
+/// tanh of an f32 known to be at least 0 (-0 included) or NaN, in the
+/// form libdevice's tanhf takes (documented within 2 ulp) less what a sign
+/// costs: where x < 0.6, x + x^3 p(x^2), p a degree-4 polynomial fitted to
+/// (tanh(x) - x) / x^3 on [0, 0.6] for the relative error (under 2^-28);
+/// elsewhere 1 - 2 / (2^(2x log2 e) + 1) on the special-function 2^x and
+/// reciprocal, whose errors the form damps (the result is at least 0.53;
+/// large x gives 1 through the reciprocal of infinity, NaN gives NaN). No
+/// |x|, no sign to copy and no clamp of large x: three instructions fewer
+/// an element than libdevice's (the f32 chain of issue 8: the tanh of a
+/// softplus).
+Value exactTanhOfNonNegative(OpBuilder &b, Location loc, Value x) {
+  auto c = [&](double v) { return f32Constant(b, loc, v); };
+  const double coefficients[] = {-0x1.55553ep-2, 0x1.1109aep-3, -0x1.b898dep-5, 0x1.54b8a0p-6,
+                                 -0x1.82585ap-8};
+  Value square = arith::MulFOp::create(b, loc, x, x);
+  Value poly = c(coefficients[4]);
+  for (int j = 3; j >= 0; --j)
+    poly = math::FmaOp::create(b, loc, poly, square, c(coefficients[j]));
+  Value series = math::FmaOp::create(b, loc, arith::MulFOp::create(b, loc, poly, square), x, x);
+  Value power = arith::MulFOp::create(b, loc, x, c(2 * kLog2E));
+  Value exp = callF32(b, loc, kApproximateExp2, power);
+  Value denominator = arith::AddFOp::create(b, loc, exp, c(1.0));
+  Value reciprocal = callF32(b, loc, kApproximateReciprocal, denominator);
+  Value large = math::FmaOp::create(b, loc, reciprocal, c(-2.0), c(1.0));
+  Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, c(0.6));
+  return arith::SelectOp::create(b, loc, small, series, large);
+}
+
+/// An exact f32 function (no `afn`) whose operand is non-negative,
+/// rewritten into what `expand` builds.
+template <typename MathOp> struct ExactOfNonNegative : OpRewritePattern<MathOp> {
+  using Expand = Value (*)(OpBuilder &, Location, Value);
+  ExactOfNonNegative(MLIRContext *ctx, Expand expand, const NonNegativeOperands &nonNegative)
+      : OpRewritePattern<MathOp>(ctx, /*benefit=*/2), expand(expand), nonNegative(nonNegative) {}
+  LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
+    if (!op.getType().isF32() || approximatesF32(op) || !nonNegative.contains(op.getOperation()))
+      return failure();
+    rewriter.replaceOp(op, expand(rewriter, op.getLoc(), op.getOperand()));
+    return success();
+  }
+  Expand expand;
+  const NonNegativeOperands &nonNegative;
+};
 
 /// rsqrt(x) = 1 / sqrt(x), both IEEE-rounded.
 struct ExpandRsqrt : OpRewritePattern<math::RsqrtOp> {
@@ -248,9 +363,33 @@ struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) { return true; });
     }
-    patterns.add<ApproximateFunction<math::ExpOp>>(ctx, approximateExp);
-    patterns.add<ApproximateFunction<math::Log1pOp>>(ctx, approximateLog1p);
-    patterns.add<ApproximateFunction<math::TanhOp>>(ctx, approximateTanh);
+    // The maximum of a non-negative value and a negative constant is the
+    // value (maximumf keeps NaN, and -0 above the constant): a clamp's lower
+    // bound below the value's range, such as tanh(softplus(x)) clamped at
+    // -0.9. Not maxnumf, which would give the constant for NaN.
+    getOperation()->walk([&](Operation *op) {
+      if (!isa<arith::MaximumFOp>(op))
+        return;
+      for (unsigned i = 0; i < 2; ++i) {
+        FloatAttr bound;
+        if (matchPattern(op->getOperand(1 - i), m_Constant(&bound)) &&
+            bound.getValueAsDouble() < 0.0 && isNonNegative(op->getOperand(i))) {
+          op->getResult(0).replaceAllUsesWith(op->getOperand(i));
+          op->erase();
+          return;
+        }
+      }
+    });
+    NonNegativeOperands nonNegative;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<math::Log1pOp, math::TanhOp>(op) && isNonNegative(op->getOperand(0)))
+        nonNegative.insert(op);
+    });
+    patterns.add<ApproximateFunction<math::ExpOp>>(ctx, approximateExp, nonNegative);
+    patterns.add<ApproximateFunction<math::Log1pOp>>(ctx, approximateLog1p, nonNegative);
+    patterns.add<ApproximateFunction<math::TanhOp>>(ctx, approximateTanh, nonNegative);
+    patterns.add<ExactOfNonNegative<math::Log1pOp>>(ctx, exactLog1pOfNonNegative, nonNegative);
+    patterns.add<ExactOfNonNegative<math::TanhOp>>(ctx, exactTanhOfNonNegative, nonNegative);
     patterns.add<ApproximateDivision>(ctx);
     patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, kSqrt);
     patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, kFabs);

@@ -103,6 +103,55 @@
 // NOLIB-NOT: math.
 // NOLIB: gpu.return
 
+// An operand known to be at least 0 (or NaN) by how it is computed is its
+// own magnitude: log1p(exp(-|x|)) compares the exp itself, and the tanh
+// of a softplus rounded to f16 and halved takes neither |x| nor the sign
+// of x; its maximum with -0.9 is the tanh itself (not its maxnumf, which
+// is -0.9 for NaN). An operand that may be negative keeps |x|, the sign
+// and the maximum.
+// LIB-LABEL: gpu.func @non_negative_operands
+// LIB-DAG: %[[SCALE:.*]] = arith.constant 2.885390e+00 : f32
+// LIB-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// LIB: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// LIB-NOT: llvm.fabs
+// LIB: arith.cmpf olt, %[[E]], %{{.*}} : f32
+// LIB: %[[T:.*]] = arith.mulf %{{.*}}, %[[HALF]] : f32
+// LIB-NOT: llvm.fabs
+// LIB: %[[P:.*]] = arith.mulf %[[T]], %[[SCALE]] : f32
+// LIB: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[P]])
+// LIB-NOT: llvm.copysign
+// LIB: arith.cmpf olt, %[[T]], %{{.*}} : f32
+// LIB-NOT: arith.maximumf
+// LIB: llvm.store %[[TANH:.*]], %{{.*}}
+// LIB: arith.maxnumf %[[TANH]], %{{.*}} : f32
+// LIB: %[[ABS:.*]] = llvm.call_intrinsic "llvm.fabs.f32"
+// LIB: llvm.call_intrinsic "llvm.copysign.f32"
+// LIB: arith.cmpf olt, %[[ABS]], %{{.*}} : f32
+// LIB: %[[U:.*]] = arith.select
+// LIB: arith.maximumf %[[U]], %{{.*}} : f32
+// LIB: gpu.return
+
+// Exact (no afn) log1p and tanh of an operand known to be non-negative
+// take nerve's forms, libdevice or not: log1p scales 1 + x (rounded toward
+// zero) by a power of two and selects zeros, infinity and NaN themselves;
+// tanh has the series below 0.6 and the exponential form above, neither
+// |x| nor a sign to copy.
+// LIB-LABEL: gpu.func @exact_of_non_negative
+// LIB: %[[M:.*]] = llvm.call_intrinsic "llvm.fabs.f32"
+// LIB: llvm.call_intrinsic "llvm.nvvm.add.rz.f"(%[[M]], %{{.*}})
+// LIB: %[[REGULAR:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// LIB: arith.select %[[REGULAR]], %{{.*}}, %[[M]] : f32
+// LIB: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// LIB: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
+// LIB-NOT: llvm.copysign
+// LIB: arith.cmpf olt, %[[M]], %{{.*}} : f32
+// LIB-NOT: math.
+// LIB: gpu.return
+// NOLIB-LABEL: gpu.func @exact_of_non_negative
+// NOLIB: llvm.call_intrinsic "llvm.nvvm.add.rz.f"
+// NOLIB-NOT: math.
+// NOLIB: gpu.return
+
 // Without afn, log1p and tanh stay library functions.
 // LIB-LABEL: gpu.func @exact_log1p_tanh
 // LIB: math.log1p
@@ -163,6 +212,41 @@ module attributes {gpu.container_module} {
     gpu.func @approximate_tanh(%p: !llvm.ptr) kernel {
       %x = llvm.load %p : !llvm.ptr -> f32
       %t = math.tanh %x fastmath<afn> : f32
+      llvm.store %t, %p : f32, !llvm.ptr
+      gpu.return
+    }
+    gpu.func @non_negative_operands(%p: !llvm.ptr) kernel {
+      %x = llvm.load %p : !llvm.ptr -> f32
+      %zero = arith.constant 0.0 : f32
+      %half = arith.constant 0.5 : f32
+      %one = arith.constant 1.0 : f32
+      %pos = arith.maximumf %x, %zero : f32
+      %abs = math.absf %x : f32
+      %nabs = arith.negf %abs : f32
+      %e = math.exp %nabs fastmath<afn> : f32
+      %l = math.log1p %e fastmath<afn> : f32
+      %sp = arith.addf %pos, %l : f32
+      %r = arith.truncf %sp : f32 to f16
+      %w = arith.extf %r : f16 to f32
+      %h = arith.mulf %w, %half : f32
+      %t = math.tanh %h fastmath<afn> : f32
+      %lo = arith.constant -0.9 : f32
+      %ct = arith.maximumf %t, %lo : f32
+      llvm.store %ct, %p : f32, !llvm.ptr
+      %cn = arith.maxnumf %t, %lo : f32
+      llvm.store %cn, %p : f32, !llvm.ptr
+      %m = arith.subf %pos, %one : f32
+      %u = math.tanh %m fastmath<afn> : f32
+      %cu = arith.maximumf %u, %lo : f32
+      llvm.store %cu, %p : f32, !llvm.ptr
+      gpu.return
+    }
+    gpu.func @exact_of_non_negative(%p: !llvm.ptr) kernel {
+      %x = llvm.load %p : !llvm.ptr -> f32
+      %m = math.absf %x : f32
+      %l = math.log1p %m : f32
+      llvm.store %l, %p : f32, !llvm.ptr
+      %t = math.tanh %m : f32
       llvm.store %t, %p : f32, !llvm.ptr
       gpu.return
     }
