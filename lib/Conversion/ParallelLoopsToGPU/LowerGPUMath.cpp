@@ -170,6 +170,20 @@ bool isNonNegative(Value value, int depth) {
   return false;
 }
 
+/// Whether `value` is an exp of a value at most 0 or NaN (-x of a
+/// non-negative x, a constant): in [+0, 1] or NaN, never infinity or -0.
+bool isExpOfNonPositive(Value value) {
+  auto exp = value.getDefiningOp<math::ExpOp>();
+  if (!exp)
+    return false;
+  Value power = exp.getOperand();
+  FloatAttr constant;
+  if (matchPattern(power, m_Constant(&constant)))
+    return constant.getValueAsDouble() <= 0.0;
+  auto neg = power.getDefiningOp<arith::NegFOp>();
+  return neg && isNonNegative(neg.getOperand());
+}
+
 /// An approximate f32 division (`afn`) by a value known to be at least 1
 /// (sigmoid's 1 / (1 + exp(-x))) flushes subnormals: `div.approx.ftz` /
 /// `rcp.approx.ftz` are the special-function reciprocal and a multiply,
@@ -258,8 +272,10 @@ Value approximateTanh(OpBuilder &b, Location loc, Value x, bool nonNegative) {
 /// to (log1p(t) - t) / t^2 on [-0.25, 0.5] for the relative error. k comes
 /// from 1 + x rounded toward zero, so that 1 + t stays in range. Zeros,
 /// infinity and NaN (whose bits would scale wrongly) are their own log1p:
-/// one unsigned compare selects them. Four instructions fewer than libdevice's
-/// form an element (the f32 chain of issue 8: softplus's log1p(exp(-|x|))).
+/// one unsigned compare selects them; where x is an exp of a non-positive
+/// value (softplus's log1p(exp(-|x|))), only NaN can be, and an unordered
+/// compare does. Four or five instructions fewer than libdevice's form an
+/// element (the f32 chain of issue 8).
 Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x) {
   auto c = [&](double v) { return f32Constant(b, loc, v); };
   auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v); };
@@ -283,6 +299,10 @@ Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x) {
     poly = math::FmaOp::create(b, loc, poly, t, c(coefficients[j]));
   Value log1pT = math::FmaOp::create(b, loc, arith::MulFOp::create(b, loc, t, poly), t, t);
   Value core = math::FmaOp::create(b, loc, k, c(0.69314718055994531), log1pT);
+  if (isExpOfNonPositive(x)) {
+    Value number = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, x, x);
+    return arith::SelectOp::create(b, loc, number, core, x);
+  }
   // Positive and finite: bits - 1 below the largest finite value's bits.
   Value regular =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,

@@ -135,7 +135,8 @@
 // take nerve's forms, libdevice or not: log1p scales 1 + x (rounded toward
 // zero) by a power of two and selects zeros, infinity and NaN themselves;
 // tanh has the series below 0.6 and the exponential form above, neither
-// |x| nor a sign to copy.
+// |x| nor a sign to copy. The log1p of an exp of a non-positive value
+// selects only NaN (an ordered compare).
 // LIB-LABEL: gpu.func @exact_of_non_negative
 // LIB: %[[M:.*]] = llvm.call_intrinsic "llvm.fabs.f32"
 // LIB: llvm.call_intrinsic "llvm.nvvm.add.rz.f"(%[[M]], %{{.*}})
@@ -145,7 +146,11 @@
 // LIB: llvm.call_intrinsic "llvm.nvvm.rcp.approx.ftz.f"
 // LIB-NOT: llvm.copysign
 // LIB: arith.cmpf olt, %[[M]], %{{.*}} : f32
-// LIB-NOT: math.
+// LIB: %[[E:.*]] = math.exp
+// LIB: llvm.call_intrinsic "llvm.nvvm.add.rz.f"(%[[E]], %{{.*}})
+// LIB: %[[NUMBER:.*]] = arith.cmpf ord, %[[E]], %[[E]] : f32
+// LIB: arith.select %[[NUMBER]], %{{.*}}, %[[E]] : f32
+// LIB-NOT: math.log1p
 // LIB: gpu.return
 // NOLIB-LABEL: gpu.func @exact_of_non_negative
 // NOLIB: llvm.call_intrinsic "llvm.nvvm.add.rz.f"
@@ -248,6 +253,10 @@ module attributes {gpu.container_module} {
       llvm.store %l, %p : f32, !llvm.ptr
       %t = math.tanh %m : f32
       llvm.store %t, %p : f32, !llvm.ptr
+      %n = arith.negf %m : f32
+      %e = math.exp %n : f32
+      %softplus = math.log1p %e : f32
+      llvm.store %softplus, %p : f32, !llvm.ptr
       gpu.return
     }
     gpu.func @exact_log1p_tanh(%p: !llvm.ptr) kernel {
