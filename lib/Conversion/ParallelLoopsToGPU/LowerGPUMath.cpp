@@ -83,23 +83,31 @@ struct ToIntrinsic : OpRewritePattern<MathOp> {
 /// recognises (a log1p becomes a select) by ops it cannot see through.
 using NonNegativeOperands = llvm::SmallPtrSet<Operation *, 16>;
 
-/// An approximate f32 function of one operand (`afn`, set by
-/// nerve-half-storage-math or fast math) rewritten into what `expand`
-/// builds from the operand, told whether the operand is non-negative;
-/// ahead of MLIR's polynomial approximations of the same ops (benefit 2),
-/// which run without libdevice.
-template <typename MathOp>
-struct ApproximateFunction : OpRewritePattern<MathOp> {
+/// Which f32 functions of one operand a FunctionForm rewrites: the
+/// approximate ones (`afn`, set by nerve-half-storage-math or fast math),
+/// or the exact ones whose operand is non-negative.
+enum class Accepts { Approximate, ExactOfNonNegative };
+
+/// An f32 function of one operand that `accepts`, rewritten into what
+/// `expand` builds from the operand, told whether the operand is
+/// non-negative; ahead of MLIR's polynomial approximations of the same ops
+/// (benefit 2), which run without libdevice.
+template <typename MathOp> struct FunctionForm : OpRewritePattern<MathOp> {
   using Expand = Value (*)(OpBuilder &, Location, Value, bool nonNegative);
-  ApproximateFunction(MLIRContext *ctx, Expand expand, const NonNegativeOperands &nonNegative)
-      : OpRewritePattern<MathOp>(ctx, /*benefit=*/2), expand(expand), nonNegative(nonNegative) {}
+  FunctionForm(MLIRContext *ctx, Accepts accepts, Expand expand,
+               const NonNegativeOperands &nonNegative)
+      : OpRewritePattern<MathOp>(ctx, /*benefit=*/2), accepts(accepts), expand(expand),
+        nonNegative(nonNegative) {}
   LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
-    if (!approximatesF32(op))
+    bool approximate = approximatesF32(op);
+    bool positiveOperand = nonNegative.contains(op.getOperation());
+    if (accepts == Accepts::Approximate ? !approximate
+                                        : approximate || !op.getType().isF32() || !positiveOperand)
       return failure();
-    rewriter.replaceOp(op, expand(rewriter, op.getLoc(), op.getOperand(),
-                                  nonNegative.contains(op.getOperation())));
+    rewriter.replaceOp(op, expand(rewriter, op.getLoc(), op.getOperand(), positiveOperand));
     return success();
   }
+  Accepts accepts;
   Expand expand;
   const NonNegativeOperands &nonNegative;
 };
@@ -276,7 +284,7 @@ Value approximateTanh(OpBuilder &b, Location loc, Value x, bool nonNegative) {
 /// value (softplus's log1p(exp(-|x|))), only NaN can be, and an unordered
 /// compare does. Four or five instructions fewer than libdevice's form an
 /// element (the f32 chain of issue 8).
-Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x) {
+Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x, bool) {
   auto c = [&](double v) { return f32Constant(b, loc, v); };
   auto i32 = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v); };
   auto bits = [&](Value v) { return arith::BitcastOp::create(b, loc, b.getI32Type(), v); };
@@ -285,7 +293,8 @@ Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x) {
   // The exponent field of 2^k: (1 + x) / 2^k lands in [0.75, 1.5).
   Value scale = arith::AndIOp::create(
       b, loc, arith::SubIOp::create(b, loc, bits(onePlus), i32(0x3f400000)), i32(-0x800000));
-  Value scaledX = real(arith::SubIOp::create(b, loc, bits(x), scale));
+  Value xBits = bits(x);
+  Value scaledX = real(arith::SubIOp::create(b, loc, xBits, scale));
   Value fourOverScale = real(arith::SubIOp::create(b, loc, i32(0x40800000), scale));
   Value t = arith::AddFOp::create(
       b, loc, math::FmaOp::create(b, loc, c(0.25), fourOverScale, c(-1.0)), scaledX);
@@ -306,7 +315,7 @@ Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x) {
   // Positive and finite: bits - 1 below the largest finite value's bits.
   Value regular =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                            arith::SubIOp::create(b, loc, bits(x), i32(1)), i32(0x7f7fffff));
+                            arith::SubIOp::create(b, loc, xBits, i32(1)), i32(0x7f7fffff));
   return arith::SelectOp::create(b, loc, regular, core, x);
 }
 
@@ -320,7 +329,7 @@ Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x) {
 /// |x|, no sign to copy and no clamp of large x: three instructions fewer
 /// an element than libdevice's (the f32 chain of issue 8: the tanh of a
 /// softplus).
-Value exactTanhOfNonNegative(OpBuilder &b, Location loc, Value x) {
+Value exactTanhOfNonNegative(OpBuilder &b, Location loc, Value x, bool) {
   auto c = [&](double v) { return f32Constant(b, loc, v); };
   const double coefficients[] = {-0x1.55553ep-2, 0x1.1109aep-3, -0x1.b898dep-5, 0x1.54b8a0p-6,
                                  -0x1.82585ap-8};
@@ -337,22 +346,6 @@ Value exactTanhOfNonNegative(OpBuilder &b, Location loc, Value x) {
   Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, c(0.6));
   return arith::SelectOp::create(b, loc, small, series, large);
 }
-
-/// An exact f32 function (no `afn`) whose operand is non-negative,
-/// rewritten into what `expand` builds.
-template <typename MathOp> struct ExactOfNonNegative : OpRewritePattern<MathOp> {
-  using Expand = Value (*)(OpBuilder &, Location, Value);
-  ExactOfNonNegative(MLIRContext *ctx, Expand expand, const NonNegativeOperands &nonNegative)
-      : OpRewritePattern<MathOp>(ctx, /*benefit=*/2), expand(expand), nonNegative(nonNegative) {}
-  LogicalResult matchAndRewrite(MathOp op, PatternRewriter &rewriter) const override {
-    if (!op.getType().isF32() || approximatesF32(op) || !nonNegative.contains(op.getOperation()))
-      return failure();
-    rewriter.replaceOp(op, expand(rewriter, op.getLoc(), op.getOperand()));
-    return success();
-  }
-  Expand expand;
-  const NonNegativeOperands &nonNegative;
-};
 
 /// rsqrt(x) = 1 / sqrt(x), both IEEE-rounded.
 struct ExpandRsqrt : OpRewritePattern<math::RsqrtOp> {
@@ -383,11 +376,16 @@ struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) { return true; });
     }
-    // The maximum of a non-negative value and a negative constant is the
-    // value (maximumf keeps NaN, and -0 above the constant): a clamp's lower
-    // bound below the value's range, such as tanh(softplus(x)) clamped at
-    // -0.9. Not maxnumf, which would give the constant for NaN.
+    // One walk over the unrewritten ops: the functions of non-negative
+    // operands, and the maximum of a non-negative value and a negative
+    // constant, which is the value (maximumf keeps NaN, and -0 above the
+    // constant): a clamp's lower bound below the value's range, such as
+    // tanh(softplus(x)) clamped at -0.9. Not maxnumf, which would give the
+    // constant for NaN.
+    NonNegativeOperands nonNegative;
     getOperation()->walk([&](Operation *op) {
+      if (isa<math::Log1pOp, math::TanhOp>(op) && isNonNegative(op->getOperand(0)))
+        nonNegative.insert(op);
       if (!isa<arith::MaximumFOp>(op))
         return;
       for (unsigned i = 0; i < 2; ++i) {
@@ -400,16 +398,12 @@ struct LowerGPUMathPass : nerve::impl::LowerGPUMathBase<LowerGPUMathPass> {
         }
       }
     });
-    NonNegativeOperands nonNegative;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<math::Log1pOp, math::TanhOp>(op) && isNonNegative(op->getOperand(0)))
-        nonNegative.insert(op);
-    });
-    patterns.add<ApproximateFunction<math::ExpOp>>(ctx, approximateExp, nonNegative);
-    patterns.add<ApproximateFunction<math::Log1pOp>>(ctx, approximateLog1p, nonNegative);
-    patterns.add<ApproximateFunction<math::TanhOp>>(ctx, approximateTanh, nonNegative);
-    patterns.add<ExactOfNonNegative<math::Log1pOp>>(ctx, exactLog1pOfNonNegative, nonNegative);
-    patterns.add<ExactOfNonNegative<math::TanhOp>>(ctx, exactTanhOfNonNegative, nonNegative);
+    const Accepts approximate = Accepts::Approximate, exact = Accepts::ExactOfNonNegative;
+    patterns.add<FunctionForm<math::ExpOp>>(ctx, approximate, approximateExp, nonNegative);
+    patterns.add<FunctionForm<math::Log1pOp>>(ctx, approximate, approximateLog1p, nonNegative);
+    patterns.add<FunctionForm<math::TanhOp>>(ctx, approximate, approximateTanh, nonNegative);
+    patterns.add<FunctionForm<math::Log1pOp>>(ctx, exact, exactLog1pOfNonNegative, nonNegative);
+    patterns.add<FunctionForm<math::TanhOp>>(ctx, exact, exactTanhOfNonNegative, nonNegative);
     patterns.add<ApproximateDivision>(ctx);
     patterns.add<ToIntrinsic<math::SqrtOp>>(ctx, kSqrt);
     patterns.add<ToIntrinsic<math::AbsFOp>>(ctx, kFabs);
