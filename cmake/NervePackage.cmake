@@ -14,6 +14,7 @@ install(FILES
   ${NERVE_SOURCE_DIR}/include/nerve/Builders.h
   ${NERVE_SOURCE_DIR}/include/nerve/Status.h
   DESTINATION include/nerve)
+install(FILES ${NERVE_SOURCE_DIR}/include/nerve-c/nerve.h DESTINATION include/nerve-c)
 
 install(EXPORT nerveTargets NAMESPACE nerve:: DESTINATION lib/cmake/nerve)
 configure_package_config_file(${NERVE_SOURCE_DIR}/cmake/nerveConfig.cmake.in

@@ -165,6 +165,23 @@ enum class Emit { PTX, LLVMIR };
 /// code (for the target asked, the CPU when `Auto`).
 Result<std::string> emit(const std::string &spec, const CompileOptions &options, Emit what);
 
+/// The layout a specialisation gives one tensor argument: its dimensions,
+/// as positions in the spec's declared order, from the outermost in memory
+/// to the innermost; every stride is bound at launch except the
+/// innermost's, which is 1 when `unitInnermost`.
+struct ArgLayout {
+  std::vector<int> order;
+  bool unitInnermost = true;
+};
+
+/// `spec` with the arguments of kernel `entry` retyped to `layouts` (one per
+/// argument, in argument order; nullopt keeps an argument's type). tdim
+/// kernels name dimensions, never positions, so the result computes the
+/// same: compiled, it runs on tensors laid out as given (a permuted,
+/// sliced or channels-last view) without a copy.
+Result<std::string> specializeLayouts(const std::string &spec, const std::string &entry,
+                                      const std::vector<std::optional<ArgLayout>> &layouts);
+
 /// Compiles the spec in a file.
 Result<std::shared_ptr<Module>> compileFile(const std::string &path,
                                             const CompileOptions &options = {});
@@ -183,9 +200,39 @@ CacheStats cacheStats();
 /// stay alive); the next compile of each goes to the disk cache.
 void clearMemoryCache();
 
+/// The disk cache's directory for `options` (after $NERVE_CACHE_DIR and
+/// the other defaults), and whether it is used at all ($NERVE_CACHE=0 and
+/// `options.cache` turn it off).
+std::string cacheDirectory(const CompileOptions &options = {});
+bool diskCacheEnabled(const CompileOptions &options = {});
+
+/// Deletes every entry of the disk cache `options` name; returns how many
+/// were deleted.
+Result<int64_t> clearDiskCache(const CompileOptions &options = {});
+
 /// Whether a CUDA driver library and at least one device are usable; when
 /// not, `why` says what is missing.
 bool cudaAvailable(std::string *why = nullptr);
+
+/// The GPU nerve runs kernels on.
+struct CudaDeviceInfo {
+  /// Its CUDA ordinal, as PyTorch's `cuda:N` counts.
+  int ordinal = 0;
+  std::string name;
+  /// 90 for sm_90.
+  int computeCapability = 0;
+  int multiprocessors = 0;
+  /// The driver's CUDA version, 13000 for 13.0.
+  int driverVersion = 0;
+};
+/// Opens the GPU (once per process) and describes it.
+Result<CudaDeviceInfo> cudaDevice();
+
+/// Chooses the GPU nerve opens, by CUDA ordinal. Before nerve first uses
+/// CUDA in the process it overrides $NERVE_CUDA_DEVICE (default 0); once a
+/// GPU is open, choosing it again succeeds and any other is an error: a
+/// process uses one GPU (as a DDP worker does).
+Status selectCudaDevice(int ordinal);
 
 /// nerve's and LLVM's versions, one line.
 std::string versionString();

@@ -172,6 +172,18 @@ CacheStats nerve::cacheStats() {
 
 void nerve::clearMemoryCache() { memoryCache().clear(); }
 
+std::string nerve::cacheDirectory(const CompileOptions &options) {
+  return resolveCacheSettings(options).dir;
+}
+
+bool nerve::diskCacheEnabled(const CompileOptions &options) {
+  return resolveCacheSettings(options).enabled;
+}
+
+Result<int64_t> nerve::clearDiskCache(const CompileOptions &options) {
+  return DiskCache(resolveCacheSettings(options)).clear();
+}
+
 /// Links the host object and loads the device code (the host code's
 /// `_nerve_init` hands the PTX to the driver).
 static Result<std::shared_ptr<Module>>
@@ -377,3 +389,18 @@ bool nerve::cudaAvailable(std::string *why) {
     *why = device.message();
   return device.ok();
 }
+
+Result<CudaDeviceInfo> nerve::cudaDevice() {
+  Result<cuda::Device *> device = cuda::Device::get();
+  if (!device)
+    return device.status();
+  CudaDeviceInfo info;
+  info.ordinal = (*device)->ordinal();
+  info.name = (*device)->name();
+  info.computeCapability = (*device)->computeCapability();
+  info.multiprocessors = (*device)->multiprocessors();
+  info.driverVersion = (*device)->driverVersion();
+  return info;
+}
+
+Status nerve::selectCudaDevice(int ordinal) { return cuda::Device::selectOrdinal(ordinal); }

@@ -428,6 +428,26 @@ Status DiskCache::store(const std::string &keyText, const CompiledArtifacts &art
   return Status();
 }
 
+Result<int64_t> DiskCache::clear() const {
+  std::error_code ec;
+  int64_t removed = 0;
+  for (llvm::sys::fs::directory_iterator it(settings_.dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    const std::string &path = it->path();
+    if (!llvm::StringRef(path).ends_with(kSuffix))
+      continue;
+    if (::unlink(path.c_str()) == 0)
+      ++removed;
+    else if (errno != ENOENT) // another process may have evicted it
+      return Status::error("cannot delete the cache entry " + path + ": " +
+                           std::strerror(errno));
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    return Status::error("cannot list the cache directory " + settings_.dir + ": " +
+                         ec.message());
+  return removed;
+}
+
 void DiskCache::evict() const {
   struct Entry {
     std::string path;

@@ -77,6 +77,10 @@ public:
   /// The path an entry for `keyText` lives at.
   std::string entryPath(const std::string &keyText) const;
 
+  /// Deletes every entry; returns how many there were. A missing
+  /// directory holds none.
+  Result<int64_t> clear() const;
+
 private:
   void evict() const;
   CacheSettings settings_;

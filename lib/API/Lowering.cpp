@@ -31,7 +31,7 @@ using namespace mlir;
 using namespace nerve;
 
 /// Everything a nerve context can meet, registered once per process.
-static const DialectRegistry &nerveRegistry() {
+const DialectRegistry &nerve::specDialects() {
   static const DialectRegistry *registry = [] {
     auto *r = new DialectRegistry();
     registerAllDialects(*r);
@@ -40,31 +40,22 @@ static const DialectRegistry &nerveRegistry() {
   return *registry;
 }
 
-namespace {
-/// Collects MLIR diagnostics into a string while alive.
-class DiagnosticCollector {
-public:
-  DiagnosticCollector(llvm::SourceMgr &sourceMgr, MLIRContext *context)
-      : stream(text), handler(sourceMgr, context, stream) {}
-  std::string take() {
-    stream.flush();
-    std::string t = text;
-    while (!t.empty() && t.back() == '\n')
-      t.pop_back();
-    return t;
-  }
+DiagnosticCollector::DiagnosticCollector(llvm::SourceMgr &sourceMgr, MLIRContext *context)
+    : stream(text), handler(sourceMgr, context, stream) {}
 
-private:
-  std::string text;
-  llvm::raw_string_ostream stream;
-  SourceMgrDiagnosticHandler handler;
-};
-} // namespace
-
-static Status failWith(DiagnosticCollector &diags, const std::string &fallback) {
-  std::string text = diags.take();
-  return Status::error(text.empty() ? fallback : text);
+std::string DiagnosticCollector::take() {
+  stream.flush();
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n')
+    t.pop_back();
+  return t;
 }
+
+Status DiagnosticCollector::fail(const std::string &fallback) {
+  std::string t = take();
+  return Status::error(t.empty() ? fallback : t);
+}
+
 
 namespace {
 /// Times each pass as it runs, for Module::compileTimes(). Passes on
@@ -228,7 +219,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
 
   LoweredSpec lowered;
   lowered.target = target;
-  lowered.context = std::make_unique<MLIRContext>(nerveRegistry(),
+  lowered.context = std::make_unique<MLIRContext>(specDialects(),
                                                   MLIRContext::Threading::DISABLED);
   MLIRContext *ctx = lowered.context.get();
   if (llvm::ThreadPoolInterface *threads = compileThreads())
@@ -244,7 +235,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   lowered.module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
   lowered.times.push_back({"parse and verify", millisecondsSince(start)});
   if (!lowered.module)
-    return failWith(diags, "the spec does not parse");
+    return diags.fail("the spec does not parse");
   lowered.entries = collectEntries(*lowered.module);
   if (lowered.entries.empty())
     return Status::error("the spec has no tdim.kernel to compile");
@@ -254,7 +245,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   if (target == Target::CPU) {
     buildNerveToCPUPipeline(pm, cpuOptions);
     if (failed(pm.run(*lowered.module)))
-      return failWith(diags, "lowering the spec failed");
+      return diags.fail("lowering the spec failed");
     if (wantHostObject)
       if (Status s = emitHostObjectOf(lowered, options); !s)
         return s;
@@ -263,7 +254,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
 
   buildNerveToNVVMPipeline(pm, ptxOptions);
   if (failed(pm.run(*lowered.module)))
-    return failWith(diags, "lowering the spec failed");
+    return diags.fail("lowering the spec failed");
 
   // The rest of nerve-to-ptx in two halves at once: the PTX of the
   // gpu.modules (moved out of the way) and the host code.
@@ -291,7 +282,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   for (auto &[stage, ms] : deviceTimes)
     lowered.times.push_back({stage + " (beside the host code)", ms});
   if (failed(serialized) || failed(hostLowered))
-    return failWith(diags, "lowering the spec failed");
+    return diags.fail("lowering the spec failed");
   if (!hostObject)
     return hostObject;
 

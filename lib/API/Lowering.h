@@ -15,8 +15,12 @@
 #include "nerve/nerve.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
 #include <memory>
@@ -25,6 +29,25 @@
 #include <vector>
 
 namespace nerve {
+
+/// Every dialect a spec (and its lowering) can meet, registered once per
+/// process.
+const mlir::DialectRegistry &specDialects();
+
+/// Collects MLIR's diagnostics into a string while alive.
+class DiagnosticCollector {
+public:
+  DiagnosticCollector(llvm::SourceMgr &sourceMgr, mlir::MLIRContext *context);
+  /// What was collected, without trailing newlines.
+  std::string take();
+  /// An error with what was collected, or `fallback` if nothing was.
+  Status fail(const std::string &fallback);
+
+private:
+  std::string text;
+  llvm::raw_string_ostream stream;
+  mlir::SourceMgrDiagnosticHandler handler;
+};
 
 /// A parsed and lowered spec: host code in the LLVM dialect (and PTX for
 /// CUDA), with the kernel signatures it started from.

@@ -8,6 +8,12 @@
 
 static std::mutex lostMutex; // guards Device::lost_
 
+// The ordinal selectOrdinal chose (-1: none), and whether get() has opened
+// a device; both guarded by selectMutex.
+static std::mutex selectMutex;
+static int selectedOrdinal = -1;
+static int openedOrdinal = -1;
+
 using namespace nerve;
 using namespace nerve::cuda;
 
@@ -148,9 +154,14 @@ Result<Device *> Device::get() {
     int count = 0;
     if ((status = device.check(api.cuDeviceGetCount(&count), "cuDeviceGetCount")), !status)
       return;
+    std::lock_guard<std::mutex> lock(selectMutex);
     int ordinal = 0;
-    if (const char *env = std::getenv("NERVE_CUDA_DEVICE"))
+    if (selectedOrdinal >= 0)
+      ordinal = selectedOrdinal;
+    else if (const char *env = std::getenv("NERVE_CUDA_DEVICE"))
       ordinal = std::atoi(env);
+    openedOrdinal = ordinal;
+    device.ordinal_ = ordinal;
     if (count == 0 || ordinal < 0 || ordinal >= count) {
       status = Status::error(count == 0 ? "no usable GPU: the driver sees no CUDA device"
                                         : "NERVE_CUDA_DEVICE=" + std::to_string(ordinal) +
@@ -178,6 +189,21 @@ Result<Device *> Device::get() {
   if (!status)
     return status;
   return &device;
+}
+
+Status Device::selectOrdinal(int ordinal) {
+  if (ordinal < 0)
+    return Status::error("CUDA device ordinal " + std::to_string(ordinal) + " is negative");
+  std::lock_guard<std::mutex> lock(selectMutex);
+  if (openedOrdinal < 0) {
+    selectedOrdinal = ordinal;
+    return Status();
+  }
+  if (openedOrdinal == ordinal)
+    return Status();
+  return Status::error("nerve already uses CUDA device " + std::to_string(openedOrdinal) +
+                       " in this process and cannot switch to device " +
+                       std::to_string(ordinal) + " (one GPU per process)");
 }
 
 void Device::createScratchPool() {

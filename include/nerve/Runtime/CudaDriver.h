@@ -147,13 +147,18 @@ enum : int {
   CU_MEM_LOCATION_TYPE_DEVICE = 1,
 };
 
-/// The driver and the device nerve uses: device 0 (or $NERVE_CUDA_DEVICE)
-/// and its primary context, the one the CUDA runtime and PyTorch use too.
+/// The driver and the device nerve uses: device 0 (or $NERVE_CUDA_DEVICE, or
+/// the one selectOrdinal chose) and its primary context, the one the CUDA
+/// runtime and PyTorch use too.
 class Device {
 public:
   /// Loads the driver and opens the device once per process; every later
   /// call returns the same result.
   static Result<Device *> get();
+  /// Chooses the device (a CUDA ordinal) `get` opens. Before the device is
+  /// opened it overrides $NERVE_CUDA_DEVICE; afterwards it succeeds only
+  /// for the device already open: one process uses one GPU.
+  static Status selectOrdinal(int ordinal);
 
   const DriverAPI &api() const { return api_; }
   /// Makes the device's primary context current on the calling thread
@@ -175,6 +180,7 @@ public:
   Status usable() const;
 
   const std::string &name() const { return name_; }
+  int ordinal() const { return ordinal_; }
   int computeCapability() const { return major_ * 10 + minor_; }
   int multiprocessors() const { return multiprocessors_; }
   /// The driver's CUDA version, e.g. 13000 for 13.0.
@@ -197,7 +203,7 @@ private:
   std::string name_;
   /// The fault that lost CUDA; empty while it is usable.
   mutable std::string lost_;
-  int major_ = 0, minor_ = 0, multiprocessors_ = 0, driverVersion_ = 0;
+  int ordinal_ = 0, major_ = 0, minor_ = 0, multiprocessors_ = 0, driverVersion_ = 0;
 };
 
 } // namespace nerve::cuda
