@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds nerve, and runs every test: the lit suite
-# (FileCheck and end-to-end tests), the GoogleTest unit tests under CTest and
-# a bounded fuzz run.
+# (FileCheck and end-to-end tests), the GoogleTest unit tests under CTest,
+# the Python package's pytest suite (Debian's Python and PyTorch; the GPU
+# cases skip without a GPU) and a bounded fuzz run.
 # Ends with one summary line; exits non-zero if any test failed.
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -19,6 +20,11 @@ say "running the unit tests"
 ctest --test-dir "$NERVE_BUILD_DIR" --output-on-failure -j "$(nproc)" \
   --output-junit "$NERVE_LOG_DIR/ctest.xml" || unit_rc=$?
 
+py_rc=0
+say "running the Python tests"
+PYTHONPATH="$NERVE_BUILD_DIR/python" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+  --junitxml="$NERVE_LOG_DIR/pytest.xml" "$NERVE_ROOT/test/python" || py_rc=$?
+
 # A bounded fuzz run (scripts/fuzz.sh: its own ASan+UBSan+libFuzzer build in
 # build-fuzz/, the regression inputs of test/fuzz/, then libFuzzer for
 # $NERVE_FUZZ_SECONDS, default 90; 0 skips it, said in the summary).
@@ -34,5 +40,6 @@ else
 fi
 
 /usr/bin/python3 "$NERVE_ROOT/scripts/test-summary.py" \
-  "lit=$NERVE_LOG_DIR/lit.xml" "unit=$NERVE_LOG_DIR/ctest.xml" "${fuzz_report[@]}" || exit 1
-[ "$lit_rc" -eq 0 ] && [ "$unit_rc" -eq 0 ] && [ "$fuzz_rc" -eq 0 ]
+  "lit=$NERVE_LOG_DIR/lit.xml" "unit=$NERVE_LOG_DIR/ctest.xml" \
+  "python=$NERVE_LOG_DIR/pytest.xml" "${fuzz_report[@]}" || exit 1
+[ "$lit_rc" -eq 0 ] && [ "$unit_rc" -eq 0 ] && [ "$py_rc" -eq 0 ] && [ "$fuzz_rc" -eq 0 ]

@@ -11,7 +11,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "nerve"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "data", "fuzz", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "data", "fuzz", "python", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.nerve_obj_root, "test")
 
