@@ -2,8 +2,11 @@
 # Runs on the GPU machine, from a checkout, with the portable bundle and the
 # test tools (built by scripts/make-bundle.sh) in .carry/: unpacks them, then
 # runs nerve-opt --version, one pipeline, the whole lit suite (GPU tests
-# included), the golden cases on the GPU and a few benchmarks. Full logs go
-# to $OUT/gpu-logs.tar.gz (or ./gpu-out); a short summary is printed last.
+# included), the golden cases on the GPU, the Python package's tests (GPU
+# cases included, with the bundle's package) and a few benchmarks. Full logs
+# go to $OUT/gpu-logs.tar.gz (or ./gpu-out); a short summary is printed last.
+# SpikingJelly, the Python benchmark's peer, is read from .carry/peers when
+# it was copied there; pytest from .carry/pylib when the machine lacks it.
 set -u
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 final="${OUT:-$root/gpu-out}"
@@ -13,6 +16,9 @@ bundle=/tmp/nerve-bundle
 rm -rf "$bundle" && mkdir -p "$bundle"
 tar -C "$bundle" --strip-components=1 -xJf "$root"/.carry/nerve-*-linux-x86_64.tar.xz || exit 1
 tar -C "$bundle" -xJf "$root"/.carry/nerve-test-tools.tar.xz || exit 1
+# NERVE_PYTHON_FROM_TREE=1: the checkout's Python package instead of the
+# bundle's (a Python change needs no new bundle).
+[ "${NERVE_PYTHON_FROM_TREE:-0}" = 1 ] && cp -r "$root/python/nerve" "$bundle/python/"
 export PATH="$bundle/bin:$PATH"
 summary=()
 
@@ -25,7 +31,7 @@ summary=()
 summary+=("$(head -2 "$out/bundle.log" | tail -1)")
 summary+=("$(grep -m1 'nerve version' "$out/bundle.log")")
 
-parts=" ${NERVE_GPU_PARTS:-tests latency package bench-neuron bench-tdim sanitize} "
+parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch sanitize} "
 site=/tmp/nerve-test
 
 # The lit site, against the bundle's tools (parts tests and sanitize).
@@ -69,6 +75,18 @@ done
 
 fi
 
+# The Python package's pytest suite against the bundle's package and PyTorch
+# here (its GPU cases run; NERVE_PYTEST_ARGS narrows it, e.g. "-k cuda").
+if [[ $parts == *" python "* ]]; then
+  pypath="$bundle/python"
+  python3 -c "import pytest" 2>/dev/null || pypath="$pypath:$root/.carry/pylib"
+  PYTHONPATH="$pypath" NERVE_CACHE_DIR=/tmp/nerve-pytest-cache timeout "${NERVE_PYTEST_TIMEOUT:-500}" \
+    python3 -m pytest -q -p no:cacheprovider -rfE --junitxml="$out/pytest.xml" \
+    "$root/test/python" ${NERVE_PYTEST_ARGS:-} >"$out/pytest.log" 2>&1
+  summary+=("python: $(tail -1 "$out/pytest.log")")
+  summary+=("$(grep -E '^(FAILED|ERROR) ' "$out/pytest.log" | head -20 | tr '\n' ' ')")
+fi
+
 # Spec to running kernel: cold, disk cache, memory cache, launch overhead.
 if [[ $parts == *" latency "* ]]; then
   timeout 200 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 7 >"$out/latency.log" 2>&1
@@ -104,6 +122,16 @@ if [[ $parts == *" bench-tdim "* ]]; then
   timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" \
     --out "$out/bench-results" ${NERVE_TDIM_ARGS:-} >"$out/bench-tdim.log" 2>&1
   summary+=("bench-tdim: $(grep -c '^check .*: ok' "$out/bench-tdim.log") checks ok, $(grep -c 'FAILED' "$out/bench-tdim.log") failed")
+fi
+
+# nerve.torch against SpikingJelly's backends from PyTorch, in one process.
+if [[ $parts == *" bench-torch "* ]]; then
+  peer=()
+  [ -d "$root/.carry/peers/spikingjelly" ] && peer=(--spikingjelly "$root/.carry/peers")
+  # NERVE_TORCH_ARGS narrows the run (e.g. "--dtypes f32 --sizes 64x65536").
+  PYTHONPATH="$bundle/python" timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/torch_neuron.py" \
+    "${peer[@]}" --out "$out/bench-results" ${NERVE_TORCH_ARGS:-} >"$out/bench-torch.log" 2>&1
+  summary+=("bench-torch: $(grep -c '^check .*: ok' "$out/bench-torch.log") checks ok, $(grep -c 'FAILED' "$out/bench-torch.log") failed; $(grep '^nerve ahead' "$out/bench-torch.log")")
 fi
 
 # compute-sanitizer's memcheck (with leak check), racecheck and initcheck
