@@ -23,7 +23,7 @@ from ._module import Argument, CompileOptions, Entry, Module, compile, default_c
 __all__ = [
     "Argument", "CacheStats", "CompileOptions", "CudaDevice", "Entry", "Module", "NerveError",
     "cache_directory", "cache_stats", "clear_disk_cache", "clear_memory_cache", "compile",
-    "cuda_available", "cuda_device", "elementwise_kernel", "reduction_kernel",
+    "cuda_available", "cuda_device", "default_chip", "elementwise_kernel", "reduction_kernel",
     "select_cuda_device", "version",
 ]
 

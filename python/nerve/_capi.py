@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import os
-from ctypes import (POINTER, Structure, c_bool, c_char, c_char_p, c_double, c_int, c_int32,
+from ctypes import (POINTER, Structure, c_bool, c_char, c_double, c_int, c_int32,
                     c_int64, c_size_t, c_ssize_t, c_uint64, c_void_p)
 from typing import Callable, Optional
 
