@@ -285,24 +285,33 @@ int64_t nerveArgInfoGetOffset(NerveArgInfo arg) { return unwrap(arg)->offset; }
 // Launching
 //===----------------------------------------------------------------------===//
 
-NerveStatus nerveEntryLaunch(NerveModule module, NerveEntry entry, const NerveArgValue *args,
-                             intptr_t numArgs, void *stream) {
+/// Checks a launch's handles and arguments, then runs `go` on the module,
+/// the entry's name and the C++ arguments.
+template <typename Go>
+static NerveStatus withArgs(NerveModule module, NerveEntry entry, const NerveArgValue *args,
+                            intptr_t numArgs, Go go) {
   if (Status s = checkLaunch(module, entry); !s)
     return wrap(s);
   Result<std::vector<Arg>> cxxArgs = unwrapArgs(*unwrap(entry), args, numArgs);
   if (!cxxArgs)
     return wrap(cxxArgs.status());
-  return wrap((*unwrap(module))->launch(unwrap(entry)->name, *cxxArgs, stream));
+  return wrap(go(**unwrap(module), unwrap(entry)->name, *cxxArgs));
+}
+
+NerveStatus nerveEntryLaunch(NerveModule module, NerveEntry entry, const NerveArgValue *args,
+                             intptr_t numArgs, void *stream) {
+  return withArgs(module, entry, args, numArgs,
+                  [&](const Module &m, const std::string &name, const std::vector<Arg> &a) {
+                    return m.launch(name, a, stream);
+                  });
 }
 
 NerveStatus nerveEntryRun(NerveModule module, NerveEntry entry, const NerveArgValue *args,
                           intptr_t numArgs) {
-  if (Status s = checkLaunch(module, entry); !s)
-    return wrap(s);
-  Result<std::vector<Arg>> cxxArgs = unwrapArgs(*unwrap(entry), args, numArgs);
-  if (!cxxArgs)
-    return wrap(cxxArgs.status());
-  return wrap((*unwrap(module))->run(unwrap(entry)->name, *cxxArgs));
+  return withArgs(module, entry, args, numArgs,
+                  [](const Module &m, const std::string &name, const std::vector<Arg> &a) {
+                    return m.run(name, a);
+                  });
 }
 
 //===----------------------------------------------------------------------===//

@@ -79,6 +79,13 @@ def _tdim_type(t: Tensor) -> str:
                         f"tensors, not {name}") from None
 
 
+def _meta(t: Tensor) -> tuple:
+    """What a launcher's key holds of a tensor beside the sequence: everything
+    `_check_shapes` checks when the key is new (a later call that differs in
+    any of it is a new key, so checked too)."""
+    return t.shape, t.stride(), t.dtype, t.get_device()
+
+
 # The launchers of calls seen before, by everything that shapes their arguments.
 _forward_launchers: dict = {}
 _backward_launchers: dict = {}
@@ -113,8 +120,7 @@ def run_forward(x: Tensor, v_init: Optional[Tensor], param: Optional[Tensor], ne
     spike, v, h = _forward_outputs(x, time_dim, keep_h, v_seq)
     device = x.get_device()
     key = (neuron, x.dtype, device, x.shape, x.stride(), time_dim, keep_h, v_seq,
-           None if v_init is None else (v_init.shape, v_init.stride(), v_init.dtype),
-           None if param is None else (param.shape, param.dtype))
+           None if v_init is None else _meta(v_init), None if param is None else _meta(param))
     launcher = _forward_launchers.get(key)
     if launcher is None:
         launcher = _forward_launcher(key, x, v_init, param, (spike, v, h),
@@ -225,7 +231,7 @@ def backward_impl(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tens
                grad_param if need_grad_param else None)
     device = h.get_device()
     key = (neuron, h.dtype, device, h.shape, h.stride(), time_dim,
-           tuple(None if t is None else (t.shape, t.stride(), t.dtype) for t in tensors[1:5]),
+           tuple(None if t is None else _meta(t) for t in tensors[1:5]),
            need_grad_v_init, need_grad_param)
     launcher = _backward_launchers.get(key)
     if launcher is None:
