@@ -56,6 +56,8 @@ def parse_args():
     p.add_argument("--channels-last-dtypes", default="f32,f16")
     p.add_argument("--channels-last-steps", default="64,256")
     p.add_argument("--no-overhead", action="store_true")
+    p.add_argument("--overhead-only", action="store_true",
+                   help="only the host time per call, with where it goes")
     p.add_argument("--out", default=None)
     return p.parse_args()
 
@@ -179,11 +181,16 @@ def run_rows(args, sj, bandwidth):
                         if backend == "cupy" and dname == "bf16":
                             row[backend] = "no bf16"
                             continue
+                        start = time.perf_counter()
                         row[backend] = time_backend(backend, neuron, dtype, mode, x, grads, sj,
                                                     args.runs, args.budget)
+                        row[backend + " s"] = round(time.perf_counter() - start, 1)
                     finish(row, T * N * bytes_per_element(dtype, mode), bandwidth)
                     rows.append(row)
                     print(format_row(row), flush=True)
+                    print("  seconds a backend took (its JIT included): " + ", ".join(
+                        f"{b} {row[b + ' s']}" for b in backends if b + " s" in row),
+                        flush=True)
                 del x, grads
     return rows
 
@@ -270,6 +277,8 @@ def host_overhead(sj):
         spike.backward(x)
     out["nerve multistep_lif forward (no_grad)"] = per_call(infer)
     out["nerve multistep_lif forward + backward"] = per_call(train)
+    out["nerve multistep_lif forward keeping h_seq (no backward)"] = per_call(
+        lambda: lif(xg, None, True, 2.0, 1.0, 0.0, False, sg))
     node = nerve.torch.neuron.LIFNode(step_mode="m")
 
     def module_infer():
@@ -294,6 +303,20 @@ def host_overhead(sj):
             lambda: noop_op(x, None, None, key, 0, False, True))
     out["PyTorch alone: torch.empty_like x2"] = per_call(
         lambda: (torch.empty_like(x), torch.empty_like(x)))
+    class Trivial(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return torch.empty_like(x), torch.empty_like(x), torch.empty_like(x)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return torch.empty_like(grads[0])
+
+    def trivial_train():
+        Trivial.apply(xg)[0].backward(x)
+    out["PyTorch alone: a trivial autograd.Function (three empty_like) forward + backward"] = \
+        per_call(trivial_train)
+    out.update(host_breakdown(per_call, x, sg))
     if sj is not None:
         from spikingjelly.activation_based import surrogate as sj_surrogate
         from spikingjelly.activation_based.triton_kernel.neuron_kernel import (
@@ -305,6 +328,32 @@ def host_overhead(sj):
             with torch.no_grad():
                 sj_lif(x, v0, True, 2.0, 1.0, 0.0, False, sj_sg)
         out["SpikingJelly triton multistep_lif forward (no_grad)"] = per_call(sj_infer, 1000)
+    return out
+
+
+def host_breakdown(per_call, x, sg):
+    """Where multistep_lif's host time goes: its steps timed alone."""
+    from nerve.torch import _ops, neuron_kernel as nk
+    out = {}
+    key = nk.neuron_key("lif", 1.0, 0.0, False, nk.resolve(sg), 2.0, True)
+    out["step: checks and the neuron's key"] = per_call(lambda: (
+        nk.check_sequence(x, 0), nk.check_state("v_init", None, x, 0),
+        nk.neuron_key("lif", 1.0, 0.0, False, nk.resolve(sg), 2.0, True)))
+    out["step: allocating spike and v_seq"] = per_call(
+        lambda: _ops._forward_outputs(x, 0, False, True))
+    out["step: the current stream"] = per_call(lambda: _ops._stream(0))
+    spike, v, _ = _ops.run_forward(x, None, None, key, 0, False, True)
+    launcher = next(iter(_ops._forward_launchers.values()))
+    pointers = [x.data_ptr(), spike.data_ptr(), v.data_ptr()]
+    stream = _ops._stream(0)
+    out["step: a prepared launch (ctypes and libnerve)"] = per_call(
+        lambda: launcher(pointers, stream))
+    out["step: run_forward (allocate, find the launcher, launch)"] = per_call(
+        lambda: _ops.run_forward(x, None, None, key, 0, False, True))
+    xg = x.clone().requires_grad_()
+    spike, v, h = _ops.run_forward(xg.detach(), None, None, key, 0, True, True)
+    out["step: run_backward alone (no autograd)"] = per_call(
+        lambda: _ops.run_backward(h, x, None, None, None, key, 0, True, False, False))
     return out
 
 
@@ -322,6 +371,8 @@ def main():
     overhead = {} if args.no_overhead else host_overhead(sj)
     for what, us in overhead.items():
         print(f"overhead: {what}: {us:.1f} us per call", flush=True)
+    if args.overhead_only:
+        return
     print(HEADER, flush=True)
     rows = [] if args.no_channels_last else run_channels_last(args, sj, bandwidth)
     rows += run_rows(args, sj, bandwidth)

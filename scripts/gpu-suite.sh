@@ -129,8 +129,16 @@ if [[ $parts == *" bench-torch "* ]]; then
   peer=()
   [ -d "$root/.carry/peers/spikingjelly" ] && peer=(--spikingjelly "$root/.carry/peers")
   # NERVE_TORCH_ARGS narrows the run (e.g. "--dtypes f32 --sizes 64x65536").
-  PYTHONPATH="$bundle/python" timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/torch_neuron.py" \
+  # The peers' JIT caches (Triton's autotuned kernels, CuPy's NVRTC output)
+  # cost 20-60 s a row on a fresh machine: they come back as
+  # jitcache.tar.gz, which .carry/ may hold for the next run.
+  jit=/tmp/nerve-jitcache
+  rm -rf "$jit" && mkdir -p "$jit/triton" "$jit/cupy"
+  [ -f "$root/.carry/jitcache.tar.gz" ] && tar -C "$jit" -xzf "$root/.carry/jitcache.tar.gz"
+  TRITON_CACHE_DIR="$jit/triton" CUPY_CACHE_DIR="$jit/cupy" PYTHONPATH="$bundle/python" \
+    timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/torch_neuron.py" \
     "${peer[@]}" --out "$out/bench-results" ${NERVE_TORCH_ARGS:-} >"$out/bench-torch.log" 2>&1
+  tar -C "$jit" -czf "$final/jitcache.tar.gz" triton cupy
   summary+=("bench-torch: $(grep -c '^check .*: ok' "$out/bench-torch.log") checks ok, $(grep -c 'FAILED' "$out/bench-torch.log") failed; $(grep '^nerve ahead' "$out/bench-torch.log")")
 fi
 

@@ -39,7 +39,7 @@ extern "C" {
 
 /* The version of this interface: it grows by one whenever a declaration
  * here changes, so that a binding can check it matches the library. */
-#define NERVE_C_API_VERSION 1
+#define NERVE_C_API_VERSION 2
 
 #define NERVE_DEFINE_C_API_STRUCT(name, storage)                               \
   struct name {                                                                \
@@ -52,6 +52,7 @@ NERVE_DEFINE_C_API_STRUCT(NerveCompileOptions, void);
 NERVE_DEFINE_C_API_STRUCT(NerveModule, void);
 NERVE_DEFINE_C_API_STRUCT(NerveEntry, const void);
 NERVE_DEFINE_C_API_STRUCT(NerveArgInfo, const void);
+NERVE_DEFINE_C_API_STRUCT(NerveLaunchPlan, void);
 
 #undef NERVE_DEFINE_C_API_STRUCT
 
@@ -254,6 +255,25 @@ NERVE_CAPI_EXPORTED NerveStatus nerveEntryLaunch(NerveModule module, NerveEntry 
  * to the device and the outputs back. */
 NERVE_CAPI_EXPORTED NerveStatus nerveEntryRun(NerveModule module, NerveEntry entry,
                                               const NerveArgValue *args, intptr_t numArgs);
+
+/* Checks and packs `entry`'s arguments once, as nerveEntryLaunch would,
+ * without reading the tensors' data pointers: each nerveLaunchPlanLaunch
+ * then gives only those, for callers that launch the same shapes again and
+ * again. The plan holds its module; destroy it with nerveLaunchPlanDestroy. */
+NERVE_CAPI_EXPORTED NerveStatus nerveLaunchPlanCreate(NerveModule module, NerveEntry entry,
+                                                      const NerveArgValue *args,
+                                                      intptr_t numArgs, NerveLaunchPlan *plan);
+
+/* How many data pointers a launch of `plan` takes: one per tensor argument. */
+NERVE_CAPI_EXPORTED intptr_t nerveLaunchPlanGetNumTensors(NerveLaunchPlan plan);
+
+/* Launches `plan` with `data[i]` as the data of its i-th tensor argument (in
+ * argument order), on `stream` as nerveEntryLaunch does. Launches from
+ * several threads at once are safe. */
+NERVE_CAPI_EXPORTED NerveStatus nerveLaunchPlanLaunch(NerveLaunchPlan plan, void *const *data,
+                                                      intptr_t numData, void *stream);
+
+NERVE_CAPI_EXPORTED void nerveLaunchPlanDestroy(NerveLaunchPlan plan);
 
 /*===----------------------------------------------------------------------===*
  * Layouts

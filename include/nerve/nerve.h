@@ -149,10 +149,42 @@ public:
 
 protected:
   explicit Module(std::unique_ptr<Impl> impl);
+  /// Runs entry number `index` on packed arguments (ArgPacker's pointers).
+  Status launchPacked(size_t index, void **pointers, void *stream) const;
   std::unique_ptr<Impl> impl_;
   friend Result<std::shared_ptr<Module>> compile(const std::string &,
                                                  const CompileOptions &);
+  friend class PreparedLaunch;
 };
+
+/// One entry's launch with its arguments checked and packed once (sizes,
+/// strides, scalars and the dimensions they bind), for callers that launch
+/// the same shapes again and again (a framework's layer): each launch gives
+/// only the tensors' data pointers. It holds its module; launches from
+/// several threads at once are safe.
+class PreparedLaunch {
+public:
+  ~PreparedLaunch();
+  /// How many data pointers a launch takes: one per tensor argument.
+  size_t tensorCount() const;
+  /// Launches with `data[i]` as the data of the i-th tensor argument (in
+  /// the entry's argument order), on `stream` as Module::launch does.
+  Status launch(const void *const *data, size_t count, void *stream = nullptr) const;
+
+  struct Impl;
+
+private:
+  explicit PreparedLaunch(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  friend Result<std::unique_ptr<PreparedLaunch>>
+  prepareLaunch(std::shared_ptr<const Module>, const std::string &, const std::vector<Arg> &);
+};
+
+/// Checks and packs `args` for `entry` of `module` as Module::launch does,
+/// except that their data pointers are not read (each launch gives its own).
+Result<std::unique_ptr<PreparedLaunch>> prepareLaunch(std::shared_ptr<const Module> module,
+                                                      const std::string &entry,
+                                                      const std::vector<Arg> &args);
 
 /// Compiles spec text (a module of tdim kernels and neuron ops).
 Result<std::shared_ptr<Module>> compile(const std::string &spec,

@@ -86,7 +86,7 @@ nerve::bindDimensions(const EntryInfo &entry, const std::vector<Arg> &args) {
   return bound;
 }
 
-Status ArgPacker::pack(const EntryInfo &entry, const std::vector<Arg> &args) {
+Status ArgPacker::pack(const EntryInfo &entry, const std::vector<Arg> &args, Data data) {
   if (args.size() != entry.args.size()) {
     std::ostringstream os;
     os << "kernel @" << entry.name << " takes " << entry.args.size()
@@ -126,7 +126,7 @@ Status ArgPacker::pack(const EntryInfo &entry, const std::vector<Arg> &args) {
     if (arg.kind != Arg::Kind::Tensor)
       return Status::error(argName(info) + " is a tensor over (" + joinDims(info) +
                            ") but a scalar was given");
-    if (arg.data == nullptr && !info.dims.empty())
+    if (data == Data::Now && arg.data == nullptr && !info.dims.empty())
       return Status::error(argName(info) + " was given a null pointer");
     size_t rank = info.dims.size();
     if (arg.sizes.size() != rank) {

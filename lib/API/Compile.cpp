@@ -352,9 +352,12 @@ Status Module::launch(const std::string &entryName, const std::vector<Arg> &args
   ArgPacker packer;
   if (Status s = packer.pack(*entry, args); !s)
     return s;
-  size_t index = entry - impl_->entries.data();
+  return launchPacked(entry - impl_->entries.data(), packer.pointers(), stream);
+}
+
+Status Module::launchPacked(size_t index, void **pointers, void *stream) const {
   if (impl_->target == Target::CPU) {
-    impl_->host->entries()[index](packer.pointers());
+    impl_->host->entries()[index](pointers);
     return Status();
   }
   Result<cuda::Device *> device = cuda::Device::get();
@@ -365,7 +368,7 @@ Status Module::launch(const std::string &entryName, const std::vector<Arg> &args
   if (Status s = (*device)->usable(); !s)
     return s;
   cuda::LaunchScope scope(static_cast<cuda::CUstream>(stream), /*synchronous=*/false);
-  impl_->host->entries()[index](packer.pointers());
+  impl_->host->entries()[index](pointers);
   return scope.status();
 }
 

@@ -38,8 +38,14 @@ struct Module::Impl {
 /// used as they are (host or device memory alike).
 class ArgPacker {
 public:
-  Status pack(const EntryInfo &entry, const std::vector<Arg> &args);
+  /// Whether a tensor's data pointer must be set now, or comes at launch
+  /// (a PreparedLaunch).
+  enum class Data { Now, AtLaunch };
+  Status pack(const EntryInfo &entry, const std::vector<Arg> &args, Data data = Data::Now);
   void **pointers() { return pointers_.data(); }
+  /// Per tensor argument, its memref descriptor; per scalar, its bytes.
+  const std::vector<std::vector<int64_t>> &descriptors() const { return descriptors_; }
+  const std::vector<std::array<uint8_t, 8>> &scalars() const { return scalars_; }
 
 private:
   std::vector<std::vector<int64_t>> descriptors_;

@@ -34,6 +34,7 @@ CompileOptions *unwrap(NerveCompileOptions o) { return static_cast<CompileOption
 const ModuleRef *unwrap(NerveModule m) { return static_cast<const ModuleRef *>(m.ptr); }
 const EntryInfo *unwrap(NerveEntry e) { return static_cast<const EntryInfo *>(e.ptr); }
 const ArgInfo *unwrap(NerveArgInfo a) { return static_cast<const ArgInfo *>(a.ptr); }
+PreparedLaunch *unwrap(NerveLaunchPlan p) { return static_cast<PreparedLaunch *>(p.ptr); }
 
 /// The options a possibly-null handle stands for.
 CompileOptions optionsOf(NerveCompileOptions o) { return o.ptr ? *unwrap(o) : CompileOptions(); }
@@ -66,15 +67,16 @@ Result<std::vector<Arg>> unwrapArgs(const EntryInfo &entry, const NerveArgValue 
   out.reserve(numArgs);
   for (intptr_t i = 0; i < numArgs; ++i) {
     const NerveArgValue &v = args[i];
-    std::string name = i < static_cast<intptr_t>(entry.args.size())
-                           ? "argument %" + entry.args[i].name
-                           : "argument #" + std::to_string(i);
+    auto name = [&] { // for messages only: launches build no strings
+      return i < static_cast<intptr_t>(entry.args.size()) ? "argument %" + entry.args[i].name
+                                                          : "argument #" + std::to_string(i);
+    };
     switch (v.kind) {
     case NerveArgKindFloat: out.push_back(Arg::scalar(v.floatValue)); break;
     case NerveArgKindInt: out.push_back(Arg::scalarInt(v.intValue)); break;
     case NerveArgKindTensor: {
       if (v.rank < 0 || (v.rank > 0 && !v.sizes))
-        return Status::error(name + " was given " + std::to_string(v.rank) +
+        return Status::error(name() + " was given " + std::to_string(v.rank) +
                              " sizes but no size array");
       std::vector<int64_t> sizes(v.sizes, v.sizes + v.rank);
       std::vector<int64_t> strides;
@@ -84,7 +86,7 @@ Result<std::vector<Arg>> unwrapArgs(const EntryInfo &entry, const NerveArgValue 
       break;
     }
     default:
-      return Status::error(name + " has an unknown kind " + std::to_string(v.kind));
+      return Status::error(name() + " has an unknown kind " + std::to_string(v.kind));
     }
   }
   return out;
@@ -313,6 +315,38 @@ NerveStatus nerveEntryRun(NerveModule module, NerveEntry entry, const NerveArgVa
                     return m.run(name, a);
                   });
 }
+
+NerveStatus nerveLaunchPlanCreate(NerveModule module, NerveEntry entry, const NerveArgValue *args,
+                                  intptr_t numArgs, NerveLaunchPlan *plan) {
+  if (Status s = checkLaunch(module, entry); !s)
+    return wrap(s);
+  if (!plan)
+    return error("no place for the plan was given");
+  Result<std::vector<Arg>> cxxArgs = unwrapArgs(*unwrap(entry), args, numArgs);
+  if (!cxxArgs)
+    return wrap(cxxArgs.status());
+  Result<std::unique_ptr<PreparedLaunch>> prepared =
+      prepareLaunch(*unwrap(module), unwrap(entry)->name, *cxxArgs);
+  if (!prepared)
+    return wrap(prepared.status());
+  *plan = {prepared.take().release()};
+  return {nullptr};
+}
+
+intptr_t nerveLaunchPlanGetNumTensors(NerveLaunchPlan plan) {
+  return plan.ptr ? static_cast<intptr_t>(unwrap(plan)->tensorCount()) : 0;
+}
+
+NerveStatus nerveLaunchPlanLaunch(NerveLaunchPlan plan, void *const *data, intptr_t numData,
+                                  void *stream) {
+  if (!plan.ptr)
+    return error("no launch plan was given (a null handle)");
+  if (numData < 0)
+    return error("a negative number of data pointers was given");
+  return wrap(unwrap(plan)->launch(data, static_cast<size_t>(numData), stream));
+}
+
+void nerveLaunchPlanDestroy(NerveLaunchPlan plan) { delete unwrap(plan); }
 
 //===----------------------------------------------------------------------===//
 // Layouts and builders

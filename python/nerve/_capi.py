@@ -16,7 +16,7 @@ from ctypes import (POINTER, Structure, c_bool, c_char, c_double, c_int, c_int32
                     c_int64, c_size_t, c_ssize_t, c_uint64, c_void_p)
 from typing import Callable, Optional
 
-C_API_VERSION = 1
+C_API_VERSION = 2
 
 
 class NerveError(RuntimeError):
@@ -156,6 +156,10 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nerveArgInfoGetOffset": (c_int64, [H]),
         "nerveEntryLaunch": (H, [H, H, c_void_p, c_ssize_t, c_void_p]),
         "nerveEntryRun": (H, [H, H, c_void_p, c_ssize_t]),
+        "nerveLaunchPlanCreate": (H, [H, H, c_void_p, c_ssize_t, POINTER(H)]),
+        "nerveLaunchPlanGetNumTensors": (c_ssize_t, [H]),
+        "nerveLaunchPlanLaunch": (H, [H, c_void_p, c_ssize_t, c_void_p]),
+        "nerveLaunchPlanDestroy": (None, [H]),
         "nerveSpecializeLayouts": (H, [S, S, POINTER(ArgLayout), c_ssize_t, STRING_CALLBACK,
                                        c_void_p]),
         "nerveElementwiseSpec": (H, [S, S, S, S, STRING_CALLBACK, c_void_p]),

@@ -180,6 +180,52 @@ TEST(CAPI, LaunchErrorsNameTheArgument) {
   nerveModuleDestroy(m);
 }
 
+TEST(CAPI, LaunchPlansTakeOnlyDataPointers) {
+  NerveModule m = compileCPU(kScaleSpec);
+  ASSERT_NE(m.ptr, nullptr);
+  NerveEntry e = nerveModuleLookupEntry(m, ref("scale"));
+  std::vector<int64_t> sizes = {2, 3};
+  // The data pointers are not read when the plan is made.
+  NerveArgValue shape[] = {tensor(nullptr, sizes), scalar(3), tensor(nullptr, sizes)};
+  NerveLaunchPlan plan{nullptr};
+  ASSERT_EQ(take(nerveLaunchPlanCreate(m, e, shape, 3, &plan)), "");
+  nerveModuleDestroy(m); // the plan holds its module
+  EXPECT_EQ(nerveLaunchPlanGetNumTensors(plan), 2);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6}, y(6, -1), z(6, -1);
+  void *first[] = {x.data(), y.data()}, *second[] = {y.data(), z.data()};
+  EXPECT_EQ(take(nerveLaunchPlanLaunch(plan, first, 2, nullptr)), "");
+  EXPECT_EQ(take(nerveLaunchPlanLaunch(plan, second, 2, nullptr)), "");
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(y[i], x[i] * 3);
+    EXPECT_EQ(z[i], x[i] * 9);
+  }
+  EXPECT_EQ(take(nerveLaunchPlanLaunch(plan, first, 3, nullptr)),
+            "kernel @scale takes 2 data pointers but 3 were given");
+  void *null[] = {x.data(), nullptr};
+  EXPECT_EQ(take(nerveLaunchPlanLaunch(plan, null, 2, nullptr)),
+            "argument %y was given a null pointer");
+  EXPECT_EQ(take(nerveLaunchPlanLaunch(NerveLaunchPlan{nullptr}, first, 2, nullptr)),
+            "no launch plan was given (a null handle)");
+  nerveLaunchPlanDestroy(plan);
+}
+
+TEST(CAPI, LaunchPlanErrorsNameTheArgument) {
+  NerveModule m = compileCPU(kScaleSpec);
+  ASSERT_NE(m.ptr, nullptr);
+  NerveEntry e = nerveModuleLookupEntry(m, ref("scale"));
+  std::vector<int64_t> sizes = {2, 3}, other = {3, 2};
+  NerveArgValue mismatch[] = {tensor(nullptr, sizes), scalar(1), tensor(nullptr, other)};
+  NerveLaunchPlan plan{nullptr};
+  EXPECT_NE(take(nerveLaunchPlanCreate(m, e, mismatch, 3, &plan)).find("dimension `r` has size 3"),
+            std::string::npos);
+  EXPECT_EQ(plan.ptr, nullptr);
+  EXPECT_EQ(take(nerveLaunchPlanCreate(m, e, mismatch, 3, nullptr)),
+            "no place for the plan was given");
+  EXPECT_EQ(take(nerveLaunchPlanCreate(NerveModule{nullptr}, e, mismatch, 3, &plan)),
+            "no module was given (a null handle)");
+  nerveModuleDestroy(m);
+}
+
 TEST(CAPI, CompileErrorsComeBackAsStatuses) {
   NerveCompileOptions o = cpuOptions();
   NerveModule m{nullptr};

@@ -1,33 +1,34 @@
-"""Compiled neuron kernels, ready to launch with the fewest Python steps.
+"""Compiled neuron kernels, ready to launch with the fewest host steps.
 
-A `Launcher` is one kernel of one spec together with the argument array of
-one call shape: sizes and strides are written once, so a call only sets the
-data pointers and calls `nerveEntryLaunch`. Launchers live as long as the
-process, keyed by everything that shapes the arguments; modules are keyed by
-their spec text (and nerve's own caches answer a repeated spec from memory
-or disk).
+A `Launcher` is one kernel of one spec prepared for one call shape (a C API
+launch plan: sizes, strides and the dimensions they bind are checked and
+packed once), so a call passes only the data pointers. Launchers live as
+long as the process, keyed by everything that shapes the arguments; modules
+are keyed by their spec text (and nerve's own caches answer a repeated spec
+from memory or disk).
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple
+import weakref
+from typing import Dict, Optional, Sequence, Tuple
 
 from .. import _capi
-from .._capi import ArgValue, NerveError, lib
+from .._capi import ArgValue, Handle, NerveError, lib
 from .._module import Entry, Module, compile as _compile
 from ._layout import TensorLayout
 
 _modules: Dict[Tuple[str, str], Module] = {}
 _modules_lock = threading.Lock()
-_DATA_OFFSET = ArgValue.data.offset
-# nerveEntryLaunch with its two handles passed as the pointers they wrap (a
+# nerveLaunchPlanLaunch with its handle passed as the pointer it wraps (a
 # struct of one pointer is passed as that pointer by the C calling
 # conventions of x86-64 and AArch64): ctypes converts plain integers faster
 # than structs.
 _VP = ctypes.c_void_p
-_launch = ctypes.CFUNCTYPE(_VP, _VP, _VP, _VP, ctypes.c_ssize_t, _VP)(("nerveEntryLaunch", lib))
+_launch = ctypes.CFUNCTYPE(_VP, _VP, _VP, ctypes.c_ssize_t, _VP)(
+    ("nerveLaunchPlanLaunch", lib))
 
 
 def entry(spec: str, target: str, name: str) -> Entry:
@@ -43,45 +44,33 @@ def entry(spec: str, target: str, name: str) -> Entry:
 
 
 class Launcher:
-    """A kernel and the argument array for one call shape. Tensors are given
-    by layout (None: a 0-d tensor)."""
+    """A kernel prepared for one call shape. Tensors are given by layout
+    (None: a 0-d tensor); a call gives their data pointers in that order."""
 
     def __init__(self, kernel: Entry, layouts: Sequence[Optional[TensorLayout]]):
-        self.kernel = kernel  # keeps the module alive
-        self._module, self._entry = kernel._compiled.handle.ptr, kernel._handle.ptr
-        self._count = len(layouts)
-        self._template = (ArgValue * self._count)()
-        self._keep: List[object] = []
-        for slot, layout in zip(self._template, layouts):
+        count = len(layouts)
+        args = (ArgValue * count)()
+        keep = []
+        for slot, layout in zip(args, layouts):
             slot.kind = _capi.ARG_TENSOR
             if layout is None:
                 continue
             rank = len(layout.dims)
             sizes = (ctypes.c_int64 * rank)(*layout.sizes)
             strides = (ctypes.c_int64 * rank)(*layout.strides)
-            self._keep += [sizes, strides]
+            keep += [sizes, strides]
             slot.rank, slot.sizes, slot.strides = rank, sizes, strides
-        self._local = threading.local()
-
-    def _arguments(self) -> Tuple[ctypes.Array, List[ctypes.c_void_p]]:
-        """This thread's copy of the argument array (ctypes releases the GIL
-        during the call) and views of its data pointers."""
-        local = self._local
-        args = type(self._template).from_buffer_copy(self._template)
-        size = ctypes.sizeof(ArgValue)
-        local.pointers = [ctypes.c_void_p.from_buffer(args, i * size + _DATA_OFFSET)
-                          for i in range(self._count)]
-        local.args = args
-        return args, local.pointers
+        plan = Handle()
+        _capi.check(lib.nerveLaunchPlanCreate(kernel._compiled.handle, kernel._handle, args,
+                                              count, ctypes.byref(plan)))
+        self._plan = plan.ptr
+        self._count = count
+        self._pointers = _VP * count
+        # Plans are freed with their launcher, but not at interpreter exit,
+        # when the CUDA context they would unload from may be gone.
+        weakref.finalize(self, lib.nerveLaunchPlanDestroy, plan).atexit = False
 
     def __call__(self, pointers: Sequence[int], stream: int) -> None:
-        local = self._local
-        try:
-            args, slots = local.args, local.pointers
-        except AttributeError:
-            args, slots = self._arguments()
-        for slot, pointer in zip(slots, pointers):
-            slot.value = pointer
-        status = _launch(self._module, self._entry, args, self._count, stream)
+        status = _launch(self._plan, self._pointers(*pointers), self._count, stream)
         if status:
-            raise NerveError(_capi.message_of(_capi.Handle(status)))
+            raise NerveError(_capi.message_of(Handle(status)))

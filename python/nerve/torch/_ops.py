@@ -210,25 +210,25 @@ def _last_step_gradient(grad_v_last: Tensor, h: Tensor, time_dim: int) -> Tensor
     return full
 
 
-def backward_impl(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tensor],
-                  v_init: Optional[Tensor], param: Optional[Tensor], neuron: str, time_dim: int,
-                  v_seq: bool, need_grad_v_init: bool, need_grad_param: bool
-                  ) -> Tuple[Tensor, Tensor, Tensor]:
+def run_backward(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tensor],
+                 v_init: Optional[Tensor], param: Optional[Tensor], neuron: str, time_dim: int,
+                 v_seq: bool, need_grad_v_init: bool, need_grad_param: bool
+                 ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """(grad_x, grad_v_init, grad_param): the backward kernel on fresh
+    outputs, None for a gradient not asked for (PLIF's kernel always sums
+    grad_param)."""
     config = neuron_from_key(neuron)
     need_grad_param = need_grad_param or config.kind == "plif"
-    grad_x, grad_v_init, grad_param = _backward_outputs(h, v_init, param, time_dim,
-                                                        need_grad_v_init, need_grad_param)
+    grad_x = torch.empty_like(h)
+    grad_v_init = ((torch.empty_like(v_init) if v_init is not None else
+                    _state_like(h, time_dim)) if need_grad_v_init else None)
+    grad_param = torch.empty_like(param) if need_grad_param else None
     if grad_spike is None and grad_v is None:
-        grad_x.zero_()
-        grad_v_init.zero_()
-        grad_param.zero_()
-        return grad_x, grad_v_init, grad_param
+        return tuple(None if t is None else t.zero_() for t in (grad_x, grad_v_init, grad_param))
     if grad_v is not None and not v_seq:
         grad_v = _last_step_gradient(grad_v, h, time_dim)
     v_in = v_init if config.has_param else None
-    tensors = (h, v_in, param, grad_spike, grad_v, grad_x,
-               grad_v_init if need_grad_v_init else None,
-               grad_param if need_grad_param else None)
+    tensors = (h, v_in, param, grad_spike, grad_v, grad_x, grad_v_init, grad_param)
     device = h.get_device()
     key = (neuron, h.dtype, device, h.shape, h.stride(), time_dim,
            tuple(None if t is None else _meta(t) for t in tensors[1:5]),
@@ -238,6 +238,17 @@ def backward_impl(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tens
         launcher = _backward_launcher(key, tensors, config, time_dim)
     launcher([t.data_ptr() for t in tensors if t is not None], _stream(device))
     return grad_x, grad_v_init, grad_param
+
+
+def backward_impl(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tensor],
+                  v_init: Optional[Tensor], param: Optional[Tensor], neuron: str, time_dim: int,
+                  v_seq: bool, need_grad_v_init: bool, need_grad_param: bool
+                  ) -> Tuple[Tensor, Tensor, Tensor]:
+    """The operator's implementation: a gradient not asked for is an empty
+    tensor."""
+    grads = run_backward(h, grad_spike, grad_v, v_init, param, neuron, time_dim, v_seq,
+                         need_grad_v_init, need_grad_param)
+    return tuple(h.new_empty(_EMPTY_SHAPE) if g is None else g for g in grads)
 
 
 def backward_fake(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tensor],
@@ -286,18 +297,22 @@ def _backward(ctx: Any, grad_spike: Optional[Tensor], grad_v: Optional[Tensor],
 
 
 class _NeuronFunction(torch.autograd.Function):
-    """The autograd of PyTorch before custom operators (1.13 and on)."""
+    """The eager autograd (and all of it before PyTorch 2.4): the operator's
+    but with h_seq kept as a saved intermediate rather than a third output,
+    which autograd would wrap and track at every call."""
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, v_init: Optional[Tensor], param: Optional[Tensor],
-                neuron: str, time_dim: int, keep_h: bool, v_seq: bool) -> tuple:
-        output = forward_impl(x, v_init, param, neuron, time_dim, keep_h, v_seq)
-        _setup_context(ctx, (x, v_init, param, neuron, time_dim, keep_h, v_seq), output)
-        return output
+                neuron: str, time_dim: int, v_seq: bool) -> tuple:
+        spike, v, h = run_forward(x, v_init, param, neuron, time_dim, True, v_seq)
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(h, v_init, param)
+        ctx.neuron, ctx.time_dim, ctx.v_seq = neuron, time_dim, v_seq
+        return spike, v
 
     @staticmethod
-    def backward(ctx: Any, *grads: Optional[Tensor]) -> tuple:
-        return _backward(ctx, *grads)
+    def backward(ctx: Any, grad_spike: Optional[Tensor], grad_v: Optional[Tensor]) -> tuple:
+        return _backward(ctx, grad_spike, grad_v, None)[:6]
 
 
 FORWARD_SCHEMA = ("neuron_forward(Tensor x, Tensor? v_init, Tensor? param, str neuron, "
@@ -340,8 +355,9 @@ _PLAIN = torch.Tensor
 def neuron_forward(x: Tensor, v_init: Optional[Tensor], param: Optional[Tensor], neuron: str,
                    time_dim: int, keep_h: bool, v_seq: bool
                    ) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
-    """Runs the layer, keeping h_seq for backward when `keep_h` (else h is
-    None, or an empty tensor from the operator).
+    """Runs the layer, keeping h_seq for backward when `keep_h`. The
+    operator returns h (an empty tensor without `keep_h`); the eager paths
+    return None for it (autograd holds h_seq itself).
 
     While torch.compile traces (and for tensor subclasses: fake, functional
     and other wrapped tensors) this is the custom operator, which the graph
@@ -352,18 +368,20 @@ def neuron_forward(x: Tensor, v_init: Optional[Tensor], param: Optional[Tensor],
     if _forward_op is not None and (type(x) is not _PLAIN or _is_compiling()):
         return _forward_op(x, v_init, param, neuron, time_dim, keep_h, v_seq)
     if keep_h:
-        return _NeuronFunction.apply(x, v_init, param, neuron, time_dim, keep_h, v_seq)
+        spike, v = _NeuronFunction.apply(x, v_init, param, neuron, time_dim, v_seq)
+        return spike, v, None
     return run_forward(x, v_init, param, neuron, time_dim, keep_h, v_seq)
 
 
 def neuron_backward(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tensor],
                     v_init: Optional[Tensor], param: Optional[Tensor], neuron: str,
                     time_dim: int, v_seq: bool, need_grad_v_init: bool, need_grad_param: bool
-                    ) -> Tuple[Tensor, Tensor, Tensor]:
+                    ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
     """Backward through time: the custom operator while torch.compile traces
-    (or on tensor subclasses), the implementation itself otherwise."""
+    (or on tensor subclasses, where a gradient not asked for is an empty
+    tensor), the implementation itself otherwise (where it is None)."""
     if _backward_op is not None and (type(h) is not _PLAIN or _is_compiling()):
         return _backward_op(h, grad_spike, grad_v, v_init, param, neuron, time_dim, v_seq,
                             need_grad_v_init, need_grad_param)
-    return backward_impl(h, grad_spike, grad_v, v_init, param, neuron, time_dim, v_seq,
-                         need_grad_v_init, need_grad_param)
+    return run_backward(h, grad_spike, grad_v, v_init, param, neuron, time_dim, v_seq,
+                        need_grad_v_init, need_grad_param)

@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from . import neuron_kernel as _nk
+from ._ops import _is_compiling
 from .surrogate import Sigmoid, resolve
 
 __all__ = ["BaseNode", "IFNode", "LIFNode", "ParametricLIFNode"]
@@ -57,11 +58,22 @@ class BaseNode(nn.Module):
     def _v_rest(self) -> float:
         return 0.0 if self.v_reset is None else self.v_reset
 
+    def _set_state(self, v: Union[float, Tensor], v_seq: Optional[Tensor]) -> None:
+        """Sets v and v_seq, plain attributes (never parameters, buffers or
+        modules), past nn.Module.__setattr__'s registry checks in eager mode:
+        a layer sets them at every call and every reset. torch.compile
+        traces the plain assignments."""
+        if _is_compiling():
+            self.v, self.v_seq = v, v_seq
+            return
+        state = self.__dict__
+        state["v"] = v
+        state["v_seq"] = v_seq
+
     def reset(self) -> None:
         """Back to the resting potential (SpikingJelly's ``reset_net`` calls
         this for every module that has it)."""
-        self.v = self._v_rest
-        self.v_seq = None
+        self._set_state(self._v_rest, None)
 
     def detach(self) -> None:
         """Cuts the state from the graph (truncated BPTT)."""
@@ -103,10 +115,9 @@ class BaseNode(nn.Module):
             _nk.check_param("w", param, x_seq)
         spike, v = _nk.run(self._key(), x_seq, v_init, param, td, self.store_v_seq)
         if self.store_v_seq:
-            self.v_seq = v
-            self.v = v.select(td, x_seq.shape[td] - 1)
+            self._set_state(v.select(td, x_seq.shape[td] - 1), v)
         else:
-            self.v = v
+            self._set_state(v, None)
         return spike
 
     def single_step_forward(self, x: Tensor) -> Tensor:
