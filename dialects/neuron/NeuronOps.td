@@ -9,6 +9,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Neuron_Tensor : Type<CPred<"::llvm::isa<::nerve::tdim::TdimTensorType>($_self)">,
                          "tdim tensor", "::nerve::tdim::TdimTensorType">;
+def Neuron_Read : Arg<Neuron_Tensor, "", [MemRead]>;
+def Neuron_OptRead : Arg<Optional<Neuron_Tensor>, "", [MemRead]>;
+def Neuron_Reads : Arg<Variadic<Neuron_Tensor>, "", [MemRead]>;
 def Neuron_Write : Arg<Neuron_Tensor, "", [MemWrite]>;
 def Neuron_OptWrite : Arg<Optional<Neuron_Tensor>, "", [MemWrite]>;
 
@@ -49,7 +52,7 @@ def Neuron_IFOp : Neuron_ForwardOp<"if", "integrate-and-fire"> {
               time t {v_threshold = 1.0, v_reset = 0.0}
     ```
   }]);
-  let arguments = (ins Neuron_Tensor:$x, Optional<Neuron_Tensor>:$v_init,
+  let arguments = (ins Neuron_Read:$x, Neuron_OptRead:$v_init,
                        Neuron_Write:$spike, Neuron_OptWrite:$v_seq,
                        Neuron_OptWrite:$h_seq, Neuron_OptWrite:$v_last,
                        Tdim_DimAttr:$time,
@@ -69,7 +72,7 @@ def Neuron_LIFOp : Neuron_ForwardOp<"lif", "leaky integrate-and-fire"> {
     requires `tau > 1`, as SpikingJelly does: `1 / tau` is the fraction of the
     gap to `v_reset` closed per step.
   }], commonDescription);
-  let arguments = (ins Neuron_Tensor:$x, Optional<Neuron_Tensor>:$v_init,
+  let arguments = (ins Neuron_Read:$x, Neuron_OptRead:$v_init,
                        Neuron_Write:$spike, Neuron_OptWrite:$v_seq,
                        Neuron_OptWrite:$h_seq, Neuron_OptWrite:$v_last,
                        Tdim_DimAttr:$time,
@@ -90,7 +93,7 @@ def Neuron_PLIFOp : Neuron_ForwardOp<"plif", "parametric leaky integrate-and-fir
     `decay_input`, `h = v + (x - (v - v_reset)) * sigmoid(w)`; without,
     `h = v - (v - v_reset) * sigmoid(w) + x`.
   }], commonDescription);
-  let arguments = (ins Neuron_Tensor:$x, Optional<Neuron_Tensor>:$v_init, Neuron_Tensor:$w,
+  let arguments = (ins Neuron_Read:$x, Neuron_OptRead:$v_init, Neuron_Read:$w,
                        Neuron_Write:$spike, Neuron_OptWrite:$v_seq,
                        Neuron_OptWrite:$h_seq, Neuron_OptWrite:$v_last,
                        Tdim_DimAttr:$time,
@@ -135,8 +138,8 @@ class Neuron_BackwardOp<string mnemonic, string neuronName>
 
 def Neuron_IFGradOp : Neuron_BackwardOp<"if_grad", "integrate-and-fire"> {
   let description = commonDescription;
-  let arguments = (ins Neuron_Tensor:$h_seq, Optional<Neuron_Tensor>:$grad_spike,
-                       Optional<Neuron_Tensor>:$grad_v_seq,
+  let arguments = (ins Neuron_Read:$h_seq, Neuron_OptRead:$grad_spike,
+                       Neuron_OptRead:$grad_v_seq,
                        Neuron_Write:$grad_x, Neuron_OptWrite:$grad_v_init,
                        Tdim_DimAttr:$time,
                        DefaultValuedAttr<F64Attr, "1.0">:$v_threshold,
@@ -149,8 +152,8 @@ def Neuron_IFGradOp : Neuron_BackwardOp<"if_grad", "integrate-and-fire"> {
 
 def Neuron_LIFGradOp : Neuron_BackwardOp<"lif_grad", "leaky integrate-and-fire"> {
   let description = commonDescription;
-  let arguments = (ins Neuron_Tensor:$h_seq, Optional<Neuron_Tensor>:$grad_spike,
-                       Optional<Neuron_Tensor>:$grad_v_seq,
+  let arguments = (ins Neuron_Read:$h_seq, Neuron_OptRead:$grad_spike,
+                       Neuron_OptRead:$grad_v_seq,
                        Neuron_Write:$grad_x, Neuron_OptWrite:$grad_v_init,
                        Tdim_DimAttr:$time,
                        DefaultValuedAttr<F64Attr, "2.0">:$tau,
@@ -174,10 +177,10 @@ def Neuron_PLIFGradOp : Neuron_BackwardOp<"plif_grad", "parametric leaky integra
     fewer; with `x` it reads the input instead. `init` gives `v_init` when
     forward started from one.
   }]);
-  let arguments = (ins Neuron_Tensor:$h_seq, Optional<Neuron_Tensor>:$x,
-                       Optional<Neuron_Tensor>:$v_init, Neuron_Tensor:$w,
-                       Optional<Neuron_Tensor>:$grad_spike,
-                       Optional<Neuron_Tensor>:$grad_v_seq,
+  let arguments = (ins Neuron_Read:$h_seq, Neuron_OptRead:$x,
+                       Neuron_OptRead:$v_init, Neuron_Read:$w,
+                       Neuron_OptRead:$grad_spike,
+                       Neuron_OptRead:$grad_v_seq,
                        Neuron_Write:$grad_x, Neuron_OptWrite:$grad_v_init,
                        Neuron_Write:$grad_w,
                        Tdim_DimAttr:$time,
@@ -227,8 +230,8 @@ def Neuron_GenericOp : Neuron_Op<"generic", [AttrSizedOperandSegments, SingleBlo
     }
     ```
   }];
-  let arguments = (ins Neuron_Tensor:$x, Optional<Neuron_Tensor>:$v_init,
-                       Variadic<Neuron_Tensor>:$params,
+  let arguments = (ins Neuron_Read:$x, Neuron_OptRead:$v_init,
+                       Neuron_Reads:$params,
                        Neuron_Write:$spike, Neuron_OptWrite:$v_seq,
                        Neuron_OptWrite:$h_seq, Neuron_OptWrite:$v_last,
                        Tdim_DimAttr:$time,
@@ -262,10 +265,10 @@ def Neuron_GenericGradOp : Neuron_Op<"generic_grad", [AttrSizedOperandSegments, 
     switch the input off). `grad_params` receives one 0-d gradient per
     parameter, summed over all neurons and steps in a fixed order.
   }];
-  let arguments = (ins Neuron_Tensor:$h_seq, Optional<Neuron_Tensor>:$x,
-                       Optional<Neuron_Tensor>:$v_init, Variadic<Neuron_Tensor>:$params,
-                       Optional<Neuron_Tensor>:$grad_spike,
-                       Optional<Neuron_Tensor>:$grad_v_seq,
+  let arguments = (ins Neuron_Read:$h_seq, Neuron_OptRead:$x,
+                       Neuron_OptRead:$v_init, Neuron_Reads:$params,
+                       Neuron_OptRead:$grad_spike,
+                       Neuron_OptRead:$grad_v_seq,
                        Neuron_Write:$grad_x, Neuron_OptWrite:$grad_v_init,
                        Arg<Variadic<Neuron_Tensor>, "", [MemWrite]>:$grad_params,
                        Tdim_DimAttr:$time,

@@ -15,6 +15,11 @@ def Tdim_AnyTensor : Type<CPred<"::llvm::isa<::nerve::tdim::TdimTensorType>($_se
 def Tdim_AnyIndex : Type<CPred<"::llvm::isa<::nerve::tdim::TdimIndexType>($_self)">,
                          "typed index", "::nerve::tdim::TdimIndexType">;
 def Tdim_DimArrayAttr : TypedArrayAttrBase<Tdim_DimAttr, "array of dimensions">;
+// Tensors an op reads: their operands declare the read, as outputs declare
+// their writes.
+def Tdim_Read : Arg<Tdim_AnyTensor, "", [MemRead]>;
+def Tdim_OptRead : Arg<Optional<Tdim_AnyTensor>, "", [MemRead]>;
+def Tdim_Reads : Arg<Variadic<Tdim_AnyTensor>, "", [MemRead]>;
 
 //===----------------------------------------------------------------------===//
 // Kernels
@@ -354,7 +359,9 @@ def Tdim_MapOp : Tdim_Op<"map", [AttrSizedOperandSegments, SingleBlock, Recursiv
     be wider than its output's (stored values are rounded), so low-precision
     storage can use f32 arithmetic.
   }];
-  let arguments = (ins Variadic<AnyType>:$inputs,
+  // Scalar inputs carry the read effect too: an effect on a value that is
+  // no memory reads nothing, and ODS cannot split one operand group.
+  let arguments = (ins Arg<Variadic<AnyType>, "", [MemRead]>:$inputs,
                        Arg<Variadic<Tdim_AnyTensor>, "", [MemWrite]>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -363,7 +370,6 @@ def Tdim_MapOp : Tdim_Op<"map", [AttrSizedOperandSegments, SingleBlock, Recursiv
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
-  let hasCanonicalizer = 1;
 }
 
 def Tdim_ReduceOp : Tdim_Op<"reduce", [AttrSizedOperandSegments, RecursiveMemoryEffects]> {
@@ -394,7 +400,7 @@ def Tdim_ReduceOp : Tdim_Op<"reduce", [AttrSizedOperandSegments, RecursiveMemory
       }
     ```
   }];
-  let arguments = (ins Variadic<Tdim_AnyTensor>:$inputs,
+  let arguments = (ins Tdim_Reads:$inputs,
                        Arg<Variadic<Tdim_AnyTensor>, "", [MemWrite]>:$outputs,
                        Tdim_DimArrayAttr:$over, ArrayAttr:$init);
   let regions = (region MaxSizedRegion<1>:$map, SizedRegion<1>:$combine,
@@ -406,7 +412,6 @@ def Tdim_ReduceOp : Tdim_Op<"reduce", [AttrSizedOperandSegments, RecursiveMemory
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
-  let hasCanonicalizer = 1;
   let extraClassDeclaration = [{
     unsigned getNumAccumulators() { return getInit().size(); }
     ::llvm::SmallVector<::mlir::Type> getAccumulatorTypes();
@@ -420,7 +425,7 @@ def Tdim_BroadcastOp : Tdim_Op<"broadcast"> {
     writes `%b` into every row of `%y`. (Any `tdim.map` broadcasts its inputs
     the same way without materialising them.)
   }];
-  let arguments = (ins Tdim_AnyTensor:$input, Arg<Tdim_AnyTensor, "", [MemWrite]>:$output);
+  let arguments = (ins Tdim_Read:$input, Arg<Tdim_AnyTensor, "", [MemWrite]>:$output);
   let assemblyFormat = "`ins` `(` $input `:` qualified(type($input)) `)` `outs` `(` $output `:` qualified(type($output)) `)` attr-dict";
   let hasVerifier = 1;
 }
@@ -432,7 +437,7 @@ def Tdim_RelayoutOp : Tdim_Op<"relayout"> {
     `tdim.relayout ins(%x : !tdim.tensor<[t: ?, n: ?], f32>) outs(%y : !tdim.tensor<[n: ?, t: ?], f32>)`
     makes a time-minor copy of a time-major tensor.
   }];
-  let arguments = (ins Tdim_AnyTensor:$input, Arg<Tdim_AnyTensor, "", [MemWrite]>:$output);
+  let arguments = (ins Tdim_Read:$input, Arg<Tdim_AnyTensor, "", [MemWrite]>:$output);
   let assemblyFormat = "`ins` `(` $input `:` qualified(type($input)) `)` `outs` `(` $output `:` qualified(type($output)) `)` attr-dict";
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
@@ -444,7 +449,7 @@ def Tdim_ConcatOp : Tdim_Op<"concat"> {
     `tdim.concat ins(%a, %b : T1, T2) outs(%y : T3) along c`: the inputs have
     the output's dimensions; their sizes along `c` add up to the output's.
   }];
-  let arguments = (ins Variadic<Tdim_AnyTensor>:$inputs,
+  let arguments = (ins Tdim_Reads:$inputs,
                        Arg<Tdim_AnyTensor, "", [MemWrite]>:$output, Tdim_DimAttr:$dim);
   let assemblyFormat = [{
     `ins` `(` $inputs `:` qualified(type($inputs)) `)` `outs` `(` $output `:` qualified(type($output)) `)`
@@ -468,7 +473,7 @@ def Tdim_ContractOp : Tdim_Op<"contract"> {
     Products are summed in f32 for f16/bf16 storage (f64 for f64).
     `accumulate` adds to the output instead of overwriting it.
   }];
-  let arguments = (ins Tdim_AnyTensor:$lhs, Tdim_AnyTensor:$rhs,
+  let arguments = (ins Tdim_Read:$lhs, Tdim_Read:$rhs,
                        Arg<Tdim_AnyTensor, "", [MemReadAt<0, FullEffect>, MemWrite]>:$output,
                        UnitAttr:$accumulate);
   let assemblyFormat = [{
@@ -480,7 +485,7 @@ def Tdim_ContractOp : Tdim_Op<"contract"> {
 
 class Tdim_NormalizeOp<string mnemonic, string what> : Tdim_Op<mnemonic> {
   let summary = what # " over a named dimension";
-  let arguments = (ins Tdim_AnyTensor:$input, Arg<Tdim_AnyTensor, "", [MemWrite]>:$output,
+  let arguments = (ins Tdim_Read:$input, Arg<Tdim_AnyTensor, "", [MemWrite]>:$output,
                        Tdim_DimAttr:$dim);
   let assemblyFormat = [{
     `ins` `(` $input `:` qualified(type($input)) `)` `outs` `(` $output `:` qualified(type($output)) `)`
@@ -516,8 +521,7 @@ def Tdim_LayerNormOp : Tdim_Op<"layer_norm", [AttrSizedOperandSegments]> {
                     outs(%y : !tdim.tensor<[r: ?, c: ?], f32>) over [c] eps 1.0e-05
     ```
   }];
-  let arguments = (ins Tdim_AnyTensor:$input, Optional<Tdim_AnyTensor>:$weight,
-                       Optional<Tdim_AnyTensor>:$bias,
+  let arguments = (ins Tdim_Read:$input, Tdim_OptRead:$weight, Tdim_OptRead:$bias,
                        Arg<Tdim_AnyTensor, "", [MemWrite]>:$output,
                        Tdim_DimArrayAttr:$over, F64Attr:$eps);
   let assemblyFormat = [{

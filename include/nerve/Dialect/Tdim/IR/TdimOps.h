@@ -35,10 +35,13 @@ namespace nerve::tdim {
 /// Dropping it is always correct.
 constexpr llvm::StringLiteral kMaxSumExpAttrName = "tdim.max_sum_exp";
 
-/// Adds the patterns that inline a `tdim.map` writing a `tdim.alloc`ed
-/// tensor into the single `tdim.map` or `tdim.reduce` that reads it, so the
-/// intermediate tensor disappears (also part of canonicalization).
-void populateElementwiseFusionPatterns(mlir::RewritePatternSet &patterns);
+/// Whether any op strictly between `first` and `last` (same block) may
+/// write memory, which would make moving reads across it unsafe.
+bool writesBetween(mlir::Operation *first, mlir::Operation *last);
+
+/// The single op writing `tensor` (a tdim.alloc) before `reader`, when the
+/// only other use of `tensor` is `reader` itself; else null.
+mlir::Operation *soleWriterBefore(mlir::Value tensor, mlir::Operation *reader);
 
 } // namespace nerve::tdim
 

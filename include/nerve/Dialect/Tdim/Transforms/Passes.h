@@ -18,6 +18,11 @@ namespace nerve::tdim {
 /// relayout and concat into tdim.map / tdim.reduce.
 void populateDecompositionPatterns(mlir::RewritePatternSet &patterns);
 
+/// Patterns that inline a `tdim.map` writing a `tdim.alloc`ed tensor into
+/// the single `tdim.map` or `tdim.reduce` that reads it, so the
+/// intermediate tensor disappears (tdim-fuse-elementwise).
+void populateElementwiseFusionPatterns(mlir::RewritePatternSet &patterns);
+
 #define GEN_PASS_REGISTRATION
 #include "dialects/tdim/TdimPasses.h.inc"
 
