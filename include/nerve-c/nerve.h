@@ -367,6 +367,12 @@ NERVE_CAPI_EXPORTED NerveStatus nerveCudaGetDevice(NerveCudaDeviceInfo *info);
  * only the open one can be chosen: one GPU per process). */
 NERVE_CAPI_EXPORTED NerveStatus nerveCudaSelectDevice(int ordinal);
 
+/* The chip nerve compiles for on a GPU of compute capability
+ * `computeCapability` (86 gives "sm_80": PTX runs on its own and later
+ * architectures); an empty string when nerve has none for it. The string is
+ * static. */
+NERVE_CAPI_EXPORTED NerveStringRef nerveChipForComputeCapability(int computeCapability);
+
 #ifdef __cplusplus
 }
 #endif

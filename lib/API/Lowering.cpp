@@ -204,14 +204,11 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   NerveToCPUOptions cpuOptions;
   cpuOptions.neuronTimeBlock = options.neuronTimeBlock;
   if (target == Target::CUDA) {
-    static const std::pair<const char *, GpuChip> chips[] = {
-        {"sm_80", GpuChip::sm_80}, {"sm_89", GpuChip::sm_89},
-        {"sm_90", GpuChip::sm_90}, {"sm_100", GpuChip::sm_100}};
-    auto it = llvm::find_if(chips, [&](auto &c) { return options.chip == c.first; });
-    if (it == std::end(chips))
-      return Status::error("unknown chip '" + options.chip +
-                           "'; nerve compiles for sm_80, sm_89, sm_90 and sm_100");
-    ptxOptions.chip = it->second;
+    std::optional<GpuChip> chip = parseChip(options.chip);
+    if (!chip)
+      return Status::error("unknown chip '" + options.chip + "'; nerve compiles for " +
+                           chipNames());
+    ptxOptions.chip = *chip;
     ptxOptions.optLevel = options.optLevel;
     ptxOptions.fastMath = options.fastMath;
     ptxOptions.libdevice = options.libdevice;

@@ -11,6 +11,7 @@
 #include "nerve-c/nerve.h"
 
 #include "nerve/Builders.h"
+#include "nerve/Target/ChipProfile.h"
 #include "nerve/nerve.h"
 
 #include <cstring>
@@ -435,3 +436,11 @@ NerveStatus nerveCudaGetDevice(NerveCudaDeviceInfo *info) {
 }
 
 NerveStatus nerveCudaSelectDevice(int ordinal) { return wrap(selectCudaDevice(ordinal)); }
+
+NerveStringRef nerveChipForComputeCapability(int computeCapability) {
+  std::optional<GpuChip> chip = chipForComputeCapability(computeCapability);
+  if (!chip)
+    return {"", 0};
+  llvm::StringRef name = chipProfile(*chip).name;
+  return {name.data(), name.size()};
+}

@@ -18,28 +18,6 @@
 
 using namespace mlir;
 
-const char *nerve::toString(GpuChip chip) {
-  switch (chip) {
-  case GpuChip::sm_80: return "sm_80";
-  case GpuChip::sm_89: return "sm_89";
-  case GpuChip::sm_90: return "sm_90";
-  case GpuChip::sm_100: return "sm_100";
-  }
-  return "sm_90";
-}
-
-/// The most shared memory a block may opt into on `chip` (CUDA's
-/// sharedMemPerBlockOptin): row programs stage rows this large.
-static int64_t optInSharedBytes(nerve::GpuChip chip) {
-  switch (chip) {
-  case nerve::GpuChip::sm_80: return 163 * 1024;
-  case nerve::GpuChip::sm_89: return 99 * 1024;
-  case nerve::GpuChip::sm_90:
-  case nerve::GpuChip::sm_100: return 227 * 1024;
-  }
-  return 48 * 1024;
-}
-
 std::optional<std::string> nerve::findLibdevice(StringRef option) {
   if (option == "none")
     return std::nullopt;
@@ -71,13 +49,13 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all
   // launches of a call on one stream.
+  const ChipProfile &chip = chipProfile(options.chip);
   ParallelLoopsToGPUOptions mapping;
   mapping.blockSize = options.blockSize;
-  mapping.sharedBytes = optInSharedBytes(options.chip);
-  // Thread block clusters (and their distributed shared memory) came with
-  // sm_90.
-  mapping.clusterBlocks =
-      options.chip == GpuChip::sm_90 || options.chip == GpuChip::sm_100 ? 8 : 0;
+  // Row programs stage rows up to the opt-in limit and split them over
+  // clusters where the chip has them.
+  mapping.sharedBytes = chip.sharedBytesPerBlockOptIn;
+  mapping.clusterBlocks = chip.maxClusterBlocks;
   pm.addPass(createParallelLoopsToGPU(mapping));
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
@@ -86,7 +64,7 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
 
   std::optional<std::string> libdevice = findLibdevice(options.libdevice);
   GpuNVVMAttachTargetOptions target;
-  target.chip = toString(options.chip);
+  target.chip = chip.name.str();
   target.optLevel = options.optLevel;
   // No explicit PTX version: LLVM picks the one each chip needs (a fixed
   // old default such as +ptx60 aborts for sm_80 and later).
@@ -100,8 +78,7 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   // Which kernels may use approximate math depends on how they are launched.
   pm.addPass(createHalfStorageMath());
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
-  // Programmatic dependent launch came with sm_90.
-  if (options.chip == GpuChip::sm_90 || options.chip == GpuChip::sm_100)
+  if (chip.programmaticDependentLaunch)
     device.addPass(createGridDependencies());
   device.addPass(createOccupancyHints());
   LowerGPUMathOptions math;

@@ -1,6 +1,7 @@
 //===- GpuRuntime.cpp - the mgpu* functions JIT-compiled host code calls -===//
 
 #include "nerve/Runtime/GpuRuntime.h"
+#include "nerve/Target/ChipProfile.h"
 
 #include <chrono>
 #include <cstring>
@@ -95,8 +96,7 @@ std::map<std::pair<const LazyModule *, std::string>, Kernel> kernels;
 /// block gets without asking (row programs stage rows up to the chip's
 /// opt-in limit).
 bool allowSharedBytes(const Device *d, Kernel &k, int32_t bytes) {
-  constexpr int32_t kDefaultSharedBytes = 48 * 1024;
-  if (bytes + k.staticShared <= kDefaultSharedBytes)
+  if (bytes + k.staticShared <= kSharedBytesWithoutOptIn)
     return true;
   {
     std::lock_guard<std::mutex> lock(functionsMutex);

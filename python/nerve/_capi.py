@@ -171,6 +171,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nerveCacheClearDisk": (H, [H, POINTER(c_int64)]),
         "nerveCudaGetDevice": (H, [POINTER(CudaDeviceInfoStruct)]),
         "nerveCudaSelectDevice": (H, [c_int]),
+        "nerveChipForComputeCapability": (S, [c_int]),
     }
     for name, (restype, argtypes) in signatures.items():
         fn = getattr(lib, name)

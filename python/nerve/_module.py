@@ -85,9 +85,10 @@ def default_chip() -> str:
         if _chip is None:
             info = _capi.CudaDeviceInfoStruct()
             if _capi.message_of(lib.nerveCudaGetDevice(ctypes.byref(info))) is None:
-                cc = info.computeCapability
-                _chip = ("sm_100" if cc >= 100 else "sm_90" if cc >= 90 else
-                         "sm_89" if cc >= 89 else "sm_80")
+                # nerve's own table; a GPU older than any chip gets sm_80,
+                # which its driver then refuses with a message.
+                _chip = (lib.nerveChipForComputeCapability(info.computeCapability).text()
+                         or "sm_80")
             else:
                 _chip = "sm_90"
         return _chip

@@ -397,6 +397,13 @@ TEST(CAPI, CacheStatisticsAndControl) {
   EXPECT_EQ(nerveCacheGetStats().misses, beforeRecompile.misses + 1);
 }
 
+TEST(CAPI, ChipsForComputeCapabilities) {
+  EXPECT_EQ(str(nerveChipForComputeCapability(90)), "sm_90");
+  EXPECT_EQ(str(nerveChipForComputeCapability(86)), "sm_80");
+  EXPECT_EQ(str(nerveChipForComputeCapability(120)), "sm_100");
+  EXPECT_EQ(str(nerveChipForComputeCapability(75)), "");
+}
+
 TEST(CAPI, TheGPU) {
   NerveCudaDeviceInfo info{};
   std::string why = take(nerveCudaGetDevice(&info));

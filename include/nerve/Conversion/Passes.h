@@ -6,6 +6,7 @@
 #include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
 #include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
 #include "nerve/Dialect/Tdim/IR/TdimDialect.h"
+#include "nerve/Target/ChipProfile.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Pass/Pass.h"

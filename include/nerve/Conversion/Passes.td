@@ -158,9 +158,9 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">,
     Option<"coarsen", "coarsen", "int64_t", "4",
            "Iterations of a straight-line loop body per thread">,
-    Option<"sharedBytes", "shared-bytes", "int64_t", "49152",
+    Option<"sharedBytes", "shared-bytes", "int64_t", "::nerve::kSharedBytesWithoutOptIn",
            "Dynamic shared memory a block may use (the chip's opt-in limit; "
-           "49152, the default, needs no opt-in on any CUDA GPU)">,
+           "the default, 48 KiB, needs no opt-in on any CUDA GPU)">,
     Option<"clusterBlocks", "cluster-blocks", "int64_t", "0",
            "Most blocks of a thread block cluster a row program may split a "
            "row over (sm_90 and later; 0 or 1: no clusters)">

@@ -10,6 +10,8 @@
 #ifndef NERVE_PIPELINES_PIPELINES_H
 #define NERVE_PIPELINES_PIPELINES_H
 
+#include "nerve/Target/ChipProfile.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -46,17 +48,22 @@ struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {
 void buildNerveToCPUPipeline(mlir::OpPassManager &pm,
                              const NerveToCPUOptions &options = {});
 
-/// GPU architectures nerve compiles for.
-enum class GpuChip { sm_80, sm_89, sm_90, sm_100 };
-const char *toString(GpuChip chip);
+/// Parses a chip option from the names of the chip profiles.
+struct ChipParser : llvm::cl::parser<GpuChip> {
+  using llvm::cl::parser<GpuChip>::parser;
+  /// Called once the option has its name (adding values before would
+  /// register each as an option of its own).
+  void initialize() {
+    llvm::cl::parser<GpuChip>::initialize();
+    for (const ChipProfile &profile : chipProfiles())
+      addLiteralOption(profile.name, profile.chip, profile.description);
+  }
+  static void print(llvm::raw_ostream &os, GpuChip chip) { os << chipProfile(chip).name; }
+};
 
 struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
-  Option<GpuChip> chip{*this, "chip", llvm::cl::desc("GPU architecture"),
-                       llvm::cl::init(GpuChip::sm_90),
-                       llvm::cl::values(clEnumValN(GpuChip::sm_80, "sm_80", "Ampere A100"),
-                                        clEnumValN(GpuChip::sm_89, "sm_89", "Ada"),
-                                        clEnumValN(GpuChip::sm_90, "sm_90", "Hopper H100/H200"),
-                                        clEnumValN(GpuChip::sm_100, "sm_100", "Blackwell"))};
+  Option<GpuChip, ChipParser> chip{*this, "chip", llvm::cl::desc("GPU architecture"),
+                                   llvm::cl::init(GpuChip::sm_90)};
   Option<unsigned> optLevel{*this, "opt-level",
                             llvm::cl::desc("LLVM optimisation level of device code, 0-3"),
                             llvm::cl::init(3)};

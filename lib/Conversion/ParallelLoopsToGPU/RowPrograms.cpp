@@ -43,6 +43,8 @@
 
 #include "LoopMapping.h"
 
+#include "nerve/Target/ChipProfile.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -54,13 +56,12 @@
 
 using namespace mlir;
 using namespace nerve::loop_mapping;
+using nerve::kSharedBytesWithoutOptIn;
 
 namespace {
 
 /// Shared memory kept for the reductions' scratch (32 values per type).
 constexpr int64_t kScratchBytes = 1024;
-/// Shared memory a block may take without opting in, on every CUDA GPU.
-constexpr int64_t kDefaultSharedBytes = 48 * 1024;
 /// Elements per thread the block size aims for, all loaded at once by the
 /// first pass (more threads, up to 256: at 512, a version of these kernels
 /// that took 72-90 registers a thread ran one block per SM, whose load,
@@ -89,7 +90,7 @@ constexpr int64_t kMaxRegisterRowValues = 64;
 constexpr int64_t kGroupWarpsPerBlock = 2;
 /// log2 of the warp size.
 constexpr int64_t kWarpShift = 5;
-/// Threads of a block whose staging exceeds kDefaultSharedBytes: few
+/// Threads of a block whose staging exceeds kSharedBytesWithoutOptIn: few
 /// blocks share its SM (an H100 has 228 KiB), so it needs more loads in
 /// flight of its own. 512 threads may take up to 128 registers each (the
 /// kernels launched so take 40-58), so the launch cannot fail for them.
@@ -109,7 +110,7 @@ constexpr int64_t kUnroll = 4;
 /// bytes when the cluster size allows (the fewest blocks that do): slices
 /// that need no shared-memory opt-in leave room for several blocks an SM,
 /// whose load, reduce and store phases overlap.
-constexpr int64_t kClusterSliceBytes = kDefaultSharedBytes;
+constexpr int64_t kClusterSliceBytes = kSharedBytesWithoutOptIn;
 /// Most blocks of a cluster: the portable limit of every chip with clusters.
 constexpr int64_t kMaxClusterBlocks = 8;
 /// Threads of a block of a cluster.
@@ -398,7 +399,7 @@ public:
   RowProgramBuilder(RowGroup &g, int64_t sharedBytes, int64_t clusterBlocks,
                     function_ref<void(scf::ParallelOp, int64_t)> mapAlone)
       : g(g), loc(g.stats.front().getLoc()),
-        stagingBytes(std::max(sharedBytes, kDefaultSharedBytes) - kScratchBytes),
+        stagingBytes(std::max(sharedBytes, kSharedBytesWithoutOptIn) - kScratchBytes),
         clusterBlocks(clusterBlocks > 1 ? int64_t(llvm::bit_floor(uint64_t(std::min(
                                               clusterBlocks, kMaxClusterBlocks))))
                                         : 0),
@@ -483,7 +484,7 @@ public:
       Value bytes = arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, bytesPerColumn));
       sharedBytes = arith::IndexCastOp::create(b, loc, b.getI32Type(), bytes);
       Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, bytes,
-                                          indexConstant(b, loc, kDefaultSharedBytes));
+                                          indexConstant(b, loc, kSharedBytesWithoutOptIn));
       maxThreads = arith::SelectOp::create(
           b, loc, large, indexConstant(b, loc, kMaxThreadsLargeStaging), maxThreads);
     }

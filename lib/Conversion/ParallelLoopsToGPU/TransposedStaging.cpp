@@ -33,6 +33,8 @@
 
 #include "LoopMapping.h"
 
+#include "nerve/Target/ChipProfile.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -48,9 +50,6 @@ using namespace mlir;
 namespace nerve::loop_mapping {
 namespace {
 
-/// Shared memory a block may use without opting in on any CUDA GPU: the
-/// tiles stay within it, so that several blocks share an SM.
-constexpr int64_t kSharedBytesWithoutOptIn = 48 * 1024;
 /// The widest block of a walk that is staged (columns of a tile: 256 bytes
 /// of 16-bit elements).
 constexpr int64_t kMaxTileWidth = 128;
