@@ -93,13 +93,15 @@ Result<std::vector<Arg>> unwrapArgs(const EntryInfo &entry, const NerveArgValue 
   return out;
 }
 
-/// The module and entry of a launch, or an error.
-Status checkLaunch(NerveModule module, NerveEntry entry) {
+/// The C++ arguments of a launch of `entry` of `module`, after checking
+/// the handles.
+Result<std::vector<Arg>> launchArgs(NerveModule module, NerveEntry entry,
+                                    const NerveArgValue *args, intptr_t numArgs) {
   if (!module.ptr)
     return Status::error("no module was given (a null handle)");
   if (!entry.ptr)
     return Status::error("no kernel was given (a null entry handle)");
-  return Status();
+  return unwrapArgs(*unwrap(entry), args, numArgs);
 }
 } // namespace
 
@@ -293,9 +295,7 @@ int64_t nerveArgInfoGetOffset(NerveArgInfo arg) { return unwrap(arg)->offset; }
 template <typename Go>
 static NerveStatus withArgs(NerveModule module, NerveEntry entry, const NerveArgValue *args,
                             intptr_t numArgs, Go go) {
-  if (Status s = checkLaunch(module, entry); !s)
-    return wrap(s);
-  Result<std::vector<Arg>> cxxArgs = unwrapArgs(*unwrap(entry), args, numArgs);
+  Result<std::vector<Arg>> cxxArgs = launchArgs(module, entry, args, numArgs);
   if (!cxxArgs)
     return wrap(cxxArgs.status());
   return wrap(go(**unwrap(module), unwrap(entry)->name, *cxxArgs));
@@ -319,13 +319,11 @@ NerveStatus nerveEntryRun(NerveModule module, NerveEntry entry, const NerveArgVa
 
 NerveStatus nerveLaunchPlanCreate(NerveModule module, NerveEntry entry, const NerveArgValue *args,
                                   intptr_t numArgs, NerveLaunchPlan *plan) {
-  if (Status s = checkLaunch(module, entry); !s)
-    return wrap(s);
-  if (!plan)
-    return error("no place for the plan was given");
-  Result<std::vector<Arg>> cxxArgs = unwrapArgs(*unwrap(entry), args, numArgs);
+  Result<std::vector<Arg>> cxxArgs = launchArgs(module, entry, args, numArgs);
   if (!cxxArgs)
     return wrap(cxxArgs.status());
+  if (!plan)
+    return error("no place for the plan was given");
   Result<std::unique_ptr<PreparedLaunch>> prepared =
       prepareLaunch(*unwrap(module), unwrap(entry)->name, *cxxArgs);
   if (!prepared)

@@ -212,33 +212,36 @@ double relativeError(const HostArray &actual, const HostArray &expected, Keep ke
   return scale > 0 ? worst / scale : worst;
 }
 
-/// PLIF's dL/dw summed over the neurons `which` marks, from one run's
-/// arrays: the charge's derivatives are known in closed form (with
-/// decay_input, h = v + (x - (v - v_reset)) r, so dh/dx = r and dh/dw =
-/// (x - (v - v_reset)) r'; without it h = v - (v - v_reset) r + x), so
-/// dL/dh = grad_x / (dh/dx) and dL/dw sums dL/dh dh/dw. Soft reset charges
-/// towards 0.
-/// `magnitude`, when given, receives the sum of the terms' magnitudes.
-double plifGradW(const Case &c, const HostArray &gradX, const HostArray &vSeq,
-                 const std::vector<bool> &which, double *magnitude = nullptr) {
+/// One run's PLIF dL/dw in parts: the charge's derivatives are known in
+/// closed form (with decay_input, h = v + (x - (v - v_reset)) r, so dh/dx =
+/// r and dh/dw = (x - (v - v_reset)) r'; without it h = v - (v - v_reset) r
+/// + x), so dL/dh = grad_x / (dh/dx) and dL/dw sums dL/dh dh/dw. Soft reset
+/// charges towards 0.
+struct GradWParts {
+  double all = 0;        ///< the sum over every neuron
+  double near = 0;       ///< over the neurons at the threshold
+  double magnitudes = 0; ///< of the other neurons' terms, |term| summed
+};
+
+GradWParts plifGradW(const Case &c, const HostArray &gradX, const HostArray &vSeq,
+                     const std::vector<bool> &near) {
   double r = 1 / (1 + std::exp(-c.w)), dr = r * (1 - r), vr = c.vReset.value_or(0.0);
   const HostArray &x = c.arrays.at("x"), &vInit = c.arrays.at("v_init");
   int64_t neurons = vInit.numElements(), steps = x.numElements() / std::max<int64_t>(neurons, 1);
-  double sum = 0, abs = 0;
+  GradWParts parts;
   for (int64_t t = 0; t < steps; ++t)
     for (int64_t n = 0; n < neurons; ++n) {
-      if (!which[n])
-        continue;
       int64_t i = t * neurons + n;
       double vPrev = t ? vSeq.getDouble(i - neurons) : vInit.getDouble(n);
       double gradH = gradX.getDouble(i) / (c.decayInput ? r : 1.0);
       double term = gradH * (c.decayInput ? x.getDouble(i) - (vPrev - vr) : -(vPrev - vr)) * dr;
-      sum += term;
-      abs += std::abs(term);
+      parts.all += term;
+      if (near[n])
+        parts.near += term;
+      else
+        parts.magnitudes += std::abs(term);
     }
-  if (magnitude)
-    *magnitude = abs;
-  return sum;
+  return parts;
 }
 
 struct GradWCheck {
@@ -253,32 +256,28 @@ struct GradWCheck {
 /// checked first on the golden arrays, over every neuron.
 GradWCheck compareGradW(const Case &c, std::map<std::string, HostArray> &got,
                         const std::vector<bool> &near, double tolerance) {
-  const HostArray &want = c.arrays.at("grad_w");
   if (!c.arrays.count("v_init") || !c.arrays.count("v_seq") || !got.count("grad_x") ||
       !got.count("v_seq"))
     return {false, ", grad_w: its neurons at the threshold cannot be set apart (no v_init, "
                    "v_seq or grad_x)"};
-  std::vector<bool> all(near.size(), true);
-  double whole = plifGradW(c, c.arrays.at("grad_x"), c.arrays.at("v_seq"), all);
-  double golden = want.getDouble(0);
-  if (std::abs(whole - golden) > 1e-9 * std::max(1.0, std::abs(golden)))
-    return {false, ", grad_w: the golden arrays do not sum to grad_w (" + number(whole) +
+  GradWParts want = plifGradW(c, c.arrays.at("grad_x"), c.arrays.at("v_seq"), near);
+  double golden = c.arrays.at("grad_w").getDouble(0);
+  if (std::abs(want.all - golden) > 1e-9 * std::max(1.0, std::abs(golden)))
+    return {false, ", grad_w: the golden arrays do not sum to grad_w (" + number(want.all) +
                        " against " + number(golden) + ")"};
-  double wantRest = golden - plifGradW(c, c.arrays.at("grad_x"), c.arrays.at("v_seq"), near);
-  double gotRest = got["grad_w"].getDouble(0) - plifGradW(c, got["grad_x"], got["v_seq"], near);
+  double wantRest = golden - want.near;
+  double gotNear = plifGradW(c, got["grad_x"], got["v_seq"], near).near;
+  double gotRest = got["grad_w"].getDouble(0) - gotNear;
   // Relative to the terms' magnitudes (a sum that cancels to near zero
   // keeps the rounding of its terms), as the arrays are to their largest
   // element.
-  std::vector<bool> others(near.size());
-  for (size_t n = 0; n < near.size(); ++n)
-    others[n] = !near[n];
-  double scale = 0;
-  plifGradW(c, c.arrays.at("grad_x"), c.arrays.at("v_seq"), others, &scale);
-  double err = std::abs(gotRest - wantRest) / std::max({std::abs(wantRest), scale, 1e-30});
+  double scale = std::max({std::abs(wantRest), want.magnitudes, 1e-30});
+  double err = std::abs(gotRest - wantRest) / scale;
   if (std::isnan(gotRest))
     err = INFINITY;
   return {err <= tolerance,
-          ", grad_w " + llvm::formatv("{0:e2}", err).str() + " (without the neurons at the threshold)"};
+          ", grad_w " + llvm::formatv("{0:e2}", err).str() +
+              " (without the neurons at the threshold)"};
 }
 
 } // namespace

@@ -146,7 +146,7 @@ def forward_impl(x: Tensor, v_init: Optional[Tensor], param: Optional[Tensor], n
                  time_dim: int, keep_h: bool, v_seq: bool) -> Tuple[Tensor, Tensor, Tensor]:
     """The operator's implementation: h is an empty tensor unless `keep_h`."""
     spike, v, h = run_forward(x, v_init, param, neuron, time_dim, keep_h, v_seq)
-    return spike, v, h if h is not None else x.new_empty(_EMPTY_SHAPE)
+    return (spike, v) + _filled(x, (h,))
 
 
 def _forward_outputs(x: Tensor, time_dim: int, keep_h: bool, v_seq: bool
@@ -160,7 +160,7 @@ def _forward_outputs(x: Tensor, time_dim: int, keep_h: bool, v_seq: bool
 def forward_fake(x: Tensor, v_init: Optional[Tensor], param: Optional[Tensor], neuron: str,
                  time_dim: int, keep_h: bool, v_seq: bool) -> Tuple[Tensor, Tensor, Tensor]:
     spike, v, h = _forward_outputs(x, time_dim, keep_h, v_seq)
-    return spike, v, h if h is not None else x.new_empty(_EMPTY_SHAPE)
+    return (spike, v) + _filled(x, (h,))
 
 
 def _backward_launcher(key: tuple, tensors: Tuple[Optional[Tensor], ...], neuron: Neuron,
@@ -219,10 +219,8 @@ def run_backward(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tenso
     grad_param)."""
     config = neuron_from_key(neuron)
     need_grad_param = need_grad_param or config.kind == "plif"
-    grad_x = torch.empty_like(h)
-    grad_v_init = ((torch.empty_like(v_init) if v_init is not None else
-                    _state_like(h, time_dim)) if need_grad_v_init else None)
-    grad_param = torch.empty_like(param) if need_grad_param else None
+    grad_x, grad_v_init, grad_param = _backward_outputs(h, v_init, param, time_dim,
+                                                        need_grad_v_init, need_grad_param)
     if grad_spike is None and grad_v is None:
         return tuple(None if t is None else t.zero_() for t in (grad_x, grad_v_init, grad_param))
     if grad_v is not None and not v_seq:
@@ -246,9 +244,8 @@ def backward_impl(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tens
                   ) -> Tuple[Tensor, Tensor, Tensor]:
     """The operator's implementation: a gradient not asked for is an empty
     tensor."""
-    grads = run_backward(h, grad_spike, grad_v, v_init, param, neuron, time_dim, v_seq,
-                         need_grad_v_init, need_grad_param)
-    return tuple(h.new_empty(_EMPTY_SHAPE) if g is None else g for g in grads)
+    return _filled(h, run_backward(h, grad_spike, grad_v, v_init, param, neuron, time_dim,
+                                   v_seq, need_grad_v_init, need_grad_param))
 
 
 def backward_fake(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tensor],
@@ -256,18 +253,24 @@ def backward_fake(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tens
                   v_seq: bool, need_grad_v_init: bool, need_grad_param: bool
                   ) -> Tuple[Tensor, Tensor, Tensor]:
     need_grad_param = need_grad_param or neuron_from_key(neuron).kind == "plif"
-    return _backward_outputs(h, v_init, param, time_dim, need_grad_v_init, need_grad_param)
+    return _filled(h, _backward_outputs(h, v_init, param, time_dim, need_grad_v_init,
+                                        need_grad_param))
 
 
 def _backward_outputs(h: Tensor, v_init: Optional[Tensor], param: Optional[Tensor],
                       time_dim: int, need_grad_v_init: bool, need_grad_param: bool
-                      ) -> Tuple[Tensor, Tensor, Tensor]:
-    """grad_x (laid out like h_seq), grad_v_init and grad_param (empty when
+                      ) -> Tuple[Tensor, Optional[Tensor], Optional[Tensor]]:
+    """grad_x (laid out like h_seq), grad_v_init and grad_param (None when
     not needed)."""
-    grad_v_init = (torch.empty_like(v_init) if v_init is not None else _state_like(h, time_dim)
-                   ) if need_grad_v_init else h.new_empty(_EMPTY_SHAPE)
-    grad_param = torch.empty_like(param) if need_grad_param else h.new_empty(_EMPTY_SHAPE)
+    grad_v_init = ((torch.empty_like(v_init) if v_init is not None else
+                    _state_like(h, time_dim)) if need_grad_v_init else None)
+    grad_param = torch.empty_like(param) if need_grad_param else None
     return torch.empty_like(h), grad_v_init, grad_param
+
+
+def _filled(h: Tensor, grads: Tuple[Optional[Tensor], ...]) -> Tuple[Tensor, ...]:
+    """The operator's outputs: an empty tensor for each gradient not asked for."""
+    return tuple(h.new_empty(_EMPTY_SHAPE) if g is None else g for g in grads)
 
 
 # --------------------------------------------------------------------------
