@@ -78,14 +78,18 @@ private:
         .Case<arith::AddFOp>([&](auto) { return add(t(0), t(1)); })
         .Case<arith::SubFOp>([&](auto) { return add(t(0), neg(t(1))); })
         .Case<arith::NegFOp>([&](auto) { return neg(t(0)); })
-        .Case<arith::MulFOp>([&](auto) { return add(mul(t(0), x[1]), mul(x[0], t(1))); })
+        .Case<arith::MulFOp>([&](auto) {
+          Value left = mul(t(0), x[1]);
+          return add(left, mul(x[0], t(1)));
+        })
         .Case<arith::DivFOp>([&](auto) {
           // d(a/b) = (da - (a/b) db) / b
           Value num = add(t(0), neg(mul(r, t(1))));
           return div(num, x[1]);
         })
         .Case<math::FmaOp>([&](auto) {
-          return add(add(mul(t(0), x[1]), mul(x[0], t(1))), t(2));
+          Value left = mul(t(0), x[1]);
+          return add(add(left, mul(x[0], t(1))), t(2));
         })
         .Case<math::ExpOp>([&](auto) { return mul(t(0), r); })
         .Case<math::LogOp>([&](auto) { return div(t(0), x[0]); })

@@ -77,14 +77,20 @@ struct NeuronBuilder : FloatArith {
       v = fired;
     else if (e.isSignlessInteger(8))
       v = arith::ExtUIOp::create(b, loc, e, fired);
-    else
-      v = convert(select(fired, c(1.0), c(0.0)), e);
+    else {
+      // Operands built in named statements: the order of evaluating a
+      // call's arguments (and so of the ops) is the host compiler's.
+      Value one = c(1.0), zero = c(0.0);
+      v = convert(select(fired, one, zero), e);
+    }
     tdim::StoreOp::create(b, loc, v, tensor, indices);
   }
 
   /// Fire: h - v_th >= 0, as torch's heaviside(h - v_th) (NaN does not fire).
   Value fire(Value h, double vth) {
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, sub(h, c(vth)), c(0.0));
+    Value margin = sub(h, c(vth));
+    Value zero = c(0.0);
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, margin, zero);
   }
 
   /// Reset: exactly v_reset or h (hard), or h - v_th (soft), when fired.
@@ -169,8 +175,9 @@ SmallVector<Value> buildTimeLoop(OpBuilder &b, Location loc, DimAttr time, Value
 
   // `cond ? a : b` for two indices of `time` (selected as plain indices).
   auto selectIndex = [&](OpBuilder &b, Value cond, Value x, Value y) -> Value {
-    Value picked = arith::SelectOp::create(b, loc, cond, tdim::ToIndexOp::create(b, loc, x),
-                                           tdim::ToIndexOp::create(b, loc, y));
+    Value a = tdim::ToIndexOp::create(b, loc, x);
+    Value other = tdim::ToIndexOp::create(b, loc, y);
+    Value picked = arith::SelectOp::create(b, loc, cond, a, other);
     return tdim::FromIndexOp::create(b, loc, timeType, picked);
   };
 
@@ -558,16 +565,23 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
       // a = dV[t]/dH[t], through the spike unless the reset is detached.
       Value a;
       if (vReset) {
-        a = nb.sub(nb.c(1.0), nb.select(fired, nb.c(1.0), nb.c(0.0)));
+        Value one = nb.c(1.0), spikeOne = nb.c(1.0), spikeZero = nb.c(0.0);
+        a = nb.sub(one, nb.select(fired, spikeOne, spikeZero));
         // a - (h - v_reset) * psi: for v_reset = 0 the subtraction of 0
         // folds away, one operation fewer than (v_reset - h) * psi + a,
         // which has the same bits (negation is exact).
         if (!detach)
           a = nb.sub(a, nb.mul(nb.sub(h, nb.c(*vReset)), psi));
       } else {
-        a = detach ? nb.c(1.0) : nb.sub(nb.c(1.0), nb.mul(nb.c(vth), psi));
+        if (detach) {
+          a = nb.c(1.0);
+        } else {
+          Value one = nb.c(1.0);
+          a = nb.sub(one, nb.mul(nb.c(vth), psi));
+        }
       }
-      Value g = nb.add(nb.mul(nb.add(gV, carry), a), nb.mul(gS, psi));
+      Value throughV = nb.mul(nb.add(gV, carry), a);
+      Value g = nb.add(throughV, nb.mul(gS, psi));
 
       // The charge function's derivatives at (V[t-1], X[t], params). V[t-1]
       // is the reset of H[t-1] (v_init at t = 0): from the previous step's

@@ -31,9 +31,14 @@ struct Arith : FloatArith {
   /// -|alpha| * |u| is -|alpha * u| exactly (rounding is symmetric), in one
   /// operation fewer.
   Value sigmoidGrad(double alpha, Value u) {
-    Value t = exp(mul(c(-std::abs(alpha)), abs(u)));
-    Value r = div(c(1.0), add(c(1.0), t));
-    return mul(mul(c(alpha), t), mul(r, r));
+    // Operands are built in named statements, one op each, so the ops'
+    // order does not depend on how the host compiler orders arguments.
+    Value minusAlpha = c(-std::abs(alpha));
+    Value t = exp(mul(minusAlpha, abs(u)));
+    Value one = c(1.0);
+    Value r = div(one, add(c(1.0), t));
+    Value at = mul(c(alpha), t);
+    return mul(at, mul(r, r));
   }
 };
 } // namespace
@@ -48,57 +53,91 @@ Value nerve::buildSurrogateDerivative(OpBuilder &b, Location loc, SurrogateAttr 
     return a.sigmoidGrad(p("alpha"), u);
   case SurrogateKind::atan: {
     Value q = a.mul(a.c(M_PI / 2 * p("alpha")), u);
-    return a.div(a.c(p("alpha") / 2), a.add(a.c(1.0), a.mul(q, q)));
+    Value half = a.c(p("alpha") / 2);
+    Value one = a.c(1.0);
+    return a.div(half, a.add(one, a.mul(q, q)));
   }
   case SurrogateKind::piecewise_leaky_relu: {
     double w = p("w");
-    Value inside = a.cmp(P::OLT, a.abs(u), a.c(w));
-    return a.select(inside, a.c(1.0 / (2 * w)), a.c(p("c")));
+    Value magnitude = a.abs(u);
+    Value inside = a.cmp(P::OLT, magnitude, a.c(w));
+    Value in = a.c(1.0 / (2 * w));
+    Value out = a.c(p("c"));
+    return a.select(inside, in, out);
   }
   case SurrogateKind::s2nn: {
     Value negative = a.cmp(P::OLT, u, a.c(0.0));
-    Value right = a.div(a.c(p("beta")), a.add(u, a.c(1.0)));
+    Value beta = a.c(p("beta"));
+    Value right = a.div(beta, a.add(u, a.c(1.0)));
     return a.select(negative, a.sigmoidGrad(p("alpha"), u), right);
   }
   case SurrogateKind::q_pseudo_spike: {
     double alpha = p("alpha");
-    Value base = a.add(a.c(1.0), a.mul(a.c(2.0 / (alpha - 1.0)), a.abs(u)));
+    Value one = a.c(1.0);
+    Value scale = a.c(2.0 / (alpha - 1.0));
+    Value base = a.add(one, a.mul(scale, a.abs(u)));
     return math::PowFOp::create(b, loc, base, a.c(-alpha));
   }
-  case SurrogateKind::leaky_k_relu:
-    return a.select(a.cmp(P::OGE, u, a.c(0.0)), a.c(p("k")), a.c(p("leak")));
+  case SurrogateKind::leaky_k_relu: {
+    Value positive = a.cmp(P::OGE, u, a.c(0.0));
+    Value k = a.c(p("k"));
+    Value leak = a.c(p("leak"));
+    return a.select(positive, k, leak);
+  }
   case SurrogateKind::fake_numerical_gradient: {
     // torch: clamp_max(((u >= 0) * 2 - 1) / u, alpha).
-    Value sign = a.select(a.cmp(P::OGE, u, a.c(0.0)), a.c(1.0), a.c(-1.0));
-    return a.min(a.div(sign, u), a.c(p("alpha")));
+    Value positive = a.cmp(P::OGE, u, a.c(0.0));
+    Value one = a.c(1.0);
+    Value minusOne = a.c(-1.0);
+    Value sign = a.select(positive, one, minusOne);
+    Value slope = a.div(sign, u);
+    return a.min(slope, a.c(p("alpha")));
   }
   case SurrogateKind::log_tailed_relu: {
-    Value middle = a.select(a.cmp(P::OLE, u, a.c(0.0)), a.c(p("alpha")), a.c(1.0));
-    return a.select(a.cmp(P::OGT, u, a.c(1.0)), a.div(a.c(1.0), u), middle);
+    Value negative = a.cmp(P::OLE, u, a.c(0.0));
+    Value alpha = a.c(p("alpha"));
+    Value one = a.c(1.0);
+    Value middle = a.select(negative, alpha, one);
+    Value above = a.cmp(P::OGT, u, a.c(1.0));
+    Value tail = a.div(a.c(1.0), u);
+    return a.select(above, tail, middle);
   }
   case SurrogateKind::piecewise_quadratic: {
     double alpha = p("alpha");
-    Value outside = a.cmp(P::OGT, a.abs(u), a.c(1.0 / alpha));
-    Value inner = a.add(a.mul(a.c(-alpha * alpha), a.abs(u)), a.c(alpha));
-    return a.select(outside, a.c(0.0), inner);
+    Value magnitude = a.abs(u);
+    Value outside = a.cmp(P::OGT, magnitude, a.c(1.0 / alpha));
+    Value slope = a.c(-alpha * alpha);
+    Value falling = a.mul(slope, a.abs(u));
+    Value inner = a.add(falling, a.c(alpha));
+    Value zero = a.c(0.0);
+    return a.select(outside, zero, inner);
   }
   case SurrogateKind::piecewise_exp: {
     double alpha = p("alpha");
-    return a.mul(a.c(alpha / 2), a.exp(a.mul(a.c(-alpha), a.abs(u))));
+    Value half = a.c(alpha / 2);
+    Value minusAlpha = a.c(-alpha);
+    return a.mul(half, a.exp(a.mul(minusAlpha, a.abs(u))));
   }
   case SurrogateKind::soft_sign: {
     double alpha = p("alpha");
-    Value d = a.add(a.c(1.0 / alpha), a.abs(u));
-    return a.div(a.c(1.0), a.mul(a.c(2 * alpha), a.mul(d, d)));
+    Value inverse = a.c(1.0 / alpha);
+    Value d = a.add(inverse, a.abs(u));
+    Value one = a.c(1.0);
+    Value twoAlpha = a.c(2 * alpha);
+    return a.div(one, a.mul(twoAlpha, a.mul(d, d)));
   }
   case SurrogateKind::super_spike: {
-    Value d = a.add(a.abs(u), a.c(1.0));
-    return a.div(a.c(p("alpha")), a.mul(d, d));
+    Value magnitude = a.abs(u);
+    Value d = a.add(magnitude, a.c(1.0));
+    Value alpha = a.c(p("alpha"));
+    return a.div(alpha, a.mul(d, d));
   }
   case SurrogateKind::erf: {
     double alpha = p("alpha");
     Value au = a.mul(a.c(alpha), u);
-    return a.mul(a.c(alpha / std::sqrt(M_PI)), a.exp(a.sub(a.c(0.0), a.mul(au, au))));
+    Value scale = a.c(alpha / std::sqrt(M_PI));
+    Value zero = a.c(0.0);
+    return a.mul(scale, a.exp(a.sub(zero, a.mul(au, au))));
   }
   }
   return {};

@@ -230,7 +230,8 @@ struct ApproximateDivision : OpRewritePattern<arith::DivFOp> {
 /// flush loses nothing; -1 gives -inf, below -1 and NaN give NaN.
 Value approximateLog1p(OpBuilder &b, Location loc, Value x, bool nonNegative) {
   auto c = [&](double v) { return f32Constant(b, loc, v); };
-  Value series = math::FmaOp::create(b, loc, x, c(-0.25), c(1.0 / 3.0));
+  Value quarter = c(-0.25), third = c(1.0 / 3.0);
+  Value series = math::FmaOp::create(b, loc, x, quarter, third);
   series = math::FmaOp::create(b, loc, series, x, c(-0.5));
   series = math::FmaOp::create(b, loc, series, x, c(1.0));
   series = arith::MulFOp::create(b, loc, series, x);
@@ -254,7 +255,8 @@ Value approximateLog1p(OpBuilder &b, Location loc, Value x, bool nonNegative) {
 Value approximateTanh(OpBuilder &b, Location loc, Value x, bool nonNegative) {
   auto c = [&](double v) { return f32Constant(b, loc, v); };
   Value square = arith::MulFOp::create(b, loc, x, x);
-  Value series = math::FmaOp::create(b, loc, square, c(-17.0 / 315), c(2.0 / 15));
+  Value c7 = c(-17.0 / 315), c5 = c(2.0 / 15);
+  Value series = math::FmaOp::create(b, loc, square, c7, c5);
   series = math::FmaOp::create(b, loc, series, square, c(-1.0 / 3));
   series = arith::MulFOp::create(b, loc, series, square);
   series = math::FmaOp::create(b, loc, series, x, x);
@@ -265,7 +267,8 @@ Value approximateTanh(OpBuilder &b, Location loc, Value x, bool nonNegative) {
   Value exp = callF32(b, loc, kApproximateExp2, power);
   Value denominator = arith::AddFOp::create(b, loc, exp, c(1.0));
   Value reciprocal = callF32(b, loc, kApproximateReciprocal, denominator);
-  Value large = math::FmaOp::create(b, loc, reciprocal, c(-2.0), c(1.0));
+  Value minusTwo = c(-2.0), one = c(1.0);
+  Value large = math::FmaOp::create(b, loc, reciprocal, minusTwo, one);
   Value signedLarge = nonNegative ? large : math::CopySignOp::create(b, loc, large, x);
   Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, magnitude, c(0.25));
   return arith::SelectOp::create(b, loc, small, series, signedLarge);
@@ -296,10 +299,11 @@ Value exactLog1pOfNonNegative(OpBuilder &b, Location loc, Value x, bool) {
   Value xBits = bits(x);
   Value scaledX = real(arith::SubIOp::create(b, loc, xBits, scale));
   Value fourOverScale = real(arith::SubIOp::create(b, loc, i32(0x40800000), scale));
+  Value quarter = c(0.25), minusOne = c(-1.0);
   Value t = arith::AddFOp::create(
-      b, loc, math::FmaOp::create(b, loc, c(0.25), fourOverScale, c(-1.0)), scaledX);
-  Value k = arith::MulFOp::create(b, loc, arith::SIToFPOp::create(b, loc, b.getF32Type(), scale),
-                                  c(0x1p-23));
+      b, loc, math::FmaOp::create(b, loc, quarter, fourOverScale, minusOne), scaledX);
+  Value exponent = arith::SIToFPOp::create(b, loc, b.getF32Type(), scale);
+  Value k = arith::MulFOp::create(b, loc, exponent, c(0x1p-23));
   const double coefficients[] = {-0x1p-1,       0x1.5555a6p-2,  -0x1.000024p-2,
                                  0x1.99685ap-3, -0x1.54f23ep-3, 0x1.2897b6p-3,
                                  -0x1.0d9p-3,   0x1.abf6aap-4,  -0x1.6fe638p-5};
@@ -342,7 +346,8 @@ Value exactTanhOfNonNegative(OpBuilder &b, Location loc, Value x, bool) {
   Value exp = callF32(b, loc, kApproximateExp2, power);
   Value denominator = arith::AddFOp::create(b, loc, exp, c(1.0));
   Value reciprocal = callF32(b, loc, kApproximateReciprocal, denominator);
-  Value large = math::FmaOp::create(b, loc, reciprocal, c(-2.0), c(1.0));
+  Value minusTwo = c(-2.0), one = c(1.0);
+  Value large = math::FmaOp::create(b, loc, reciprocal, minusTwo, one);
   Value small = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, c(0.6));
   return arith::SelectOp::create(b, loc, small, series, large);
 }

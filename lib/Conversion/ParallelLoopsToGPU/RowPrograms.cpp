@@ -175,16 +175,15 @@ public:
     // Threads a block: the fewest warps that take perThread columns each,
     // rounded up to a power of two, so that the vector form has a kernel
     // for each size (buildShared).
-    Value needed = arith::MulIOp::create(
-        b, loc,
-        arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, perThread * kWarpSize)),
-        indexConstant(b, loc, kWarpSize));
+    Value warps =
+        arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, perThread * kWarpSize));
+    Value needed = arith::MulIOp::create(b, loc, warps, indexConstant(b, loc, kWarpSize));
     Value threads = indexConstant(b, loc, kWarpSize);
-    for (int64_t t = 2 * kWarpSize; t <= kMaxThreadsLargeStaging; t *= 2)
-      threads = arith::SelectOp::create(b, loc,
-                                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                                              needed, indexConstant(b, loc, t / 2)),
-                                        indexConstant(b, loc, t), threads);
+    for (int64_t t = 2 * kWarpSize; t <= kMaxThreadsLargeStaging; t *= 2) {
+      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, needed,
+                                         indexConstant(b, loc, t / 2));
+      threads = arith::SelectOp::create(b, loc, more, indexConstant(b, loc, t), threads);
+    }
     // The one-warp kernel's rows: the fewest lanes, a power of two, that
     // take a row's vectors kVectorsPerThread each; a warp walks 32 / lanes
     // rows at a time.
@@ -192,12 +191,12 @@ public:
       Value lanesNeeded = arith::CeilDivUIOp::create(
           b, loc, columns, indexConstant(b, loc, g.lanes * kVectorsPerThread));
       groupShift = indexConstant(b, loc, 0);
-      for (int64_t t = 2, shift = 1; t <= kWarpSize; t *= 2, ++shift)
-        groupShift = arith::SelectOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lanesNeeded,
-                                  indexConstant(b, loc, t / 2)),
-            indexConstant(b, loc, shift), groupShift);
+      for (int64_t t = 2, shift = 1; t <= kWarpSize; t *= 2, ++shift) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lanesNeeded,
+                                           indexConstant(b, loc, t / 2));
+        groupShift =
+            arith::SelectOp::create(b, loc, more, indexConstant(b, loc, shift), groupShift);
+      }
     }
     Value maxThreads = indexConstant(b, loc, kMaxThreads);
     // Whether the vector form applies: the row width and the buffers allow.
@@ -218,10 +217,8 @@ public:
       // A whole number of 16-column groups per array keeps each one aligned
       // for 16-byte vectors.
       fit = stagingBytes / bytesPerColumn / 16 * 16;
-      rounded = arith::MulIOp::create(
-          b, loc,
-          arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 16)),
-          indexConstant(b, loc, 16));
+      Value groups = arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 16));
+      rounded = arith::MulIOp::create(b, loc, groups, indexConstant(b, loc, 16));
       capacity = arith::MinUIOp::create(b, loc, rounded, indexConstant(b, loc, fit));
       fitsAll = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, columns,
                                       indexConstant(b, loc, fit));
@@ -264,12 +261,11 @@ public:
       Value rowBytes =
           arith::MulIOp::create(b, loc, rounded, indexConstant(b, loc, bytesPerColumn));
       clusterSize = indexConstant(b, loc, clusterBlocks);
-      for (int64_t c = clusterBlocks / 2; c >= 2; c /= 2)
-        clusterSize = arith::SelectOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, rowBytes,
-                                  indexConstant(b, loc, c * kClusterSliceBytes)),
-            indexConstant(b, loc, c), clusterSize);
+      for (int64_t c = clusterBlocks / 2; c >= 2; c /= 2) {
+        Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, rowBytes,
+                                           indexConstant(b, loc, c * kClusterSliceBytes));
+        clusterSize = arith::SelectOp::create(b, loc, fits, indexConstant(b, loc, c), clusterSize);
+      }
       slice = arith::MulIOp::create(
           b, loc,
           arith::CeilDivUIOp::create(b, loc,
@@ -472,11 +468,11 @@ public:
           arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ugt, rows, zero);
       auto guard = scf::IfOp::create(at, loc, nonEmpty, /*withElseRegion=*/false);
       OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-      Value clusters = arith::MinUIOp::create(
-          gb, loc, rows,
-          arith::MaxUIOp::create(
-              gb, loc, indexConstant(gb, loc, kClusterRowsAlone),
-              arith::CeilDivUIOp::create(gb, loc, rows, indexConstant(gb, loc, kRowsPerCluster))));
+      Value fewest = indexConstant(gb, loc, kClusterRowsAlone);
+      Value byRows =
+          arith::CeilDivUIOp::create(gb, loc, rows, indexConstant(gb, loc, kRowsPerCluster));
+      Value clusters = arith::MinUIOp::create(gb, loc, rows,
+                                              arith::MaxUIOp::create(gb, loc, fewest, byRows));
       buildLaunch(gb, loc, arith::MulIOp::create(gb, loc, clusters, cluster), blockSize, body,
                   sliceShared, cluster);
     };

@@ -181,9 +181,9 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
   // either launch gives the same bits.
   int64_t columnsAimedAt =
       vectorLanes > 1 ? kTargetVectorThreads * vectorLanes : kTargetScalarThreads;
-  Value chunks = arith::CeilDivUIOp::create(
-      b, loc, indexConstant(b, loc, columnsAimedAt),
-      arith::MaxUIOp::create(b, loc, total, one));
+  Value aimedAt = indexConstant(b, loc, columnsAimedAt);
+  Value columns = arith::MaxUIOp::create(b, loc, total, one);
+  Value chunks = arith::CeilDivUIOp::create(b, loc, aimedAt, columns);
   chunks = arith::MinUIOp::create(
       b, loc, chunks,
       arith::CeilDivUIOp::create(b, loc, rows, indexConstant(b, loc, kMinChunk)));
@@ -344,8 +344,9 @@ bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
               for (auto [a, next] : llvm::zip(acc, merged))
                 a = arith::SelectOp::create(mb, loc, present, next, a);
             }
-            Value at = arith::AddIOp::create(mb, loc, arith::MulIOp::create(mb, loc, group, total),
-                                             arith::AddIOp::create(mb, loc, column, slice));
+            Value groupStart = arith::MulIOp::create(mb, loc, group, total);
+            Value inGroup = arith::AddIOp::create(mb, loc, column, slice);
+            Value at = arith::AddIOp::create(mb, loc, groupStart, inGroup);
             for (auto [value, buffer] : llvm::zip(acc, partials))
               memref::StoreOp::create(mb, loc, value, buffer, ValueRange{at});
           }

@@ -283,7 +283,9 @@ struct TileGrid {
           b, loc, arith::CmpIPredicate::ule,
           arith::AddIOp::create(b, loc, origin, indexConstant(b, loc, side)), counts[d]);
     };
-    return arith::AndIOp::create(b, loc, fits(plan.p, t.p0), fits(plan.q, t.q0));
+    Value pFits = fits(plan.p, t.p0);
+    Value qFits = fits(plan.q, t.q0);
+    return arith::AndIOp::create(b, loc, pFits, qFits);
   }
 
   /// `emit(builder, partial)` for whole tiles (partial false: no clamps,
@@ -499,8 +501,9 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
       auto sc = [&](int64_t v) { return indexConstant(sb, loc, v); };
       Value position = arith::XOrIOp::create(
           sb, loc, chunk, arith::RemUIOp::create(sb, loc, row, sc(8)));
-      Value inTile = arith::AddIOp::create(sb, loc, arith::MulIOp::create(sb, loc, row, sc(side)),
-                                           arith::MulIOp::create(sb, loc, position, sc(lanes)));
+      Value rowStart = arith::MulIOp::create(sb, loc, row, sc(side));
+      Value column = arith::MulIOp::create(sb, loc, position, sc(lanes));
+      Value inTile = arith::AddIOp::create(sb, loc, rowStart, column);
       return arith::AddIOp::create(sb, loc, stageBase, inTile);
     };
 
@@ -582,9 +585,10 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
     // done with the previous tile, whose stage the next copies overwrite.
     nvgpu::DeviceAsyncWaitOp::create(lb, loc, state[1], lb.getI32IntegerAttr(stages - 2));
     gpu::BarrierOp::create(lb, loc);
-    Value previous = arith::SelectOp::create(
-        lb, loc, arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, stage, lc(0)),
-        lc(stages - 1), arith::SubIOp::create(lb, loc, stage, lc(1)));
+    Value wraps = arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::eq, stage, lc(0));
+    Value last = lc(stages - 1);
+    Value before = arith::SubIOp::create(lb, loc, stage, lc(1));
+    Value previous = arith::SelectOp::create(lb, loc, wraps, last, before);
     Value aheadExists =
         arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ult,
                               arith::AddIOp::create(lb, loc, item, lc(stages - 1)), end);
@@ -603,9 +607,9 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
         if (partial) {
           // Whole chunks (the host checked that p's count is a multiple of
           // the vector): the chunk exists or not as a whole.
-          valid.append(lanes, arith::AndIOp::create(
-              tb, loc, arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, pk, g.counts[p]),
-              arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, qk, g.counts[q])));
+          Value pIn = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, pk, g.counts[p]);
+          Value qIn = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ult, qk, g.counts[q]);
+          valid.append(lanes, arith::AndIOp::create(tb, loc, pIn, qIn));
           pk = arith::MinUIOp::create(tb, loc, pk, lastChunk);
           qk = arith::MinUIOp::create(tb, loc, qk, lastQ);
         }

@@ -276,9 +276,9 @@ Value vectorAccessesFit(OpBuilder &b, Location loc, ArrayRef<Value> buffers, int
 
 Value startsAligned(OpBuilder &b, Location loc, Value buffer, Value offset, int64_t alignment) {
   int64_t bytes = cast<MemRefType>(buffer.getType()).getElementTypeBitWidth() / 8;
-  Value start =
-      arith::AddIOp::create(b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
-                            arith::MulIOp::create(b, loc, offset, indexConstant(b, loc, bytes)));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value offsetBytes = arith::MulIOp::create(b, loc, offset, indexConstant(b, loc, bytes));
+  Value start = arith::AddIOp::create(b, loc, base, offsetBytes);
   Value rem = b.createOrFold<arith::RemUIOp>(loc, start, indexConstant(b, loc, alignment));
   return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem,
                                        indexConstant(b, loc, 0));

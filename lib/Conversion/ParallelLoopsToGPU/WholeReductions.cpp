@@ -218,8 +218,9 @@ SmallVector<Value> foldRest(OpBuilder &b, Location loc, const WholeReduction &w,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first, indexConstant(b, loc, 0));
   auto tail = scf::IfOp::create(b, loc, w.op->getResultTypes(), isFirst, /*withElseRegion=*/true);
   OpBuilder tb = OpBuilder::atBlockBegin(&tail.getThenRegion().front());
-  auto rest = scf::ForOp::create(tb, loc, arith::MulIOp::create(tb, loc, chunks, lanes), total,
-                                 indexConstant(tb, loc, 1), folded);
+  Value restStart = arith::MulIOp::create(tb, loc, chunks, lanes);
+  Value unit = indexConstant(tb, loc, 1);
+  auto rest = scf::ForOp::create(tb, loc, restStart, total, unit, folded);
   OpBuilder fb = OpBuilder::atBlockBegin(rest.getBody());
   IRMapping mapping;
   for (auto [iv, digit, lb, st] :
@@ -557,17 +558,18 @@ Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
     work = arith::DivUIOp::create(b, loc, total,
                                   indexConstant(b, loc, chunked ? chunked->lanes : flat->lanes));
   }
-  Value blocks = arith::MinUIOp::create(
-      b, loc,
-      arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, work, one), perBlock),
-      indexConstant(b, loc, 1024));
+  Value wanted =
+      arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, work, one), perBlock);
+  Value most = indexConstant(b, loc, 1024);
+  Value blocks = arith::MinUIOp::create(b, loc, wanted, most);
   SmallVector<Value> strideDigits;
   SmallVector<SmallVector<Value>> laneDigits;
   if (flat) {
     // The scalar form's steps, the same for every thread: a grid stride of
     // chunks, and each lane from its chunk's first.
-    Value chunkStride = arith::MulIOp::create(b, loc, arith::MulIOp::create(b, loc, blocks, block),
-                                              indexConstant(b, loc, flat->lanes));
+    Value threads = arith::MulIOp::create(b, loc, blocks, block);
+    Value lanes = indexConstant(b, loc, flat->lanes);
+    Value chunkStride = arith::MulIOp::create(b, loc, threads, lanes);
     strideDigits = digitsOf(b, loc, counts, chunkStride);
     for (int64_t j = 0; j < flat->lanes; ++j)
       laneDigits.push_back(digitsOf(b, loc, counts, indexConstant(b, loc, j)));
@@ -889,12 +891,11 @@ Operation *mapWholeReductionByRows(scf::ParallelOp loop, int64_t blockSize) {
   Value elements = sizes.front();
   for (Value size : sizes.drop_front())
     elements = arith::MulIOp::create(b, loc, elements, size);
-  Value wide = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, sizes.back(),
-                            indexConstant(b, loc, kMinRowsReductionLength)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, elements,
-                            indexConstant(b, loc, kMinRowsReductionElements)));
+  Value longRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, sizes.back(),
+                                         indexConstant(b, loc, kMinRowsReductionLength));
+  Value manyElements = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, elements,
+                                             indexConstant(b, loc, kMinRowsReductionElements));
+  Value wide = arith::AndIOp::create(b, loc, longRows, manyElements);
   choice->setOperand(0, wide);
   undecided.getDefiningOp()->erase();
   mapWholeReduction(overRows, blockSize);
