@@ -15,7 +15,16 @@ rm -rf "$out" && mkdir -p "$out" "$final"
 bundle=/tmp/nerve-bundle
 rm -rf "$bundle" && mkdir -p "$bundle"
 tar -C "$bundle" --strip-components=1 -xJf "$root"/.carry/nerve-*-linux-x86_64.tar.xz || exit 1
-tar -C "$bundle" -xJf "$root"/.carry/nerve-test-tools.tar.xz || exit 1
+# The test tools (FileCheck, lit) serve the parts that run lit; a run of
+# benchmarks alone may leave them out of .carry/ (its size is limited).
+tools="$root"/.carry/nerve-test-tools.tar.xz
+if [ -f "$tools" ]; then
+  tar -C "$bundle" -xJf "$tools" || exit 1
+elif [[ " ${NERVE_GPU_PARTS:-tests} " == *" tests "* || " ${NERVE_GPU_PARTS:-} " == *" lit "* ||
+        " ${NERVE_GPU_PARTS:-} " == *" sanitize "* ]]; then
+  echo "gpu-suite: .carry/nerve-test-tools.tar.xz is missing (parts tests, lit and sanitize need it)" >&2
+  exit 1
+fi
 # NERVE_PYTHON_FROM_TREE=1: the checkout's Python package instead of the
 # bundle's (a Python change needs no new bundle).
 [ "${NERVE_PYTHON_FROM_TREE:-0}" = 1 ] && cp -r "$root/python/nerve" "$bundle/python/"
@@ -131,14 +140,15 @@ if [[ $parts == *" bench-torch "* ]]; then
   # NERVE_TORCH_ARGS narrows the run (e.g. "--dtypes f32 --sizes 64x65536").
   # The peers' JIT caches (Triton's autotuned kernels, CuPy's NVRTC output)
   # cost 20-60 s a row on a fresh machine: they come back as
-  # jitcache.tar.gz, which .carry/ may hold for the next run.
+  # jitcache.tar.xz (xz: a third of gzip's size, and .carry/ is limited),
+  # which .carry/ may hold for the next run.
   jit=/tmp/nerve-jitcache
   rm -rf "$jit" && mkdir -p "$jit/triton" "$jit/cupy"
-  [ -f "$root/.carry/jitcache.tar.gz" ] && tar -C "$jit" -xzf "$root/.carry/jitcache.tar.gz"
+  for cache in "$root"/.carry/jitcache.tar.*; do [ -f "$cache" ] && tar -C "$jit" -xf "$cache"; done
   TRITON_CACHE_DIR="$jit/triton" CUPY_CACHE_DIR="$jit/cupy" PYTHONPATH="$bundle/python" \
     timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/torch_neuron.py" \
     "${peer[@]}" --out "$out/bench-results" ${NERVE_TORCH_ARGS:-} >"$out/bench-torch.log" 2>&1
-  tar -C "$jit" -czf "$final/jitcache.tar.gz" triton cupy
+  XZ_OPT=-T0 tar -C "$jit" -cJf "$final/jitcache.tar.xz" triton cupy
   summary+=("bench-torch: $(grep -c '^check .*: ok' "$out/bench-torch.log") checks ok, $(grep -c 'FAILED' "$out/bench-torch.log") failed; $(grep '^nerve ahead' "$out/bench-torch.log")")
 fi
 
