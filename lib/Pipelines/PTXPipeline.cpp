@@ -50,8 +50,11 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   // Parallel loops onto threads, then kernels out into gpu.modules, all
   // launches of a call on one stream.
   const ChipProfile &chip = chipProfile(options.chip);
+  pm.addPass(createFuseKernelLoops());
+  SelectGPUStrategyOptions selection;
+  selection.blockSize = options.blockSize;
+  pm.addPass(createSelectGPUStrategy(selection));
   ParallelLoopsToGPUOptions mapping;
-  mapping.blockSize = options.blockSize;
   // Row programs stage rows up to the opt-in limit and split them over
   // clusters where the chip has them.
   mapping.sharedBytes = chip.sharedBytesPerBlockOptIn;

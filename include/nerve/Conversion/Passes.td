@@ -62,9 +62,67 @@ def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
   ];
 }
 
+def FuseKernelLoops : Pass<"nerve-fuse-kernel-loops", "::mlir::ModuleOp"> {
+  let summary = "Fuses a kernel's consecutive loops that one GPU kernel runs better";
+  let description = [{
+    The first step of mapping a kernel's loops onto the GPU. In every
+    function lowered from a `tdim.kernel`, two kinds of neighbouring
+    top-level parallel loops over the same iterations become one:
+
+    - a reduction (a loop with results) that only reads, at each
+      iteration's own indices, a temporary buffer the loop before it
+      stores: the reduction folds the values where they are computed;
+    - two loops that each walk a sequential loop in lockstep (a neuron's
+      forward, then its backward reading what the forward stored, each
+      iteration only its own elements): one kernel in which a thread walks
+      its neuron's time forward, then back.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def SelectGPUStrategy : Pass<"nerve-gpu-select-strategy", "::mlir::ModuleOp"> {
+  let summary = "Chooses how each of a kernel's top-level loops maps onto GPU launches";
+  let description = [{
+    Decides, and writes the decision down: each top-level `scf.parallel`
+    of a kernel function (and each sequential fold that carries its
+    combine) gets a `#gpumap.strategy` attribute, the first strategy of
+    the priority table (SelectGPUStrategy.cpp, `kStrategyTable`) whose
+    matcher takes the loop:
+
+    | strategy | takes |
+    |---|---|
+    | `whole_fold` | a sequential fold that carries its combine (an argmax over a whole tensor), at the top of the kernel, using nothing the device computes |
+    | `whole_reduction` | a parallel loop with results (a whole-tensor sum) |
+    | `row_program` | row statistics and the elementwise pass that reads them (softmax, layer_norm): `loops` says how many loops |
+    | `row_reductions` | a loop over rows whose body folds each row |
+    | `split_reduction` | a loop whose body folds along an outer dimension (a column sum) |
+    | `transposed_staging` | iterations that each walk their own contiguous row in blocks (a time-minor neuron) |
+    | `tiled_transpose` | a straight-line loop storing along one dimension and loading along another |
+    | `threads` | any parallel loop |
+
+    A loop that already has a strategy keeps it (a test forces one so);
+    `nerve-parallel-loops-to-gpu` fails on a strategy that does not take
+    its loop. Before the last three rows, parallel loops nested directly
+    in the loop are merged into it (a neuron over [b, h, w, c] written as
+    four loops), the only change this pass makes to the code. The loops of
+    a row program after its first get no strategy of their own: the first
+    one's takes them.
+  }];
+  let dependentDialects = ["::nerve::gpumap::GPUMapDialect", "::mlir::scf::SCFDialect"];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "The most threads a block of the chosen launches has">
+  ];
+}
+
 def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Maps each kernel's parallel loops onto GPU threads";
   let description = [{
+    Applies the `#gpumap.strategy` that `nerve-gpu-select-strategy` wrote on
+    each top-level loop (a loop without one is an error, and so is a
+    strategy that does not take its loop); what each strategy builds
+    follows.
+
     In every function lowered from a `tdim.kernel`, each top-level
     `scf.parallel` becomes a `gpu.launch`: its iterations are flattened
     (innermost dimension fastest, so neighbouring threads touch neighbouring
@@ -153,9 +211,9 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::vector::VectorDialect", "::mlir::LLVM::LLVMDialect",
-                           "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect"];
+                           "::mlir::NVVM::NVVMDialect", "::mlir::nvgpu::NVGPUDialect",
+                           "::nerve::gpumap::GPUMapDialect"];
   let options = [
-    Option<"blockSize", "block-size", "int64_t", "256", "Threads per block">,
     Option<"coarsen", "coarsen", "int64_t", "4",
            "Iterations of a straight-line loop body per thread">,
     Option<"sharedBytes", "shared-bytes", "int64_t", "::nerve::kSharedBytesWithoutOptIn",

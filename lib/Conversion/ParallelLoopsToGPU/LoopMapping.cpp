@@ -705,6 +705,11 @@ Value blockCombine(OpBuilder &b, Location loc, const LaneReduction &r, Value par
   return fold.getResult(0);
 }
 
+bool tripCountHoistable(scf::ForOp inner, Operation *loop) {
+  return isInvariantIn(inner.getLowerBound(), loop) && isInvariantIn(inner.getUpperBound(), loop) &&
+         isInvariantIn(inner.getStep(), loop);
+}
+
 Value hostTripCount(OpBuilder &host, scf::ForOp inner, Operation *loop, IRMapping &m) {
   Value lb = hoistOutOf(host, inner.getLowerBound(), loop, m);
   Value ub = hoistOutOf(host, inner.getUpperBound(), loop, m);
@@ -714,6 +719,67 @@ Value hostTripCount(OpBuilder &host, scf::ForOp inner, Operation *loop, IRMappin
   Location loc = inner.getLoc();
   Value span = arith::SubIOp::create(host, loc, arith::MaxSIOp::create(host, loc, ub, lb), lb);
   return arith::CeilDivUIOp::create(host, loc, span, step);
+}
+
+scf::ParallelOp collapseNested(scf::ParallelOp outer) {
+  while (outer.getNumResults() == 0) {
+    Block *body = outer.getBody();
+    scf::ParallelOp inner;
+    SmallVector<Operation *> prefix;
+    for (Operation &op : body->without_terminator()) {
+      auto nested = dyn_cast<scf::ParallelOp>(op);
+      if (nested && !inner) {
+        inner = nested;
+        continue;
+      }
+      if (inner || op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
+        return outer;
+      for (Value v : op.getOperands())
+        if (llvm::is_contained(outer.getInductionVars(), v))
+          return outer;
+      prefix.push_back(&op);
+    }
+    if (!inner || inner.getNumResults() != 0)
+      return outer;
+    auto outside = [&](Value v) { return !outer->isAncestor(v.getParentBlock()->getParentOp()) ||
+                                         llvm::any_of(prefix, [&](Operation *op) {
+                                           return v.getDefiningOp() == op;
+                                         }); };
+    for (ValueRange bounds : {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()})
+      if (!llvm::all_of(bounds, outside))
+        return outer;
+    for (Operation *op : prefix)
+      op->moveBefore(outer);
+    OpBuilder b(outer);
+    auto concat = [](ValueRange a, ValueRange c) {
+      SmallVector<Value> all(a);
+      all.append(c.begin(), c.end());
+      return all;
+    };
+    auto merged = scf::ParallelOp::create(
+        b, outer.getLoc(), concat(outer.getLowerBound(), inner.getLowerBound()),
+        concat(outer.getUpperBound(), inner.getUpperBound()),
+        concat(outer.getStep(), inner.getStep()));
+    Block *mergedBody = merged.getBody();
+    unsigned outerRank = outer.getNumLoops();
+    for (auto [i, iv] : llvm::enumerate(outer.getInductionVars()))
+      iv.replaceAllUsesWith(mergedBody->getArgument(i));
+    for (auto [i, iv] : llvm::enumerate(inner.getInductionVars()))
+      iv.replaceAllUsesWith(mergedBody->getArgument(outerRank + i));
+    Block *innerBody = inner.getBody();
+    mergedBody->getOperations().splice(mergedBody->getTerminator()->getIterator(),
+                                       innerBody->getOperations(), innerBody->begin(),
+                                       std::prev(innerBody->end()));
+    outer.erase();
+    outer = merged;
+  }
+  return outer;
+}
+
+bool staysOnHost(Operation *op) {
+  if (isa<memref::AllocOp, memref::DeallocOp, func::ReturnOp>(op))
+    return true;
+  return isMemoryEffectFree(op);
 }
 
 } // namespace nerve::loop_mapping

@@ -296,6 +296,35 @@ inline mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner,
   return hostTripCount(host, inner, loop, m);
 }
 
+/// Merges `outer` with the parallel loops nested directly in it into one
+/// loop over all their dimensions (a neuron over [b, h, w, c] is written as
+/// four nested loops), so that all of them map onto threads. Pure ops
+/// between the loops that do not use the outer indices (bounds) move out.
+/// Returns the merged loop (`outer` itself when nothing merges).
+mlir::scf::ParallelOp collapseNested(mlir::scf::ParallelOp outer);
+
+/// Ops that may stay in host code: they compute on values, not memory
+/// (sizes from descriptors, views, index arithmetic), or manage buffers.
+bool staysOnHost(mlir::Operation *op);
+
+/// Whether hostTripCount can build `inner`'s trip count before `loop`.
+bool tripCountHoistable(mlir::scf::ForOp inner, mlir::Operation *loop);
+
+/// The matchers nerve-gpu-select-strategy asks, in its table's order; each
+/// says whether its mapping takes the loop, changing nothing.
+/// How many loops the row program that starts at `first` takes (its
+/// statistics loops and elementwise pass), if one does.
+std::optional<unsigned> rowProgramLoops(mlir::scf::ParallelOp first);
+/// Whether mapRowReductions maps `loop`.
+bool reducesRows(mlir::scf::ParallelOp loop);
+/// Whether mapSplitReduction maps `loop`.
+bool mapsAsSplitReduction(mlir::scf::ParallelOp loop);
+/// The threads a block of mapTransposedStaging has for `loop` (at most
+/// `blockSize`), if it maps it.
+std::optional<int64_t> transposedStagingThreads(mlir::scf::ParallelOp loop, int64_t blockSize);
+/// Whether mapTiledTranspose maps `loop`.
+bool tiledTransposeApplies(mlir::scf::ParallelOp loop);
+
 /// Maps a parallel loop over rows whose body reduces each row with
 /// sequential loops (a row sum, a softmax's statistics; see
 /// RowReductions.cpp): a row per warp, or per block of up to `blockSize`

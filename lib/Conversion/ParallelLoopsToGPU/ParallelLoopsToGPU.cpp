@@ -1,11 +1,12 @@
 //===- ParallelLoopsToGPU.cpp - parallel loops onto GPU threads ---------===//
 //
-// The pass's driver: for each top-level loop of a kernel function it picks
-// a mapping onto launches (row programs, row, split and whole reductions,
-// transposed staging, tiled transposes, vector lanes, lockstep walks, or
-// plain threads over the iterations; each in a file of its own, declared
-// in LoopMapping.h), runs what stays sequential in one thread, and moves
-// the kernel's own buffers to the device.
+// The pass's driver: each top-level loop of a kernel function is mapped
+// onto launches by the #gpumap.strategy nerve-gpu-select-strategy wrote on
+// it (row programs, row, split and whole reductions, transposed staging,
+// tiled transposes, or threads over the iterations, by vectors or in
+// lockstep; each in a file of its own, declared in LoopMapping.h); what
+// stays sequential runs in one thread, and the kernel's own buffers move
+// to the device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
+namespace gpumap = nerve::gpumap;
+
 
 namespace nerve {
 #define GEN_PASS_DEF_PARALLELLOOPSTOGPU
@@ -35,14 +38,6 @@ namespace nerve {
 using namespace mlir;
 using namespace nerve::loop_mapping;
 
-/// Ops that may stay in host code: they compute on values, not memory
-/// (sizes from descriptors, views, index arithmetic), or manage buffers.
-static bool staysOnHost(Operation *op) {
-  if (isa<memref::AllocOp, memref::DeallocOp, func::ReturnOp>(op))
-    return true;
-  return isMemoryEffectFree(op);
-}
-
 /// loads, stores and pure ops, nothing with regions.
 static bool isStraightLine(Block *body) {
   return llvm::all_of(body->without_terminator(), [](Operation &op) {
@@ -50,67 +45,6 @@ static bool isStraightLine(Block *body) {
            (isa<memref::LoadOp, memref::StoreOp>(op) || isMemoryEffectFree(&op));
   });
 }
-
-/// Merges `outer` with the parallel loops nested directly in it into one
-/// loop over all their dimensions (a neuron over [b, h, w, c] is written as
-/// four nested loops), so that all of them map onto threads. Pure ops
-/// between the loops that do not use the outer indices (bounds) move out.
-static scf::ParallelOp collapseNested(scf::ParallelOp outer) {
-  while (outer.getNumResults() == 0) {
-    Block *body = outer.getBody();
-    scf::ParallelOp inner;
-    SmallVector<Operation *> prefix;
-    for (Operation &op : body->without_terminator()) {
-      auto nested = dyn_cast<scf::ParallelOp>(op);
-      if (nested && !inner) {
-        inner = nested;
-        continue;
-      }
-      if (inner || op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
-        return outer;
-      for (Value v : op.getOperands())
-        if (llvm::is_contained(outer.getInductionVars(), v))
-          return outer;
-      prefix.push_back(&op);
-    }
-    if (!inner || inner.getNumResults() != 0)
-      return outer;
-    auto outside = [&](Value v) { return !outer->isAncestor(v.getParentBlock()->getParentOp()) ||
-                                         llvm::any_of(prefix, [&](Operation *op) {
-                                           return v.getDefiningOp() == op;
-                                         }); };
-    for (ValueRange bounds : {inner.getLowerBound(), inner.getUpperBound(), inner.getStep()})
-      if (!llvm::all_of(bounds, outside))
-        return outer;
-    for (Operation *op : prefix)
-      op->moveBefore(outer);
-    OpBuilder b(outer);
-    auto concat = [](ValueRange a, ValueRange c) {
-      SmallVector<Value> all(a);
-      all.append(c.begin(), c.end());
-      return all;
-    };
-    auto merged = scf::ParallelOp::create(
-        b, outer.getLoc(), concat(outer.getLowerBound(), inner.getLowerBound()),
-        concat(outer.getUpperBound(), inner.getUpperBound()),
-        concat(outer.getStep(), inner.getStep()));
-    Block *mergedBody = merged.getBody();
-    unsigned outerRank = outer.getNumLoops();
-    for (auto [i, iv] : llvm::enumerate(outer.getInductionVars()))
-      iv.replaceAllUsesWith(mergedBody->getArgument(i));
-    for (auto [i, iv] : llvm::enumerate(inner.getInductionVars()))
-      iv.replaceAllUsesWith(mergedBody->getArgument(outerRank + i));
-    Block *innerBody = inner.getBody();
-    mergedBody->getOperations().splice(mergedBody->getTerminator()->getIterator(),
-                                       innerBody->getOperations(), innerBody->begin(),
-                                       std::prev(innerBody->end()));
-    outer.erase();
-    outer = merged;
-  }
-  return outer;
-}
-
-
 
 namespace {
 
@@ -162,38 +96,15 @@ struct ParallelLoopsToGPUPass
         return llvm::is_contained(pending, v.getDefiningOp());
       });
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
-        if (loop.getNumResults() == 0 && fuseReductionIntoProducer(loop))
-          continue; // the fused loop comes later, at the reduction's place
-        if (fuseLockstepWalks(loop))
-          continue; // likewise, at the second walk's place
+        if (failed(flush()) || failed(applyStrategy(loop, next)))
+          return failure();
+      } else if (auto fold = dyn_cast<scf::ForOp>(op); fold && gpumap::strategyOf(fold)) {
+        if (usesDeviceValue || !foldsAsWhole(fold))
+          return fold.emitOpError("does not fold as a whole at the kernel's top level "
+                                  "(strategy 'whole_fold')");
         if (failed(flush()))
           return failure();
-        if (loop.getNumResults() != 0) {
-          // By rows where its iterations do not fold as one vector.
-          Operation *resume = foldsFlat(loop) ? nullptr : mapWholeReductionByRows(loop, blockSize);
-          next = resume ? resume : mapWholeReduction(loop, blockSize); // at its results' loads
-        } else if (Operation *resume =
-                       mapRowProgram(loop, sharedBytes, clusterBlocks,
-                                     [&](scf::ParallelOp alone, int64_t minColumns) {
-                                       if (!mapRowReductions(alone, blockSize, minColumns))
-                                         mapParallel(alone, minColumns);
-                                     }))
-          next = resume; // after the loops the program took in
-        else if (!mapRowReductions(loop, blockSize) && !mapSplitReduction(loop)) {
-          loop = collapseNested(loop);
-          if (!mapTransposedStaging(loop, blockSize)) {
-            FailureOr<scf::ParallelOp> tiled = mapTiledTranspose(loop);
-            if (failed(tiled))
-              mapParallel(loop);
-            else if (*tiled)
-              mapParallel(*tiled); // the shapes the tiles do not suit
-          }
-        }
-      } else if (auto fold = dyn_cast<scf::ForOp>(op);
-                 fold && !usesDeviceValue && foldsAsWhole(fold)) {
-        if (failed(flush()))
-          return failure();
-        next = mapWholeFold(fold, blockSize); // at its results' loads
+        next = mapWholeFold(fold, gpumap::strategyOf(fold).getBlock()); // at its results' loads
       } else if (staysOnHost(&op) && !usesDeviceValue) {
         if (failed(flush()))
           return failure();
@@ -230,6 +141,62 @@ struct ParallelLoopsToGPUPass
     return success();
   }
 
+  /// Maps `loop` by its #gpumap.strategy; `next` becomes the op to go on
+  /// from where the mapping says (after the loops a row program took in,
+  /// at a reduction's result).
+  LogicalResult applyStrategy(scf::ParallelOp loop, Operation *&next) {
+    gpumap::StrategyAttr strategy = gpumap::strategyOf(loop);
+    if (!strategy)
+      return loop.emitOpError("has no #gpumap.strategy (nerve-gpu-select-strategy chooses one)");
+    gpumap::StrategyKind kind = strategy.getKind();
+    int64_t block = strategy.getBlock();
+    auto notTaken = [&]() -> LogicalResult {
+      return loop.emitOpError() << "does not have the shape strategy '"
+                                << gpumap::stringifyStrategyKind(kind) << "' maps";
+    };
+    switch (kind) {
+    case gpumap::StrategyKind::whole_reduction: {
+      // By rows where its iterations do not fold as one vector.
+      Operation *resume = foldsFlat(loop) ? nullptr : mapWholeReductionByRows(loop, block);
+      next = resume ? resume : mapWholeReduction(loop, block); // at its results' loads
+      return success();
+    }
+    case gpumap::StrategyKind::row_program: {
+      if (rowProgramLoops(loop) != static_cast<unsigned>(strategy.getLoops()))
+        return notTaken();
+      Operation *resume = mapRowProgram(loop, sharedBytes, clusterBlocks,
+                                        [&](scf::ParallelOp alone, int64_t minColumns) {
+                                          if (!mapRowReductions(alone, block, minColumns))
+                                            mapParallel(alone, block, minColumns);
+                                        });
+      if (!resume)
+        return notTaken();
+      next = resume; // after the loops the program took in
+      return success();
+    }
+    case gpumap::StrategyKind::row_reductions:
+      return mapRowReductions(loop, block) ? success() : notTaken();
+    case gpumap::StrategyKind::split_reduction:
+      return mapSplitReduction(loop) ? success() : notTaken();
+    case gpumap::StrategyKind::transposed_staging:
+      return mapTransposedStaging(collapseNested(loop), block) ? success() : notTaken();
+    case gpumap::StrategyKind::tiled_transpose: {
+      FailureOr<scf::ParallelOp> tiled = mapTiledTranspose(collapseNested(loop));
+      if (failed(tiled))
+        return notTaken();
+      if (*tiled)
+        mapParallel(*tiled, block); // the shapes the tiles do not suit
+      return success();
+    }
+    case gpumap::StrategyKind::threads:
+      mapParallel(loop, block);
+      return success();
+    case gpumap::StrategyKind::whole_fold:
+      break;
+    }
+    return notTaken();
+  }
+
   /// Runs `ops` (consecutive) in one thread.
   LogicalResult wrapSequential(ArrayRef<Operation *> ops) {
     Block *block = ops.front()->getBlock();
@@ -252,7 +219,8 @@ struct ParallelLoopsToGPUPass
   /// `minColumns`: what the caller knows the innermost dimension's
   /// iterations to be at least (half a tile or more: only the tiled mapping
   /// is built).
-  void mapParallel(scf::ParallelOp loop, int64_t minColumns = 0) {
+  /// `blockSize`: the most threads a block has.
+  void mapParallel(scf::ParallelOp loop, int64_t blockSize, int64_t minColumns = 0) {
     loop = collapseNested(loop);
     Location loc = loop.getLoc();
     OpBuilder b(loop);

@@ -1093,6 +1093,15 @@ private:
 
 } // namespace
 
+std::optional<unsigned> nerve::loop_mapping::rowProgramLoops(scf::ParallelOp first) {
+  std::optional<RowGroup> group = matchRowGroup(first);
+  // The program sizes its blocks from the first reduction's columns, on
+  // the host.
+  if (!group || !tripCountHoistable(group->first.loop, first))
+    return std::nullopt;
+  return group->stats.size() + (group->final ? 1 : 0);
+}
+
 Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first, int64_t sharedBytes,
                                              int64_t clusterBlocks,
                                              function_ref<void(scf::ParallelOp, int64_t)> mapAlone) {

@@ -105,6 +105,37 @@ int64_t blockRowIterations(int64_t threads, int64_t vectorLanes) {
 
 } // namespace
 
+/// The folds of `loop`'s body that reduce its rows, by op; nothing when the
+/// body is anything else (mapRowReductions's shape) or they are statically
+/// short.
+static std::optional<llvm::DenseMap<Operation *, LaneReduction>>
+matchRowReductions(scf::ParallelOp loop) {
+  llvm::DenseMap<Operation *, LaneReduction> reductions;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto inner = dyn_cast<scf::ForOp>(op)) {
+      std::optional<LaneReduction> r = matchLaneReduction(inner);
+      if (!r)
+        return std::nullopt;
+      auto lb = getConstantIntValue(inner.getLowerBound());
+      auto ub = getConstantIntValue(inner.getUpperBound());
+      if (lb && ub && (*ub - *lb) / *getConstantIntValue(inner.getStep()) < kMinStaticTrip)
+        return std::nullopt;
+      reductions[&op] = *r;
+      continue;
+    }
+    if (op.getNumRegions() != 0)
+      return std::nullopt;
+    // Writes happen once, on lane 0: they may not produce values.
+    if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op) && op.getNumResults() != 0)
+      return std::nullopt;
+  }
+  if (reductions.empty())
+    return std::nullopt;
+  return reductions;
+}
+
+bool reducesRows(scf::ParallelOp loop) { return matchRowReductions(loop).has_value(); }
+
 /// A parallel loop over rows whose body reduces each row with a
 /// sequential loop (a row sum, the max and the sum of a softmax, the
 /// statistics of a layer norm) runs one row per warp: lanes split each
@@ -126,28 +157,11 @@ int64_t blockRowIterations(int64_t threads, int64_t vectorLanes) {
 /// get only the launch with a block per row, and so do rows of a static
 /// length the launch of their length.
 bool mapRowReductions(scf::ParallelOp loop, int64_t blockSize, int64_t minColumns) {
-  Block *body = loop.getBody();
-  llvm::DenseMap<Operation *, LaneReduction> reductions;
-  for (Operation &op : body->without_terminator()) {
-    if (auto inner = dyn_cast<scf::ForOp>(op)) {
-      std::optional<LaneReduction> r = matchLaneReduction(inner);
-      if (!r)
-        return false;
-      auto lb = getConstantIntValue(inner.getLowerBound());
-      auto ub = getConstantIntValue(inner.getUpperBound());
-      if (lb && ub && (*ub - *lb) / *getConstantIntValue(inner.getStep()) < kMinStaticTrip)
-        return false;
-      reductions[&op] = *r;
-      continue;
-    }
-    if (op.getNumRegions() != 0)
-      return false;
-    // Writes happen once, on lane 0: they may not produce values.
-    if (!isa<memref::LoadOp>(op) && !isMemoryEffectFree(&op) && op.getNumResults() != 0)
-      return false;
-  }
-  if (reductions.empty())
+  std::optional<llvm::DenseMap<Operation *, LaneReduction>> matched = matchRowReductions(loop);
+  if (!matched)
     return false;
+  llvm::DenseMap<Operation *, LaneReduction> &reductions = *matched;
+  Block *body = loop.getBody();
 
   Location loc = loop.getLoc();
   OpBuilder b(loop);

@@ -119,6 +119,11 @@ bool nerve::loop_mapping::splitsAsReduction(scf::ParallelOp loop) {
   return splitFold(loop).has_value();
 }
 
+bool nerve::loop_mapping::mapsAsSplitReduction(scf::ParallelOp loop) {
+  std::optional<LaneReduction> r = splitFold(loop);
+  return r && tripCountHoistable(r->loop, loop);
+}
+
 bool nerve::loop_mapping::mapSplitReduction(scf::ParallelOp loop) {
   std::optional<LaneReduction> r = splitFold(loop);
   if (!r)

@@ -690,20 +690,41 @@ int64_t vectorTileStages(const TransposePlan &plan, int64_t lanes) {
   return 0;
 }
 
+
+/// Elements along a tile's side: a line of kTileLineBytes of the widest
+/// element `plan` stages or `loop` stores.
+int64_t tileSide(scf::ParallelOp loop, const TransposePlan &plan) {
+  int64_t widest = 1;
+  for (Operation *load : plan.staged)
+    widest = std::max(widest, elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef()));
+  for (auto store : loop.getBody()->getOps<memref::StoreOp>())
+    widest = std::max(widest, elementBytes(store.getMemRef()));
+  return std::clamp<int64_t>(kTileLineBytes / widest, 16, 64);
+}
+
 } // namespace
+
+bool tiledTransposeApplies(scf::ParallelOp loop) {
+  std::optional<TransposePlan> plan = matchTiledTranspose(loop);
+  if (!plan)
+    return false;
+  // A static count along p under half a tile keeps the usual mapping.
+  unsigned p = plan->p;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[p]);
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[p]);
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep()[p]);
+  if (!lb || !ub || !step)
+    return true;
+  int64_t count = *ub <= *lb ? 0 : llvm::divideCeil(*ub - *lb, *step);
+  return count >= tileSide(loop, *plan) / 2;
+}
 
 FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
   std::optional<TransposePlan> plan = matchTiledTranspose(loop);
   if (!plan)
     return failure();
-  Block *body = loop.getBody();
   unsigned rank = loop.getNumLoops(), p = plan->p, q = plan->q;
-  int64_t widest = 1;
-  for (Operation *load : plan->staged)
-    widest = std::max(widest, elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef()));
-  for (auto store : body->getOps<memref::StoreOp>())
-    widest = std::max(widest, elementBytes(store.getMemRef()));
-  const int64_t side = std::clamp<int64_t>(kTileLineBytes / widest, 16, 64);
+  const int64_t side = tileSide(loop, *plan);
 
   Location loc = loop.getLoc();
   OpBuilder b(loop);

@@ -473,22 +473,21 @@ int64_t commonLanes(ArrayRef<StagedLoop> loops) {
   return lanes;
 }
 
-} // namespace
-
-bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
-  if (loop.getNumResults() != 0)
-    return false;
-  Block *body = loop.getBody();
-  Uniformity uniform(loop);
+/// The loops of `loop`'s body that walk their rows in staged blocks.
+SmallVector<StagedLoop> stagedLoopsOf(scf::ParallelOp loop, Uniformity &uniform) {
   SmallVector<StagedLoop> stagedLoops;
-  for (auto f : body->getOps<scf::ForOp>())
+  if (loop.getNumResults() != 0)
+    return stagedLoops;
+  for (auto f : loop.getBody()->getOps<scf::ForOp>())
     if (std::optional<StagedLoop> s = matchStagedLoop(f, loop, uniform))
       stagedLoops.push_back(std::move(*s));
-  if (stagedLoops.empty())
-    return false;
+  return stagedLoops;
+}
 
-  // The most threads (a power of two, at least a warp) whose tiles fit the
-  // shared memory every GPU gives a block without opting in.
+/// The most threads (a power of two, at least a warp, at most
+/// `blockSize`) whose tiles fit the shared memory every GPU gives a block
+/// without opting in; nothing when a warp's do not.
+std::optional<int64_t> stagingThreads(ArrayRef<StagedLoop> stagedLoops, int64_t blockSize) {
   int64_t vectorLanes = commonLanes(stagedLoops);
   int64_t threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, kWarpSize));
   auto tilesFit = [&](int64_t threads) {
@@ -498,7 +497,31 @@ bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
   while (threads > kWarpSize && !tilesFit(threads))
     threads /= 2;
   if (!tilesFit(threads))
+    return std::nullopt;
+  return threads;
+}
+
+} // namespace
+
+std::optional<int64_t> transposedStagingThreads(scf::ParallelOp loop, int64_t blockSize) {
+  Uniformity uniform(loop);
+  SmallVector<StagedLoop> stagedLoops = stagedLoopsOf(loop, uniform);
+  if (stagedLoops.empty())
+    return std::nullopt;
+  return stagingThreads(stagedLoops, blockSize);
+}
+
+bool mapTransposedStaging(scf::ParallelOp loop, int64_t blockSize) {
+  Uniformity uniform(loop);
+  SmallVector<StagedLoop> stagedLoops = stagedLoopsOf(loop, uniform);
+  if (stagedLoops.empty())
     return false;
+  int64_t vectorLanes = commonLanes(stagedLoops);
+  std::optional<int64_t> fitting = stagingThreads(stagedLoops, blockSize);
+  if (!fitting)
+    return false;
+  int64_t threads = *fitting;
+  Block *body = loop.getBody();
 
   Location loc = loop.getLoc();
   OpBuilder b(loop);

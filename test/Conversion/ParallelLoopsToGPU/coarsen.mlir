@@ -1,4 +1,4 @@
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu="coarsen=4" --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu="coarsen=4" --split-input-file | FileCheck %s
 
 // A straight-line body runs 4 iterations per thread, interleaved op by op:
 // the 4 loads come before any store. Over rows at least half a tile (512

@@ -1,4 +1,4 @@
-// RUN: nerve-opt --nerve-parallel-loops-to-gpu %s | FileCheck %s
+// RUN: nerve-opt --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu %s | FileCheck %s
 
 // A neuron's forward (a thread per neuron walks time, storing h) and its
 // backward (walking time back, reading h) over the same neurons become one

@@ -1,4 +1,4 @@
-// RUN: nerve-opt --nerve-parallel-loops-to-gpu %s | FileCheck %s
+// RUN: nerve-opt --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu %s | FileCheck %s
 
 // A neuron's backward with a parameter gradient, as convert-neuron-to-tdim
 // gives it: a thread per neuron walks time, storing the neuron's sum over

@@ -1,4 +1,4 @@
-// RUN: nerve-opt --nerve-parallel-loops-to-gpu %s | FileCheck %s
+// RUN: nerve-opt --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu %s | FileCheck %s
 
 // A thread per neuron walking time (the shape convert-neuron-to-tdim
 // gives a time-major neuron: time blocks carrying the potential, then the

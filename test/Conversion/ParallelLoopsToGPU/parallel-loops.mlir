@@ -1,4 +1,4 @@
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu="coarsen=1" --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu="coarsen=1" --split-input-file | FileCheck %s
 
 // A 2-D parallel loop becomes one 1-D launch of 256-thread blocks: the
 // thread's linear index walks the iterations innermost-first in a

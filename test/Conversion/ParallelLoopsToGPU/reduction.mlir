@@ -1,4 +1,4 @@
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu | FileCheck %s
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu | FileCheck %s
 
 // A parallel loop with a reduction becomes two launches: up to 1024 blocks
 // of 256 threads each fold their grid-stride share in order and combine

@@ -1,6 +1,6 @@
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu='shared-bytes=232448' --split-input-file | FileCheck %s --check-prefix=H100
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu='shared-bytes=232448 cluster-blocks=8' --split-input-file | FileCheck %s --check-prefix=CLUSTER
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu='shared-bytes=232448' --split-input-file | FileCheck %s --check-prefix=H100
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu='shared-bytes=232448 cluster-blocks=8' --split-input-file | FileCheck %s --check-prefix=CLUSTER
 
 // With an H100's 227 KiB (less 1 KiB of reduction scratch), the staging holds
 // 57856 f32 columns; rows of up to 115712 run the program by vectors.

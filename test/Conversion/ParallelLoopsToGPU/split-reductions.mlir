@@ -1,4 +1,4 @@
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
 
 // A column max (a fold along the outer dimension) is split into K chunks of
 // rows, K = ceil(131072 * 4 / columns) (a thread per 16-byte vector of

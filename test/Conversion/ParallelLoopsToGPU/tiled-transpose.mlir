@@ -1,4 +1,4 @@
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
 
 // y[r, c] (contiguous along c) from a column-major x[r, c] (contiguous
 // along r). Fewer than 16 rows keep the usual mapping (the copy in the

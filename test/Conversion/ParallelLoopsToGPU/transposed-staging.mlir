@@ -1,4 +1,4 @@
-// RUN: nerve-opt --nerve-parallel-loops-to-gpu %s | FileCheck %s
+// RUN: nerve-opt --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu %s | FileCheck %s
 
 // Each iteration walks its own row in blocks of 4 columns (a time-minor
 // neuron): the blocks are staged through shared memory, transposed. Two

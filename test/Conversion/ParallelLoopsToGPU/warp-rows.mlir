@@ -1,4 +1,4 @@
-// RUN: nerve-opt %s --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
 
 // A loop over rows that sums each row along its contiguous dimension. The
 // host picks 16-byte vectors when the buffers allow them (else scalar

@@ -1,0 +1,90 @@
+//===- GPUMap.td - how a kernel's loops map onto the GPU ---*- tablegen -*-===//
+//
+// The decision that nerve-gpu-select-strategy makes for each top-level loop
+// of a kernel and nerve-parallel-loops-to-gpu applies: a registered,
+// verified attribute, so the choice is visible, testable and forceable.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_DIALECT_GPUMAP_IR_GPUMAP
+#define NERVE_DIALECT_GPUMAP_IR_GPUMAP
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+
+def GPUMap_Dialect : Dialect {
+  let name = "gpumap";
+  let cppNamespace = "::nerve::gpumap";
+  let summary = "How the loops of a kernel map onto GPU launches";
+  let description = [{
+    One attribute, `gpumap.strategy`, on a top-level `scf.parallel` (or a
+    sequential fold, `scf.for`) of a kernel function: the mapping onto GPU
+    launches that `nerve-gpu-select-strategy` chose for it (or a test wrote
+    by hand) and that `nerve-parallel-loops-to-gpu` applies. The dialect
+    verifies that the strategy fits the op it is on.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The name of the attribute on a loop: `gpumap.strategy`.
+    static constexpr ::llvm::StringLiteral kStrategyAttrName = "gpumap.strategy";
+  }];
+}
+
+def GPUMap_StrategyKind : I32EnumAttr<"StrategyKind", "a mapping of a loop onto GPU launches", [
+    I32EnumAttrCase<"whole_fold", 0>,
+    I32EnumAttrCase<"whole_reduction", 1>,
+    I32EnumAttrCase<"row_program", 2>,
+    I32EnumAttrCase<"row_reductions", 3>,
+    I32EnumAttrCase<"split_reduction", 4>,
+    I32EnumAttrCase<"transposed_staging", 5>,
+    I32EnumAttrCase<"tiled_transpose", 6>,
+    I32EnumAttrCase<"threads", 7>
+  ]> {
+  let cppNamespace = "::nerve::gpumap";
+  let genSpecializedAttr = 0;
+}
+
+def GPUMap_StrategyAttr : AttrDef<GPUMap_Dialect, "Strategy"> {
+  let mnemonic = "strategy";
+  let summary = "the strategy that maps a loop onto GPU launches";
+  let description = [{
+    `kind` is the mapping (docs/compiler.md describes each):
+
+    - `whole_fold`: a sequential fold at the top of a kernel that carries
+      its combine (an argmax over a whole tensor), as a fixed tree of two
+      launches. On an `scf.for` with results.
+    - `whole_reduction`: a parallel loop with reductions to single values
+      (a whole-tensor sum), as a fixed tree; by rows first where its rows
+      are long enough at run time. On an `scf.parallel` with results.
+    - `row_program`: this loop and the `loops - 1` parallel loops after it
+      (row statistics, then the elementwise pass that reads them: softmax,
+      layer_norm) as one kernel of a block a row, the row staged in shared
+      memory.
+    - `row_reductions`: a loop over rows whose body reduces each row with
+      sequential folds, a warp or a block a row.
+    - `split_reduction`: a loop whose body folds along an outer dimension
+      (a column sum), the fold split into chunks over two launches.
+    - `transposed_staging`: iterations that each walk their own contiguous
+      row in blocks (a time-minor neuron), staged through shared memory.
+    - `tiled_transpose`: a straight-line loop storing along one dimension
+      and loading along another, in square tiles through shared memory.
+    - `threads`: a thread per iteration (by 16-byte vectors, in lockstep,
+      or by row tiles where the body allows): every loop can take it.
+
+    `block` is the most threads a block of the strategy's launches has (it
+    may take fewer: a whole number of warps that the trip count needs, a
+    power of two whose tiles fit the shared memory); a `split_reduction`
+    sizes its launches from the fold alone and takes none (0).
+  }];
+  let parameters = (ins
+    EnumParameter<GPUMap_StrategyKind>:$kind,
+    DefaultValuedParameter<"int64_t", "0">:$block,
+    DefaultValuedParameter<"int64_t", "1">:$loops
+  );
+  let assemblyFormat = "`<` $kind (`,` `block` `=` $block^)? (`,` `loops` `=` $loops^)? `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // NERVE_DIALECT_GPUMAP_IR_GPUMAP

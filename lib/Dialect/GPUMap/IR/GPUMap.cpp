@@ -1,0 +1,77 @@
+//===- GPUMap.cpp - the gpumap dialect and its strategy attribute --------===//
+//
+// Registration, and the checks that make a strategy a verified fact: its
+// parameters are in range and it sits on the kind of loop it maps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Dialect/GPUMap/IR/GPUMap.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace nerve::gpumap;
+
+#include "nerve/Dialect/GPUMap/IR/GPUMapDialect.cpp.inc"
+#include "nerve/Dialect/GPUMap/IR/GPUMapEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "nerve/Dialect/GPUMap/IR/GPUMapAttrs.cpp.inc"
+
+void GPUMapDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "nerve/Dialect/GPUMap/IR/GPUMapAttrs.cpp.inc"
+      >();
+}
+
+/// The most threads a CUDA block may have.
+static constexpr int64_t kMaxBlockThreads = 1024;
+
+LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   StrategyKind kind, int64_t block, int64_t loops) {
+  if (kind == StrategyKind::split_reduction) {
+    if (block != 0)
+      return emitError() << "a split_reduction sizes its launches itself: it takes no block";
+  } else if (block < 32 || block > kMaxBlockThreads || block % 32 != 0) {
+    return emitError() << "block must be a whole number of warps from 32 to "
+                       << kMaxBlockThreads << " threads, not " << block;
+  }
+  if (loops < 1)
+    return emitError() << "loops must be at least 1, not " << loops;
+  if (loops != 1 && kind != StrategyKind::row_program)
+    return emitError() << "only a row_program maps several loops (loops = " << loops << ")";
+  return success();
+}
+
+/// What `kind` needs of the op it is on; a message when `op` is not that.
+static std::optional<StringRef> misplaced(StrategyKind kind, Operation *op) {
+  if (kind == StrategyKind::whole_fold) {
+    auto fold = dyn_cast<scf::ForOp>(op);
+    if (!fold || fold.getNumResults() == 0)
+      return StringRef("a whole_fold maps an scf.for with results");
+    return std::nullopt;
+  }
+  auto loop = dyn_cast<scf::ParallelOp>(op);
+  if (!loop)
+    return StringRef("this strategy maps an scf.parallel");
+  bool reduces = loop.getNumResults() != 0;
+  if (kind == StrategyKind::whole_reduction && !reduces)
+    return StringRef("a whole_reduction maps an scf.parallel with results");
+  if (kind != StrategyKind::whole_reduction && reduces)
+    return StringRef("an scf.parallel with results maps as a whole_reduction only");
+  return std::nullopt;
+}
+
+LogicalResult GPUMapDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() != kStrategyAttrName)
+    return op->emitError() << "unknown gpumap attribute '" << attr.getName().getValue() << "'";
+  auto strategy = dyn_cast<StrategyAttr>(attr.getValue());
+  if (!strategy)
+    return op->emitError() << "'" << kStrategyAttrName << "' must be a #gpumap.strategy";
+  if (std::optional<StringRef> why = misplaced(strategy.getKind(), op))
+    return op->emitError() << "'" << stringifyStrategyKind(strategy.getKind())
+                           << "' does not fit this op: " << *why;
+  return success();
+}

@@ -1,0 +1,140 @@
+// nerve-gpu-select-strategy over the inputs of the strategies' own tests:
+// the strategy each top-level loop gets, in order (the priority table of
+// SelectGPUStrategy.cpp). A loop of a row program after its first gets none.
+// RUN: nerve-opt %S/coarsen.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=COARSEN
+// RUN: nerve-opt %S/fuse-lockstep-walks.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=FUSE_LOCKSTEP_WALKS
+// RUN: nerve-opt %S/fuse-reductions.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=FUSE_REDUCTIONS
+// RUN: nerve-opt %S/lockstep-loops.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=LOCKSTEP_LOOPS
+// RUN: nerve-opt %S/parallel-loops.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=PARALLEL_LOOPS
+// RUN: nerve-opt %S/reduction.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=REDUCTION
+// RUN: nerve-opt %S/row-programs.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=ROW_PROGRAMS
+// RUN: nerve-opt %S/split-reductions.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=SPLIT_REDUCTIONS
+// RUN: nerve-opt %S/tiled-transpose.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=TILED_TRANSPOSE
+// RUN: nerve-opt %S/transposed-staging.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=TRANSPOSED_STAGING
+// RUN: nerve-opt %S/vector-lanes.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=VECTOR_LANES
+// RUN: nerve-opt %S/warp-rows.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=WARP_ROWS
+
+
+// coarsen.mlir
+// COARSEN: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// COARSEN: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// COARSEN: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// COARSEN-NOT: gpumap.strategy
+
+// fuse-lockstep-walks.mlir
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<split_reduction>
+// FUSE_LOCKSTEP_WALKS-NOT: gpumap.strategy
+
+// fuse-reductions.mlir
+// FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
+// FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// FUSE_REDUCTIONS-NOT: gpumap.strategy
+
+// lockstep-loops.mlir
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS-NOT: gpumap.strategy
+
+// parallel-loops.mlir
+// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// PARALLEL_LOOPS-NOT: gpumap.strategy
+
+// reduction.mlir
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_fold, block = 256>
+// REDUCTION: gpumap.strategy = #gpumap.strategy<whole_fold, block = 256>
+// REDUCTION-NOT: gpumap.strategy
+
+// row-programs.mlir
+// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 3>
+// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2>
+// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// ROW_PROGRAMS-NOT: gpumap.strategy
+
+// split-reductions.mlir
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
+// SPLIT_REDUCTIONS-NOT: gpumap.strategy
+
+// tiled-transpose.mlir
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// TILED_TRANSPOSE-NOT: gpumap.strategy
+
+// transposed-staging.mlir
+// TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<transposed_staging, block = 256>
+// TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<transposed_staging, block = 256>
+// TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<transposed_staging, block = 256>
+// TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// TRANSPOSED_STAGING-NOT: gpumap.strategy
+
+// vector-lanes.mlir
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// VECTOR_LANES-NOT: gpumap.strategy
+
+// warp-rows.mlir
+// WARP_ROWS: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// WARP_ROWS: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// WARP_ROWS: gpumap.strategy = #gpumap.strategy<split_reduction>
+// WARP_ROWS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// WARP_ROWS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// WARP_ROWS: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// WARP_ROWS: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// WARP_ROWS-NOT: gpumap.strategy
+

@@ -1,0 +1,134 @@
+// RUN: nerve-opt %s --split-input-file --verify-diagnostics
+
+func.func @block_not_warps(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{block must be a whole number of warps from 32 to 1024 threads, not 100}}
+  } {gpumap.strategy = #gpumap.strategy<threads, block = 100>}
+  return
+}
+
+// -----
+
+func.func @block_missing(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{block must be a whole number of warps from 32 to 1024 threads, not 0}}
+  } {gpumap.strategy = #gpumap.strategy<row_reductions>}
+  return
+}
+
+// -----
+
+func.func @split_with_block(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{a split_reduction sizes its launches itself: it takes no block}}
+  } {gpumap.strategy = #gpumap.strategy<split_reduction, block = 256>}
+  return
+}
+
+// -----
+
+func.func @loops_not_row_program(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{only a row_program maps several loops (loops = 2)}}
+  } {gpumap.strategy = #gpumap.strategy<threads, block = 256, loops = 2>}
+  return
+}
+
+// -----
+
+func.func @no_loops(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{loops must be at least 1, not 0}}
+  } {gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 0>}
+  return
+}
+
+// -----
+
+func.func @whole_reduction_without_results(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'whole_reduction' does not fit this op: a whole_reduction maps an scf.parallel with results}}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>}
+  return
+}
+
+// -----
+
+func.func @threads_with_results(%n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  // expected-error @below {{'threads' does not fit this op: an scf.parallel with results maps as a whole_reduction only}}
+  %s = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f32 {
+    scf.reduce(%zero : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.addf %a, %b : f32
+      scf.reduce.return %c : f32
+    }
+  } {gpumap.strategy = #gpumap.strategy<threads, block = 256>}
+  return %s : f32
+}
+
+// -----
+
+func.func @whole_fold_on_parallel(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'whole_fold' does not fit this op: a whole_fold maps an scf.for with results}}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<whole_fold, block = 256>}
+  return
+}
+
+// -----
+
+// expected-error @below {{'row_reductions' does not fit this op: this strategy maps an scf.parallel}}
+func.func @on_a_function() attributes {gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>} {
+  return
+}
+
+// -----
+
+// expected-error @below {{'gpumap.strategy' must be a #gpumap.strategy}}
+func.func @not_a_strategy() attributes {gpumap.strategy = 3 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @below {{unknown gpumap attribute 'gpumap.mapping'}}
+func.func @unknown_attribute() attributes {gpumap.mapping = 3 : i64} {
+  return
+}
+
+// -----
+
+func.func @unknown_kind(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{to be one of: whole_fold, whole_reduction}}
+  // expected-error @below {{failed to parse GPUMap_StrategyAttr parameter 'kind'}}
+  } {gpumap.strategy = #gpumap.strategy<warps, block = 256>}
+  return
+}

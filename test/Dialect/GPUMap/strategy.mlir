@@ -1,0 +1,29 @@
+// RUN: nerve-opt %s --split-input-file | nerve-opt --split-input-file | FileCheck %s
+
+// #gpumap.strategy prints and parses back; `block` and `loops` print only
+// when they are not their defaults (0 and 1).
+
+// CHECK-LABEL: func.func @strategies
+// CHECK: scf.parallel
+// CHECK: gpumap.strategy = #gpumap.strategy<row_program, block = 128, loops = 3>
+// CHECK: scf.parallel
+// CHECK: gpumap.strategy = #gpumap.strategy<split_reduction>
+// CHECK: scf.for
+// CHECK: gpumap.strategy = #gpumap.strategy<whole_fold, block = 1024>
+func.func @strategies(%n: index, %x: memref<?xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<row_program, block = 128, loops = 3>}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<split_reduction>}
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %a = arith.addf %acc, %v : f32
+    scf.yield %a : f32
+  } {gpumap.strategy = #gpumap.strategy<whole_fold, block = 1024>}
+  return %s : f32
+}
