@@ -3,12 +3,14 @@
 #include "nerve/InitAll.h"
 
 #include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/GPU/Transforms/Passes.h"
 #include "nerve/Dialect/GPUMap/IR/GPUMap.h"
 #include "nerve/Dialect/Neuron/IR/NeuronDialect.h"
 #include "nerve/Dialect/Neuron/Transforms/Passes.h"
 #include "nerve/Dialect/Tdim/IR/TdimDialect.h"
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
 #include "nerve/Pipelines/Pipelines.h"
+#include "nerve/Target/PTX/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -59,5 +61,7 @@ void nerve::registerAllPasses() {
   tdim::registerTdimPasses();
   neuron::registerNeuronPasses();
   registerNerveConversionPasses();
+  registerNerveGPUPasses();
+  registerNervePTXPasses();
   registerNervePipelines();
 }

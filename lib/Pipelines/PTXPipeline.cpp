@@ -3,6 +3,8 @@
 #include "nerve/Pipelines/Pipelines.h"
 
 #include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/GPU/Transforms/Passes.h"
+#include "nerve/Target/PTX/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -9,6 +9,7 @@
 #define NERVE_LIB_CONVERSION_PARALLELLOOPSTOGPU_LOOPMAPPING_H
 
 #include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
+#include "nerve/Dialect/GPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -24,10 +25,8 @@
 namespace nerve::loop_mapping {
 
 constexpr int64_t kWarpSize = 32;
-/// An i32 attribute on an op of a launch's body: the blocks ptxas should fit
-/// on an SM when it allocates the kernel's registers. Outlining keeps ops,
-/// not the launch's attributes; OccupancyHints.cpp moves it onto the kernel.
-constexpr llvm::StringLiteral kBlocksPerSMAttr = "nerve.blocks_per_sm";
+/// nerve-occupancy-hints' attribute: the blocks ptxas should fit on an SM.
+using nerve::kBlocksPerSMAttr;
 /// Folds statically shorter than this are left to a thread each: splitting
 /// them over lanes, blocks or chunks costs more than it saves.
 constexpr int64_t kMinStaticTrip = 64;

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nerve/Conversion/Passes.h"
+#include "nerve/Target/PTX/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -21,7 +21,7 @@
 
 namespace nerve {
 #define GEN_PASS_DEF_SERIALIZEGPUMODULES
-#include "nerve/Conversion/Passes.h.inc"
+#include "nerve/Target/PTX/Passes.h.inc"
 } // namespace nerve
 
 using namespace mlir;

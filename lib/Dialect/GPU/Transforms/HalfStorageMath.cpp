@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/GPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -30,7 +30,7 @@
 
 namespace nerve {
 #define GEN_PASS_DEF_HALFSTORAGEMATH
-#include "nerve/Conversion/Passes.h.inc"
+#include "nerve/Dialect/GPU/Transforms/Passes.h.inc"
 } // namespace nerve
 
 using namespace mlir;

@@ -14,14 +14,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/GPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_GRIDDEPENDENCIES
-#include "nerve/Conversion/Passes.h.inc"
+#include "nerve/Dialect/GPU/Transforms/Passes.h.inc"
 } // namespace nerve
 
 using namespace mlir;

@@ -6,13 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/GPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_NAMEKERNELS
-#include "nerve/Conversion/Passes.h.inc"
+#include "nerve/Dialect/GPU/Transforms/Passes.h.inc"
 } // namespace nerve
 
 using namespace mlir;

@@ -9,16 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopMapping.h"
-
-#include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/GPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_OCCUPANCYHINTS
-#include "nerve/Conversion/Passes.h.inc"
+#include "nerve/Dialect/GPU/Transforms/Passes.h.inc"
 } // namespace nerve
 
 using namespace mlir;
@@ -29,9 +27,9 @@ struct OccupancyHintsPass : nerve::impl::OccupancyHintsBase<OccupancyHintsPass> 
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>()) {
       int64_t blocks = 0;
       kernel.walk([&](Operation *op) {
-        if (auto hint = op->getAttrOfType<IntegerAttr>(nerve::loop_mapping::kBlocksPerSMAttr)) {
+        if (auto hint = op->getAttrOfType<IntegerAttr>(nerve::kBlocksPerSMAttr)) {
           blocks = std::max(blocks, hint.getInt());
-          op->removeAttr(nerve::loop_mapping::kBlocksPerSMAttr);
+          op->removeAttr(nerve::kBlocksPerSMAttr);
         }
       });
       if (blocks > 0 && kernel.isKernel())

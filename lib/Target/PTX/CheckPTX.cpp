@@ -1,13 +1,13 @@
 //===- CheckPTX.cpp - no PTX with unresolved functions ------------------===//
 
-#include "nerve/Conversion/Passes.h"
+#include "nerve/Target/PTX/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_CHECKPTX
-#include "nerve/Conversion/Passes.h.inc"
+#include "nerve/Target/PTX/Passes.h.inc"
 } // namespace nerve
 
 using namespace mlir;
