@@ -14,15 +14,15 @@
 using namespace mlir;
 using namespace nerve::neuron;
 
-#include "dialects/neuron/NeuronEnums.cpp.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "dialects/neuron/NeuronAttrs.cpp.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronAttrs.cpp.inc"
 
 void NeuronDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST
-#include "dialects/neuron/NeuronAttrs.cpp.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronAttrs.cpp.inc"
       >();
 }
 

@@ -7,12 +7,12 @@
 using namespace mlir;
 using namespace nerve::neuron;
 
-#include "dialects/neuron/NeuronDialect.cpp.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronDialect.cpp.inc"
 
 void NeuronDialect::initialize() {
   registerAttributes();
   addOperations<
 #define GET_OP_LIST
-#include "dialects/neuron/NeuronOps.cpp.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronOps.cpp.inc"
       >();
 }

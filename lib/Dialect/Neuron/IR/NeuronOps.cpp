@@ -314,4 +314,4 @@ LogicalResult GenericGradOp::verifyRegions() {
 }
 
 #define GET_OP_CLASSES
-#include "dialects/neuron/NeuronOps.cpp.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronOps.cpp.inc"

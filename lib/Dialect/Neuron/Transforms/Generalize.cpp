@@ -24,7 +24,7 @@
 
 namespace nerve::neuron {
 #define GEN_PASS_DEF_NEURONGENERALIZE
-#include "dialects/neuron/NeuronPasses.h.inc"
+#include "nerve/Dialect/Neuron/Transforms/Passes.h.inc"
 } // namespace nerve::neuron
 
 using namespace mlir;

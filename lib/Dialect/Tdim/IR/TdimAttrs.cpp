@@ -9,15 +9,15 @@
 using namespace mlir;
 using namespace nerve::tdim;
 
-#include "dialects/tdim/TdimEnums.cpp.inc"
+#include "nerve/Dialect/Tdim/IR/TdimEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "dialects/tdim/TdimAttrs.cpp.inc"
+#include "nerve/Dialect/Tdim/IR/TdimAttrs.cpp.inc"
 
 void TdimDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST
-#include "dialects/tdim/TdimAttrs.cpp.inc"
+#include "nerve/Dialect/Tdim/IR/TdimAttrs.cpp.inc"
       >();
 }
 

@@ -10,14 +10,14 @@
 using namespace mlir;
 using namespace nerve::tdim;
 
-#include "dialects/tdim/TdimDialect.cpp.inc"
+#include "nerve/Dialect/Tdim/IR/TdimDialect.cpp.inc"
 
 void TdimDialect::initialize() {
   registerAttributes();
   registerTypes();
   addOperations<
 #define GET_OP_LIST
-#include "dialects/tdim/TdimOps.cpp.inc"
+#include "nerve/Dialect/Tdim/IR/TdimOps.cpp.inc"
       >();
 }
 

@@ -17,10 +17,6 @@ using namespace nerve::tdim;
 
 static constexpr int64_t kDynamic = ShapedType::kDynamic;
 
-static std::string operandWhat(unsigned i) {
-  return "operand #" + std::to_string(i);
-}
-
 static TdimIndexType indexTypeOf(DimAttr dim) {
   return TdimIndexType::get(dim.getContext(), dim);
 }
@@ -1251,4 +1247,4 @@ LogicalResult LayerNormOp::verify() {
 }
 
 #define GET_OP_CLASSES
-#include "dialects/tdim/TdimOps.cpp.inc"
+#include "nerve/Dialect/Tdim/IR/TdimOps.cpp.inc"

@@ -13,12 +13,12 @@ using namespace mlir;
 using namespace nerve::tdim;
 
 #define GET_TYPEDEF_CLASSES
-#include "dialects/tdim/TdimTypes.cpp.inc"
+#include "nerve/Dialect/Tdim/IR/TdimTypes.cpp.inc"
 
 void TdimDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST
-#include "dialects/tdim/TdimTypes.cpp.inc"
+#include "nerve/Dialect/Tdim/IR/TdimTypes.cpp.inc"
       >();
 }
 

@@ -29,7 +29,7 @@
 
 namespace nerve::tdim {
 #define GEN_PASS_DEF_TDIMDECOMPOSE
-#include "dialects/tdim/TdimPasses.h.inc"
+#include "nerve/Dialect/Tdim/Transforms/Passes.h.inc"
 } // namespace nerve::tdim
 
 using namespace mlir;

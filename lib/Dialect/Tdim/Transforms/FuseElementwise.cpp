@@ -17,7 +17,7 @@
 
 namespace nerve::tdim {
 #define GEN_PASS_DEF_TDIMFUSEELEMENTWISE
-#include "dialects/tdim/TdimPasses.h.inc"
+#include "nerve/Dialect/Tdim/Transforms/Passes.h.inc"
 } // namespace nerve::tdim
 
 using namespace mlir;

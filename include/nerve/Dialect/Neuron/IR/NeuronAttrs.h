@@ -8,10 +8,10 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
-#include "dialects/neuron/NeuronEnums.h.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "dialects/neuron/NeuronAttrs.h.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronAttrs.h.inc"
 
 namespace nerve::neuron {
 

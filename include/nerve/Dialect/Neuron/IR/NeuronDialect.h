@@ -9,6 +9,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Dialect.h"
 
-#include "dialects/neuron/NeuronDialect.h.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronDialect.h.inc"
 
 #endif // NERVE_DIALECT_NEURON_IR_NEURONDIALECT_H

@@ -12,6 +12,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define GET_OP_CLASSES
-#include "dialects/neuron/NeuronOps.h.inc"
+#include "nerve/Dialect/Neuron/IR/NeuronOps.h.inc"
 
 #endif // NERVE_DIALECT_NEURON_IR_NEURONOPS_H

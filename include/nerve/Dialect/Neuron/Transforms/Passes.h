@@ -12,14 +12,14 @@ class RewritePatternSet;
 namespace nerve::neuron {
 
 #define GEN_PASS_DECL
-#include "dialects/neuron/NeuronPasses.h.inc"
+#include "nerve/Dialect/Neuron/Transforms/Passes.h.inc"
 
 /// Patterns rewriting IF, LIF, PLIF (forward and backward) into the generic
 /// form.
 void populateGeneralizationPatterns(mlir::RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
-#include "dialects/neuron/NeuronPasses.h.inc"
+#include "nerve/Dialect/Neuron/Transforms/Passes.h.inc"
 
 } // namespace nerve::neuron
 

@@ -9,10 +9,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 
-#include "dialects/tdim/TdimEnums.h.inc"
+#include "nerve/Dialect/Tdim/IR/TdimEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "dialects/tdim/TdimAttrs.h.inc"
+#include "nerve/Dialect/Tdim/IR/TdimAttrs.h.inc"
 
 namespace nerve::tdim {
 

@@ -5,6 +5,6 @@
 
 #include "mlir/IR/Dialect.h"
 
-#include "dialects/tdim/TdimDialect.h.inc"
+#include "nerve/Dialect/Tdim/IR/TdimDialect.h.inc"
 
 #endif // NERVE_DIALECT_TDIM_IR_TDIMDIALECT_H

@@ -18,7 +18,7 @@
 
 
 #define GET_OP_CLASSES
-#include "dialects/tdim/TdimOps.h.inc"
+#include "nerve/Dialect/Tdim/IR/TdimOps.h.inc"
 
 namespace mlir {
 class RewritePatternSet;

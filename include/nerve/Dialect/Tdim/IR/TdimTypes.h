@@ -9,7 +9,7 @@
 #include "mlir/IR/Types.h"
 
 #define GET_TYPEDEF_CLASSES
-#include "dialects/tdim/TdimTypes.h.inc"
+#include "nerve/Dialect/Tdim/IR/TdimTypes.h.inc"
 
 namespace nerve::tdim {
 

@@ -12,7 +12,7 @@ class RewritePatternSet;
 namespace nerve::tdim {
 
 #define GEN_PASS_DECL
-#include "dialects/tdim/TdimPasses.h.inc"
+#include "nerve/Dialect/Tdim/Transforms/Passes.h.inc"
 
 /// Patterns that rewrite softmax, log_softmax, layer_norm, broadcast,
 /// relayout and concat into tdim.map / tdim.reduce.
@@ -24,7 +24,7 @@ void populateDecompositionPatterns(mlir::RewritePatternSet &patterns);
 void populateElementwiseFusionPatterns(mlir::RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
-#include "dialects/tdim/TdimPasses.h.inc"
+#include "nerve/Dialect/Tdim/Transforms/Passes.h.inc"
 
 } // namespace nerve::tdim
 

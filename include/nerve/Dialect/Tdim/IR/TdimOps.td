@@ -3,7 +3,7 @@
 #ifndef NERVE_DIALECTS_TDIM_OPS
 #define NERVE_DIALECTS_TDIM_OPS
 
-include "dialects/tdim/TdimTypes.td"
+include "nerve/Dialect/Tdim/IR/TdimTypes.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"

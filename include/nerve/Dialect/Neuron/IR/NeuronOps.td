@@ -3,8 +3,8 @@
 #ifndef NERVE_DIALECTS_NEURON_OPS
 #define NERVE_DIALECTS_NEURON_OPS
 
-include "dialects/neuron/NeuronAttrs.td"
-include "dialects/tdim/TdimTypes.td"
+include "nerve/Dialect/Neuron/IR/NeuronAttrs.td"
+include "nerve/Dialect/Tdim/IR/TdimTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Neuron_Tensor : Type<CPred<"::llvm::isa<::nerve::tdim::TdimTensorType>($_self)">,

@@ -3,7 +3,7 @@
 #ifndef NERVE_DIALECTS_NEURON_ATTRS
 #define NERVE_DIALECTS_NEURON_ATTRS
 
-include "dialects/neuron/NeuronDialect.td"
+include "nerve/Dialect/Neuron/IR/NeuronDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 

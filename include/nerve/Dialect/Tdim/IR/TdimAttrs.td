@@ -3,7 +3,7 @@
 #ifndef NERVE_DIALECTS_TDIM_ATTRS
 #define NERVE_DIALECTS_TDIM_ATTRS
 
-include "dialects/tdim/TdimDialect.td"
+include "nerve/Dialect/Tdim/IR/TdimDialect.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 

@@ -3,7 +3,7 @@
 #ifndef NERVE_DIALECTS_TDIM_TYPES
 #define NERVE_DIALECTS_TDIM_TYPES
 
-include "dialects/tdim/TdimAttrs.td"
+include "nerve/Dialect/Tdim/IR/TdimAttrs.td"
 include "mlir/IR/AttrTypeBase.td"
 
 def Tdim_TensorType : TypeDef<Tdim_Dialect, "TdimTensor"> {
