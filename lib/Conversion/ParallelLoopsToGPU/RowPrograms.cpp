@@ -159,418 +159,24 @@ public:
         mapAlone(mapAlone) {}
 
   Operation *build() {
-    scf::ParallelOp first = g.stats.front();
+    h.first = g.stats.front();
     for (Operation *op : g.between)
-      op->moveBefore(first);
-    OpBuilder b(first);
+      op->moveBefore(h.first);
+    OpBuilder b(h.first);
     // Columns of the first reduction: they size the block and the staging.
-    Value columns = hostTripCount(b, g.first.loop, first);
-    if (!columns)
+    h.columns = hostTripCount(b, g.first.loop, h.first);
+    if (!h.columns)
       return nullptr;
-    SmallVector<Value> counts;
-    Value rows;
-    std::tie(counts, rows) = tripCounts(b, first);
-    Value zero = indexConstant(b, loc, 0);
-    int64_t perThread = g.lanes > 1 ? kVectorsPerThread * g.lanes : kElementsPerThread;
-    // Threads a block: the fewest warps that take perThread columns each,
-    // rounded up to a power of two, so that the vector form has a kernel
-    // for each size (buildShared).
-    Value warps =
-        arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, perThread * kWarpSize));
-    Value needed = arith::MulIOp::create(b, loc, warps, indexConstant(b, loc, kWarpSize));
-    Value threads = indexConstant(b, loc, kWarpSize);
-    for (int64_t t = 2 * kWarpSize; t <= kMaxThreadsLargeStaging; t *= 2) {
-      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, needed,
-                                         indexConstant(b, loc, t / 2));
-      threads = arith::SelectOp::create(b, loc, more, indexConstant(b, loc, t), threads);
-    }
-    // The one-warp kernel's rows: the fewest lanes, a power of two, that
-    // take a row's vectors kVectorsPerThread each; a warp walks 32 / lanes
-    // rows at a time.
-    if (g.lanes > 1) {
-      Value lanesNeeded = arith::CeilDivUIOp::create(
-          b, loc, columns, indexConstant(b, loc, g.lanes * kVectorsPerThread));
-      groupShift = indexConstant(b, loc, 0);
-      for (int64_t t = 2, shift = 1; t <= kWarpSize; t *= 2, ++shift) {
-        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lanesNeeded,
-                                           indexConstant(b, loc, t / 2));
-        groupShift =
-            arith::SelectOp::create(b, loc, more, indexConstant(b, loc, shift), groupShift);
-      }
-    }
-    Value maxThreads = indexConstant(b, loc, kMaxThreads);
-    // Whether the vector form applies: the row width and the buffers allow.
-    Value vectors;
-    if (g.lanes > 1) {
-      vectors = vectorAccessesFit(b, loc, g.vectorBuffers, g.lanes, columns, zero);
-      // A row kept in registers has a vector (empty rows take the form by
-      // elements).
-      if (rowInRegisters())
-        vectors = arith::AndIOp::create(
-            b, loc, vectors,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, columns, zero));
-    }
-    Value sharedBytes, fitsAll, fitsProgram, rounded;
-    int64_t fit = 0, bytesPerColumn = 0;
-    if (!g.staged.empty()) {
-      bytesPerColumn = stagedBytesPerColumn();
-      // A whole number of 16-column groups per array keeps each one aligned
-      // for 16-byte vectors.
-      fit = stagingBytes / bytesPerColumn / 16 * 16;
-      Value groups = arith::CeilDivUIOp::create(b, loc, columns, indexConstant(b, loc, 16));
-      rounded = arith::MulIOp::create(b, loc, groups, indexConstant(b, loc, 16));
-      capacity = arith::MinUIOp::create(b, loc, rounded, indexConstant(b, loc, fit));
-      fitsAll = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, columns,
-                                      indexConstant(b, loc, fit));
-      fitsProgram = fitsAll;
-      if (vectors) {
-        // Staging at least half the row, the vector form reads the rest of
-        // it twice more at most, still less than the loops' own launches.
-        Value half = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, columns,
-                                           indexConstant(b, loc, 2 * fit));
-        fitsProgram = arith::OrIOp::create(b, loc, fitsAll,
-                                           arith::AndIOp::create(b, loc, half, vectors));
-      }
-      Value bytes = arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, bytesPerColumn));
-      sharedBytes = arith::IndexCastOp::create(b, loc, b.getI32Type(), bytes);
-      Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, bytes,
-                                          indexConstant(b, loc, kSharedBytesWithoutOptIn));
-      maxThreads = arith::SelectOp::create(
-          b, loc, large, indexConstant(b, loc, kMaxThreadsLargeStaging), maxThreads);
-    }
-    threads = arith::MinUIOp::create(b, loc, threads, maxThreads);
-    Value solo;
-    if (sharedBytes)
-      solo = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ugt, sharedBytes,
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), stagingBytes / 2));
-    // The cluster form: rows whose staging would take more than half the
-    // shared memory, split over the fewest blocks whose slices take at most
-    // kClusterSliceBytes (all of them when none do), each slice a whole
-    // number of 16 columns that fits a block's staging. It takes the place
-    // of the kernels for a block alone on its SM and for rows staged in
-    // part (softmax and log_softmax over 65536 columns on an H200: 69-75%
-    // of the copy bandwidth with those, 74-81% on clusters), except in
-    // programs whose elementwise pass loads more (finalReadsOnlyRows): they
-    // keep those kernels and take clusters only where a block would stage
-    // the row in part.
-    Value clustered, clusterSize, slice, sliceShared;
-    bool clusterOnlyTooWide = !finalReadsOnlyRows();
-    if (clusterBlocks > 1 && vectors && fitsAll && clusterable()) {
-      Value c16 = indexConstant(b, loc, 16);
-      Value rowBytes =
-          arith::MulIOp::create(b, loc, rounded, indexConstant(b, loc, bytesPerColumn));
-      clusterSize = indexConstant(b, loc, clusterBlocks);
-      for (int64_t c = clusterBlocks / 2; c >= 2; c /= 2) {
-        Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, rowBytes,
-                                           indexConstant(b, loc, c * kClusterSliceBytes));
-        clusterSize = arith::SelectOp::create(b, loc, fits, indexConstant(b, loc, c), clusterSize);
-      }
-      slice = arith::MulIOp::create(
-          b, loc,
-          arith::CeilDivUIOp::create(b, loc,
-                                     arith::CeilDivUIOp::create(b, loc, columns, clusterSize),
-                                     c16),
-          c16);
-      // Rows whose staging would take more than half of a block's, or with
-      // other loads in the elementwise pass, more than all of it.
-      Value one = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-      Value wide = clusterOnlyTooWide
-                       ? arith::XOrIOp::create(b, loc, fitsAll, one).getResult()
-                       : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rowBytes,
-                                               indexConstant(b, loc, stagingBytes / 2))
-                             .getResult();
-      Value sliceFits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, slice,
-                                              indexConstant(b, loc, fit));
-      Value wideVectors = arith::AndIOp::create(b, loc, wide, vectors);
-      clustered = arith::AndIOp::create(b, loc, wideVectors, sliceFits);
-      sliceShared = arith::IndexCastOp::create(
-          b, loc, b.getI32Type(),
-          arith::MulIOp::create(b, loc, slice, indexConstant(b, loc, bytesPerColumn)));
-      if (clusterOnlyTooWide) {
-        // The other kernels stay for rows a block stages whole or half.
-        fitsProgram = arith::OrIOp::create(b, loc, fitsProgram, clustered);
-      } else {
-        Value shares = arith::AndIOp::create(b, loc, fitsAll,
-                                             arith::XOrIOp::create(b, loc, wideVectors, one));
-        fitsProgram = arith::OrIOp::create(b, loc, shares, clustered);
-      }
-    }
+    planThreads(b);
+    planStaging(b);
+    planClusters(b);
     Operation *resume =
         g.final ? g.final->getNextNode() : g.stats.back()->getNextNode();
-    // Other rows run as separate launches (a row per warp for the
-    // reductions): a block per row that staged none of the row read it
-    // three times from global memory with too few loads in flight, which
-    // measured slower on an H200 (layer_norm over 65536 columns: 13% of
-    // the copy bandwidth against 34%).
     OpBuilder kb = b;
-    if (fitsProgram) {
-      auto choice = scf::IfOp::create(b, loc, fitsProgram, /*withElseRegion=*/true);
-      kb.setInsertionPointToStart(&choice.getThenRegion().front());
-      OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
-      SmallVector<scf::ParallelOp> alone;
-      for (scf::ParallelOp s : g.stats)
-        alone.push_back(llvm::cast<scf::ParallelOp>(eb.clone(*s)));
-      if (g.final)
-        alone.push_back(llvm::cast<scf::ParallelOp>(eb.clone(*g.final)));
-      for (scf::ParallelOp loop : alone)
-        mapAlone(loop, fit + 1);
-    }
-    Value rowCapacity = capacity;
-    // A kernel of blocks of `blockSize` threads, or for rows over warps
-    // (warpsPerBlock > 0, no block size) of that many warps.
-    auto buildKernel = [&](OpBuilder &at, int64_t kernelLanes, bool partialStaging, Value blockSize,
-                           Value cluster = {}, int64_t warpsPerBlock = 0, int64_t staticShift = -1,
-                           bool fiveAnSM = false, bool rowInRegisters = false) {
-      lanes = kernelLanes;
-      registers = rowInRegisters;
-      oneVectorAStep = fiveAnSM;
-      partial = partialStaging;
-      warpRows = warpsPerBlock > 0;
-      // A row's lanes are 2^shift, a constant of the kernel or its argument.
-      auto shiftIn = [&](OpBuilder &ob) {
-        return staticShift >= 0 ? indexConstant(ob, loc, staticShift) : groupShift;
-      };
-      auto rowsPerWarpIn = [&](OpBuilder &ob) -> Value {
-        return arith::ShRUIOp::create(ob, loc, indexConstant(ob, loc, kWarpSize), shiftIn(ob));
-      };
-      stagingOf.clear();
-      statistic.clear();
-      stagedAlready.clear();
-      pendingStaged.clear();
-      registerOf.clear();
-      slots.clear();
-      scratchOf.clear();
-      clusterBlockCount = cluster;
-      sliceColumns = cluster ? slice : Value();
-      blockRank = columnBase = isBlockFirstThread = Value();
-      capacity = cluster ? slice : rowCapacity;
-      auto body = [&](OpBuilder &ib, gpu::LaunchOp launch) {
-        this->launch = launch;
-        tid = launch.getThreadIds().x;
-        blockThreads = blockSize; // rows over warps: their lanes, below
-        Value warpSize = indexConstant(ib, loc, kWarpSize);
-        warp = arith::DivUIOp::create(ib, loc, tid, warpSize);
-        Value firstRow = launch.getBlockIds().x, rowStep = launch.getGridSize().x;
-        Value stagingStart = zero;
-        Value group;
-        if (warpRows) {
-          // Each group of groupLanes lanes is a row's program of its own:
-          // its lanes are the threads, its slice of the block's staging
-          // their shared memory. A warp walks its rows in step (its
-          // shuffles need every lane): a group past the last row redoes
-          // the last one and stores nothing.
-          // Lanes and rows as shifts of groupShift: LLVM then turns the
-          // divisions by the lanes into shifts too (with a plain value they
-          // stayed 64-bit divisions in every row's loop bounds: f16 softmax
-          // over 1024 columns 80% of the copy bandwidth against 94%).
-          groupLanes = arith::ShLIOp::create(ib, loc, indexConstant(ib, loc, 1), shiftIn(ib));
-          Value rowsPerWarp = rowsPerWarpIn(ib);
-          Value lane = arith::RemUIOp::create(ib, loc, tid, warpSize);
-          tid = arith::RemUIOp::create(ib, loc, lane, groupLanes);
-          group = arith::DivUIOp::create(ib, loc, lane, groupLanes);
-          blockThreads = groupLanes;
-          Value perBlock =
-              arith::MulIOp::create(ib, loc, indexConstant(ib, loc, warpsPerBlock), rowsPerWarp);
-          Value warpFirstRow = arith::MulIOp::create(ib, loc, warp, rowsPerWarp);
-          Value groupInBlock = arith::AddIOp::create(ib, loc, warpFirstRow, group);
-          firstRow = arith::AddIOp::create(
-              ib, loc, arith::MulIOp::create(ib, loc, firstRow, perBlock), warpFirstRow);
-          rowStep = arith::MulIOp::create(ib, loc, rowStep, perBlock);
-          if (!g.staged.empty())
-            stagingStart = arith::MulIOp::create(
-                ib, loc, groupInBlock,
-                arith::MulIOp::create(ib, loc, capacity,
-                                      indexConstant(ib, loc, stagedBytesPerColumn())));
-        }
-        isFirstThread = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, zero);
-        isLaneZero = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq,
-                                           arith::RemUIOp::create(ib, loc, tid, warpSize), zero);
-        if (!registers)
-          setUpStaging(ib, stagingStart);
-        if (cluster) {
-          // Clusters take the rows in turn; a row's first block's first
-          // thread stores its statistics. The cluster barrier's first phase
-          // ends with this arrival: each row starts by waiting for the
-          // previous phase (which ends after every block has read the slots
-          // of the previous row).
-          blockRank = gpu::ClusterBlockIdOp::create(ib, loc, gpu::Dimension::x);
-          isBlockFirstThread = isFirstThread;
-          isFirstThread = arith::AndIOp::create(
-              ib, loc, isFirstThread,
-              arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, blockRank, zero));
-          firstRow = gpu::ClusterIdOp::create(ib, loc, gpu::Dimension::x);
-          rowStep = gpu::ClusterDimOp::create(ib, loc, gpu::Dimension::x);
-          columnBase = arith::MulIOp::create(ib, loc, blockRank, slice);
-          auto arrive = NVVM::ClusterArriveOp::create(ib, loc, ib.getUnitAttr());
-          arrive->setAttr(kBlocksPerSMAttr,
-                          ib.getI32IntegerAttr(clusterOnlyTooWide && !oneVectorAStep
-                                                   ? kClusterBlocksPerSMLoadingMore
-                                                   : kClusterBlocksPerSM));
-        }
-        auto rowLoop = scf::ForOp::create(ib, loc, firstRow, rows, rowStep);
-        OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
-        if (cluster)
-          NVVM::ClusterWaitOp::create(rb, loc, rb.getUnitAttr());
-        Value rowIndex = rowLoop.getInductionVar(), valid;
-        // (A warp of one row has no row to skip.)
-        if (warpRows && staticShift != kWarpShift) {
-          rowIndex = arith::AddIOp::create(rb, loc, rowIndex, group);
-          valid = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, rowIndex, rows);
-          rowIndex = arith::MinUIOp::create(
-              rb, loc, rowIndex, arith::SubIOp::create(rb, loc, rows, indexConstant(rb, loc, 1)));
-          isFirstThread = arith::AndIOp::create(
-              rb, loc, valid, arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, tid, zero));
-        }
-        row = delinearize(rb, loc, first, counts, rowIndex);
-        for (scf::ParallelOp s : g.stats)
-          buildStats(rb, s);
-        if (cluster)
-          NVVM::ClusterArriveOp::create(rb, loc, rb.getUnitAttr());
-        if (g.final) {
-          OpBuilder fb = rb;
-          if (valid) // a group past the last row stores nothing
-            fb.setInsertionPointToStart(&scf::IfOp::create(rb, loc, valid, /*withElseRegion=*/false)
-                                             .getThenRegion()
-                                             .front());
-          buildFinal(fb);
-        }
-        if (cluster) {
-          // No block leaves while another may still read its slots.
-          ib.setInsertionPointAfter(rowLoop);
-          NVVM::ClusterWaitOp::create(ib, loc, ib.getUnitAttr());
-        }
-      };
-      if (warpRows) {
-        Value warps = indexConstant(at, loc, warpsPerBlock);
-        Value perBlock = arith::MulIOp::create(at, loc, warps, rowsPerWarpIn(at));
-        Value blockShared = sharedBytes && !registers
-                                ? arith::MulIOp::create(at, loc, sharedBytes,
-                                                        arith::IndexCastOp::create(
-                                                            at, loc, at.getI32Type(), perBlock))
-                                      .getResult()
-                                : Value();
-        // The block size is a constant, so that outlining records it
-        // (.maxntid): ptxas then gives a block of one warp, 32 of which at
-        // most share an SM, the 64 registers a thread that cost no
-        // occupancy. Left to guess, it took 48-56 and ran the 16-bit rows
-        // of 1024 columns 1.5-7 points slower (docs/decisions.md).
-        buildLaunchOver(at, loc, rows, perBlock, indexConstant(at, loc, kWarpSize * warpsPerBlock),
-                        body, blockShared);
-        return;
-      }
-      if (!cluster) {
-        buildLaunchOver(at, loc, rows, indexConstant(at, loc, 1), blockSize, body,
-                        registers ? Value() : sharedBytes);
-        return;
-      }
-      Value nonEmpty =
-          arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ugt, rows, zero);
-      auto guard = scf::IfOp::create(at, loc, nonEmpty, /*withElseRegion=*/false);
-      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-      Value fewest = indexConstant(gb, loc, kClusterRowsAlone);
-      Value byRows =
-          arith::CeilDivUIOp::create(gb, loc, rows, indexConstant(gb, loc, kRowsPerCluster));
-      Value clusters = arith::MinUIOp::create(gb, loc, rows,
-                                              arith::MaxUIOp::create(gb, loc, fewest, byRows));
-      buildLaunch(gb, loc, arith::MulIOp::create(gb, loc, clusters, cluster), blockSize, body,
-                  sliceShared, cluster);
-    };
-    // Kernels: by vectors or by elements; by vectors also for rows split
-    // over clusters, or without clusters for rows staged in part (a kernel
-    // of its own: the checks of which columns were staged took the f32
-    // softmax from 46 to 86 registers a thread).
-    if (vectors) {
-      auto choice = scf::IfOp::create(kb, loc, vectors, /*withElseRegion=*/true);
-      OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-      // Blocks that share their SM: a kernel for each block size, which
-      // the compiler then knows (H200, 16-bit softmax and layer_norm over
-      // 1024-4096 columns: 79-89% of the copy bandwidth with one kernel
-      // for all sizes, 88-94% with these). Rows of one warp take a warp
-      // each, shorter rows part of one (groupShift), reduced by shuffles
-      // alone; a kernel of their own for each (the whole-warp rows lost
-      // 10-12 points with the lanes a run-time value).
-      auto buildShared = [&](OpBuilder &start) {
-        OpBuilder at = start;
-        auto choose = [&](Value condition, function_ref<void(OpBuilder &)> then) {
-          auto is = scf::IfOp::create(at, loc, condition, /*withElseRegion=*/true);
-          OpBuilder tb = OpBuilder::atBlockBegin(&is.getThenRegion().front());
-          then(tb);
-          at = OpBuilder::atBlockBegin(&is.getElseRegion().front());
-        };
-        auto threadsAre = [&](int64_t t) {
-          return arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, threads,
-                                       indexConstant(at, loc, t));
-        };
-        Value wholeWarp = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, groupShift,
-                                                indexConstant(at, loc, kWarpShift));
-        // Kernels whose threads are never capped (below kMaxThreads) take
-        // at most kVectorsPerThread vectors of a row each: they keep the
-        // row in registers.
-        bool inRegisters = rowInRegisters();
-        choose(arith::AndIOp::create(at, loc, threadsAre(kWarpSize), wholeWarp),
-               [&](OpBuilder &tb) {
-                 buildKernel(tb, g.lanes, false, /*blockSize=*/Value(), Value(), 1, kWarpShift,
-                             false, inRegisters);
-               });
-        choose(threadsAre(kWarpSize), [&](OpBuilder &tb) {
-          buildKernel(tb, g.lanes, false, /*blockSize=*/Value(), Value(), kGroupWarpsPerBlock, -1,
-                      false, inRegisters);
-        });
-        int64_t largest = g.staged.empty() ? kMaxThreads : kMaxThreadsLargeStaging;
-        for (int64_t t = 2 * kWarpSize; t < largest; t *= 2)
-          choose(threadsAre(t), [&](OpBuilder &tb) {
-            buildKernel(tb, g.lanes, false, indexConstant(tb, loc, t), Value(), 0, -1, false,
-                        inRegisters && t < kMaxThreads);
-          });
-        buildKernel(at, g.lanes, false, indexConstant(at, loc, largest));
-      };
-      // Without clusters: rows staged whole (by a block alone on its SM or
-      // sharing it) or in part.
-      auto buildBlocks = [&](OpBuilder &at) {
-        if (!fitsAll) {
-          buildShared(at);
-          return;
-        }
-        auto whole = scf::IfOp::create(at, loc, fitsAll, /*withElseRegion=*/true);
-        OpBuilder wb = OpBuilder::atBlockBegin(&whole.getThenRegion().front());
-        auto alone = scf::IfOp::create(wb, loc, solo, /*withElseRegion=*/true);
-        OpBuilder ab = OpBuilder::atBlockBegin(&alone.getThenRegion().front());
-        buildKernel(ab, g.lanes, false, indexConstant(ab, loc, kSoloThreads));
-        OpBuilder sharing = OpBuilder::atBlockBegin(&alone.getElseRegion().front());
-        buildShared(sharing);
-        OpBuilder pb = OpBuilder::atBlockBegin(&whole.getElseRegion().front());
-        buildKernel(pb, g.lanes, true, indexConstant(pb, loc, kSoloThreads));
-      };
-      if (clustered) {
-        auto split = scf::IfOp::create(vb, loc, clustered, /*withElseRegion=*/true);
-        OpBuilder cb = OpBuilder::atBlockBegin(&split.getThenRegion().front());
-        if (clusterOnlyTooWide && bytesPerColumn == 4) {
-          // f32 rows loading more: slices of which five blocks fit an SM
-          // take a kernel of their own (kFiveAnSMSliceBytes).
-          Value fiveFit = arith::CmpIOp::create(
-              cb, loc, arith::CmpIPredicate::ule, sliceShared,
-              arith::ConstantIntOp::create(cb, loc, cb.getI32Type(), kFiveAnSMSliceBytes));
-          auto small = scf::IfOp::create(cb, loc, fiveFit, /*withElseRegion=*/true);
-          OpBuilder fb = OpBuilder::atBlockBegin(&small.getThenRegion().front());
-          buildKernel(fb, g.lanes, false, indexConstant(fb, loc, kClusterThreads), clusterSize,
-                      /*warpsPerBlock=*/0, /*staticShift=*/-1, /*fiveAnSM=*/true);
-          cb = OpBuilder::atBlockBegin(&small.getElseRegion().front());
-        }
-        buildKernel(cb, g.lanes, false, indexConstant(cb, loc, kClusterThreads), clusterSize);
-        OpBuilder other = OpBuilder::atBlockBegin(&split.getElseRegion().front());
-        if (clusterOnlyTooWide)
-          buildBlocks(other);
-        else
-          buildShared(other);
-      } else {
-        buildBlocks(vb);
-      }
-      OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
-      buildKernel(sb, 1, false, threads);
-    } else {
-      buildKernel(kb, 1, false, threads);
-    }
+    if (h.fitsProgram)
+      kb = mapOtherRows(b);
+    h.rowCapacity = capacity;
+    buildKernels(kb);
     for (scf::ParallelOp s : g.stats)
       s.erase();
     if (g.final)
@@ -579,6 +185,483 @@ public:
   }
 
 private:
+  /// The host's values that choose and size the program's kernels.
+  struct HostPlan {
+    scf::ParallelOp first;          ///< the first statistics loop
+    SmallVector<Value> counts;      ///< its trip counts
+    Value rows, zero, columns;      ///< rows, 0, the first reduction's columns
+    Value threads;                  ///< a block's threads (vector form: its size)
+    Value vectors;                  ///< whether the vector form applies (or null)
+    Value sharedBytes;              ///< a block's staging (i32), or null
+    Value fitsAll, fitsProgram;     ///< the row staged whole; the program applies
+    Value rounded;                  ///< columns rounded up to 16
+    Value solo;                     ///< a block's staging takes over half an SM's
+    int64_t fit = 0;                ///< columns the staging holds at most
+    int64_t bytesPerColumn = 0;     ///< staged bytes a column
+    Value clustered, clusterSize;   ///< the cluster form applies; its blocks
+    Value slice, sliceShared;       ///< a block's columns and staging (i32)
+    bool clusterOnlyTooWide = false;///< clusters only for rows a block cannot stage
+    Value rowCapacity;              ///< staged columns without clusters
+  };
+
+  /// How one kernel of the program is built.
+  struct KernelForm {
+    int64_t lanes = 1;           ///< columns a vector (1: by elements)
+    bool partialStaging = false; ///< rows staged in part
+    Value blockSize;             ///< threads a block (null for rows over warps)
+    Value cluster;               ///< blocks of a cluster (host value), or null
+    int64_t warpsPerBlock = 0;   ///< rows over warps: warps a block
+    int64_t staticShift = -1;    ///< log2 of a row's lanes, when constant
+    bool fiveAnSM = false;       ///< slices of which five blocks fit an SM
+    bool rowInRegisters = false; ///< the register form
+  };
+
+  KernelForm form(int64_t kernelLanes, Value blockSize) const {
+    KernelForm f;
+    f.lanes = kernelLanes;
+    f.blockSize = blockSize;
+    return f;
+  }
+
+  /// Where a block's rows start and step, and the staging its row group
+  /// starts at.
+  struct RowWalk {
+    Value firstRow, rowStep, stagingStart, group;
+  };
+
+  /// The trip counts, and the threads a block: the fewest warps that take
+  /// perThread columns each, rounded up to a power of two, so that the
+  /// vector form has a kernel for each size (buildShared); the one-warp
+  /// kernel's rows: the fewest lanes, a power of two, that take a row's
+  /// vectors kVectorsPerThread each (a warp walks 32 / lanes rows at a
+  /// time).
+  void planThreads(OpBuilder &b) {
+    std::tie(h.counts, h.rows) = tripCounts(b, h.first);
+    h.zero = indexConstant(b, loc, 0);
+    int64_t perThread = g.lanes > 1 ? kVectorsPerThread * g.lanes : kElementsPerThread;
+    Value warps = arith::CeilDivUIOp::create(b, loc, h.columns,
+                                             indexConstant(b, loc, perThread * kWarpSize));
+    Value needed = arith::MulIOp::create(b, loc, warps, indexConstant(b, loc, kWarpSize));
+    h.threads = indexConstant(b, loc, kWarpSize);
+    for (int64_t t = 2 * kWarpSize; t <= kMaxThreadsLargeStaging; t *= 2) {
+      Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, needed,
+                                         indexConstant(b, loc, t / 2));
+      h.threads = arith::SelectOp::create(b, loc, more, indexConstant(b, loc, t), h.threads);
+    }
+    if (g.lanes > 1) {
+      Value lanesNeeded = arith::CeilDivUIOp::create(
+          b, loc, h.columns, indexConstant(b, loc, g.lanes * kVectorsPerThread));
+      groupShift = indexConstant(b, loc, 0);
+      for (int64_t t = 2, shift = 1; t <= kWarpSize; t *= 2, ++shift) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lanesNeeded,
+                                           indexConstant(b, loc, t / 2));
+        groupShift =
+            arith::SelectOp::create(b, loc, more, indexConstant(b, loc, shift), groupShift);
+      }
+    }
+  }
+
+  /// Whether the vector form applies, and how much the staging takes: the
+  /// columns it holds, whether the row fits whole, whether the program
+  /// applies, a block's shared memory and threads.
+  void planStaging(OpBuilder &b) {
+    Value maxThreads = indexConstant(b, loc, kMaxThreads);
+    if (g.lanes > 1) {
+      // The row width and the buffers allow.
+      h.vectors = vectorAccessesFit(b, loc, g.vectorBuffers, g.lanes, h.columns, h.zero);
+      // A row kept in registers has a vector (empty rows take the form by
+      // elements).
+      if (rowInRegisters()) {
+        Value nonEmpty =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, h.columns, h.zero);
+        h.vectors = arith::AndIOp::create(b, loc, h.vectors, nonEmpty);
+      }
+    }
+    if (!g.staged.empty()) {
+      h.bytesPerColumn = stagedBytesPerColumn();
+      // A whole number of 16-column groups per array keeps each one aligned
+      // for 16-byte vectors.
+      h.fit = stagingBytes / h.bytesPerColumn / 16 * 16;
+      Value groups = arith::CeilDivUIOp::create(b, loc, h.columns, indexConstant(b, loc, 16));
+      h.rounded = arith::MulIOp::create(b, loc, groups, indexConstant(b, loc, 16));
+      capacity = arith::MinUIOp::create(b, loc, h.rounded, indexConstant(b, loc, h.fit));
+      h.fitsAll = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, h.columns,
+                                        indexConstant(b, loc, h.fit));
+      h.fitsProgram = h.fitsAll;
+      if (h.vectors) {
+        // Staging at least half the row, the vector form reads the rest of
+        // it twice more at most, still less than the loops' own launches.
+        Value half = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, h.columns,
+                                           indexConstant(b, loc, 2 * h.fit));
+        Value halfByVectors = arith::AndIOp::create(b, loc, half, h.vectors);
+        h.fitsProgram = arith::OrIOp::create(b, loc, h.fitsAll, halfByVectors);
+      }
+      Value bytes =
+          arith::MulIOp::create(b, loc, capacity, indexConstant(b, loc, h.bytesPerColumn));
+      h.sharedBytes = arith::IndexCastOp::create(b, loc, b.getI32Type(), bytes);
+      Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, bytes,
+                                          indexConstant(b, loc, kSharedBytesWithoutOptIn));
+      maxThreads = arith::SelectOp::create(
+          b, loc, large, indexConstant(b, loc, kMaxThreadsLargeStaging), maxThreads);
+    }
+    h.threads = arith::MinUIOp::create(b, loc, h.threads, maxThreads);
+    if (h.sharedBytes)
+      h.solo = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ugt, h.sharedBytes,
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), stagingBytes / 2));
+  }
+
+  /// The cluster form: rows whose staging would take more than half the
+  /// shared memory, split over the fewest blocks whose slices take at most
+  /// kClusterSliceBytes (all of them when none do), each slice a whole
+  /// number of 16 columns that fits a block's staging. It takes the place
+  /// of the kernels for a block alone on its SM and for rows staged in
+  /// part (softmax and log_softmax over 65536 columns on an H200: 69-75%
+  /// of the copy bandwidth with those, 74-81% on clusters), except in
+  /// programs whose elementwise pass loads more (finalReadsOnlyRows): they
+  /// keep those kernels and take clusters only where a block would stage
+  /// the row in part.
+  void planClusters(OpBuilder &b) {
+    h.clusterOnlyTooWide = !finalReadsOnlyRows();
+    if (clusterBlocks <= 1 || !h.vectors || !h.fitsAll || !clusterable())
+      return;
+    Value c16 = indexConstant(b, loc, 16);
+    Value rowBytes =
+        arith::MulIOp::create(b, loc, h.rounded, indexConstant(b, loc, h.bytesPerColumn));
+    h.clusterSize = indexConstant(b, loc, clusterBlocks);
+    for (int64_t c = clusterBlocks / 2; c >= 2; c /= 2) {
+      Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, rowBytes,
+                                         indexConstant(b, loc, c * kClusterSliceBytes));
+      h.clusterSize =
+          arith::SelectOp::create(b, loc, fits, indexConstant(b, loc, c), h.clusterSize);
+    }
+    Value perBlock = arith::CeilDivUIOp::create(b, loc, h.columns, h.clusterSize);
+    Value sliceGroups = arith::CeilDivUIOp::create(b, loc, perBlock, c16);
+    h.slice = arith::MulIOp::create(b, loc, sliceGroups, c16);
+    // Rows whose staging would take more than half of a block's, or with
+    // other loads in the elementwise pass, more than all of it.
+    Value one = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+    Value wide = h.clusterOnlyTooWide
+                     ? arith::XOrIOp::create(b, loc, h.fitsAll, one).getResult()
+                     : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rowBytes,
+                                             indexConstant(b, loc, stagingBytes / 2))
+                           .getResult();
+    Value sliceFits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, h.slice,
+                                            indexConstant(b, loc, h.fit));
+    Value wideVectors = arith::AndIOp::create(b, loc, wide, h.vectors);
+    h.clustered = arith::AndIOp::create(b, loc, wideVectors, sliceFits);
+    Value sliceBytes =
+        arith::MulIOp::create(b, loc, h.slice, indexConstant(b, loc, h.bytesPerColumn));
+    h.sliceShared = arith::IndexCastOp::create(b, loc, b.getI32Type(), sliceBytes);
+    if (h.clusterOnlyTooWide) {
+      // The other kernels stay for rows a block stages whole or half.
+      h.fitsProgram = arith::OrIOp::create(b, loc, h.fitsProgram, h.clustered);
+    } else {
+      Value narrow = arith::XOrIOp::create(b, loc, wideVectors, one);
+      Value shares = arith::AndIOp::create(b, loc, h.fitsAll, narrow);
+      h.fitsProgram = arith::OrIOp::create(b, loc, shares, h.clustered);
+    }
+  }
+
+  /// Other rows run as separate launches (a row per warp for the
+  /// reductions): a block per row that staged none of the row read it
+  /// three times from global memory with too few loads in flight, which
+  /// measured slower on an H200 (layer_norm over 65536 columns: 13% of
+  /// the copy bandwidth against 34%). Returns where the program's kernels
+  /// go: the branch for the rows it takes.
+  OpBuilder mapOtherRows(OpBuilder &b) {
+    auto choice = scf::IfOp::create(b, loc, h.fitsProgram, /*withElseRegion=*/true);
+    OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+    SmallVector<scf::ParallelOp> alone;
+    for (scf::ParallelOp s : g.stats)
+      alone.push_back(llvm::cast<scf::ParallelOp>(eb.clone(*s)));
+    if (g.final)
+      alone.push_back(llvm::cast<scf::ParallelOp>(eb.clone(*g.final)));
+    for (scf::ParallelOp loop : alone)
+      mapAlone(loop, h.fit + 1);
+    return OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+  }
+
+  /// A row's lanes are 2^shift, a constant of the kernel or its argument.
+  Value shiftIn(OpBuilder &ob, const KernelForm &f) {
+    return f.staticShift >= 0 ? indexConstant(ob, loc, f.staticShift) : groupShift;
+  }
+  Value rowsPerWarpIn(OpBuilder &ob, const KernelForm &f) {
+    Value warpSize = indexConstant(ob, loc, kWarpSize);
+    Value shift = shiftIn(ob, f);
+    return arith::ShRUIOp::create(ob, loc, warpSize, shift);
+  }
+
+  /// A kernel of `f`'s form at `at`, launched over the rows.
+  void buildKernel(OpBuilder &at, const KernelForm &f) {
+    lanes = f.lanes;
+    registers = f.rowInRegisters;
+    oneVectorAStep = f.fiveAnSM;
+    partial = f.partialStaging;
+    warpRows = f.warpsPerBlock > 0;
+    stagingOf.clear();
+    statistic.clear();
+    stagedAlready.clear();
+    pendingStaged.clear();
+    registerOf.clear();
+    slots.clear();
+    scratchOf.clear();
+    clusterBlockCount = f.cluster;
+    sliceColumns = f.cluster ? h.slice : Value();
+    blockRank = columnBase = isBlockFirstThread = Value();
+    capacity = f.cluster ? h.slice : h.rowCapacity;
+    auto body = [&](OpBuilder &ib, gpu::LaunchOp kernel) { buildKernelBody(ib, kernel, f); };
+    if (warpRows) {
+      Value warps = indexConstant(at, loc, f.warpsPerBlock);
+      Value perBlock = arith::MulIOp::create(at, loc, warps, rowsPerWarpIn(at, f));
+      Value blockShared;
+      if (h.sharedBytes && !registers) {
+        Value groups = arith::IndexCastOp::create(at, loc, at.getI32Type(), perBlock);
+        blockShared = arith::MulIOp::create(at, loc, h.sharedBytes, groups);
+      }
+      // The block size is a constant, so that outlining records it
+      // (.maxntid): ptxas then gives a block of one warp, 32 of which at
+      // most share an SM, the 64 registers a thread that cost no
+      // occupancy. Left to guess, it took 48-56 and ran the 16-bit rows
+      // of 1024 columns 1.5-7 points slower (docs/decisions.md).
+      buildLaunchOver(at, loc, h.rows, perBlock,
+                      indexConstant(at, loc, kWarpSize * f.warpsPerBlock), body, blockShared);
+      return;
+    }
+    if (!f.cluster) {
+      buildLaunchOver(at, loc, h.rows, indexConstant(at, loc, 1), f.blockSize, body,
+                      registers ? Value() : h.sharedBytes);
+      return;
+    }
+    Value nonEmpty = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ugt, h.rows, h.zero);
+    auto guard = scf::IfOp::create(at, loc, nonEmpty, /*withElseRegion=*/false);
+    OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+    Value fewest = indexConstant(gb, loc, kClusterRowsAlone);
+    Value byRows =
+        arith::CeilDivUIOp::create(gb, loc, h.rows, indexConstant(gb, loc, kRowsPerCluster));
+    Value most = arith::MaxUIOp::create(gb, loc, fewest, byRows);
+    Value clusters = arith::MinUIOp::create(gb, loc, h.rows, most);
+    Value grid = arith::MulIOp::create(gb, loc, clusters, f.cluster);
+    buildLaunch(gb, loc, grid, f.blockSize, body, h.sliceShared, f.cluster);
+  }
+
+  /// The body of a kernel of form `f`: its threads, the rows it walks,
+  /// and each row's statistics and elementwise pass.
+  void buildKernelBody(OpBuilder &ib, gpu::LaunchOp kernel, const KernelForm &f) {
+    launch = kernel;
+    tid = launch.getThreadIds().x;
+    blockThreads = f.blockSize; // rows over warps: their lanes, below
+    Value warpSize = indexConstant(ib, loc, kWarpSize);
+    warp = arith::DivUIOp::create(ib, loc, tid, warpSize);
+    RowWalk walk{launch.getBlockIds().x, launch.getGridSize().x, h.zero, Value()};
+    if (warpRows)
+      enterWarpRows(ib, f, warpSize, walk);
+    isFirstThread = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, h.zero);
+    Value laneOfTid = arith::RemUIOp::create(ib, loc, tid, warpSize);
+    isLaneZero = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, laneOfTid, h.zero);
+    if (!registers)
+      setUpStaging(ib, walk.stagingStart);
+    if (f.cluster)
+      enterCluster(ib, walk);
+    buildRowLoop(ib, f, walk);
+  }
+
+  /// Each group of groupLanes lanes is a row's program of its own: its
+  /// lanes are the threads, its slice of the block's staging their shared
+  /// memory. A warp walks its rows in step (its shuffles need every lane):
+  /// a group past the last row redoes the last one and stores nothing.
+  /// Lanes and rows as shifts of groupShift: LLVM then turns the divisions
+  /// by the lanes into shifts too (with a plain value they stayed 64-bit
+  /// divisions in every row's loop bounds: f16 softmax over 1024 columns
+  /// 80% of the copy bandwidth against 94%).
+  void enterWarpRows(OpBuilder &ib, const KernelForm &f, Value warpSize, RowWalk &walk) {
+    Value one = indexConstant(ib, loc, 1);
+    Value shift = shiftIn(ib, f);
+    groupLanes = arith::ShLIOp::create(ib, loc, one, shift);
+    Value rowsPerWarp = rowsPerWarpIn(ib, f);
+    Value lane = arith::RemUIOp::create(ib, loc, tid, warpSize);
+    tid = arith::RemUIOp::create(ib, loc, lane, groupLanes);
+    walk.group = arith::DivUIOp::create(ib, loc, lane, groupLanes);
+    blockThreads = groupLanes;
+    Value perBlock =
+        arith::MulIOp::create(ib, loc, indexConstant(ib, loc, f.warpsPerBlock), rowsPerWarp);
+    Value warpFirstRow = arith::MulIOp::create(ib, loc, warp, rowsPerWarp);
+    Value groupInBlock = arith::AddIOp::create(ib, loc, warpFirstRow, walk.group);
+    Value blockFirstRow = arith::MulIOp::create(ib, loc, walk.firstRow, perBlock);
+    walk.firstRow = arith::AddIOp::create(ib, loc, blockFirstRow, warpFirstRow);
+    walk.rowStep = arith::MulIOp::create(ib, loc, walk.rowStep, perBlock);
+    if (!g.staged.empty()) {
+      Value groupBytes = arith::MulIOp::create(ib, loc, capacity,
+                                               indexConstant(ib, loc, stagedBytesPerColumn()));
+      walk.stagingStart = arith::MulIOp::create(ib, loc, groupInBlock, groupBytes);
+    }
+  }
+
+  /// Clusters take the rows in turn; a row's first block's first thread
+  /// stores its statistics. The cluster barrier's first phase ends with
+  /// this arrival: each row starts by waiting for the previous phase (which
+  /// ends after every block has read the slots of the previous row).
+  void enterCluster(OpBuilder &ib, RowWalk &walk) {
+    blockRank = gpu::ClusterBlockIdOp::create(ib, loc, gpu::Dimension::x);
+    isBlockFirstThread = isFirstThread;
+    Value rankZero = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, blockRank, h.zero);
+    isFirstThread = arith::AndIOp::create(ib, loc, isFirstThread, rankZero);
+    walk.firstRow = gpu::ClusterIdOp::create(ib, loc, gpu::Dimension::x);
+    walk.rowStep = gpu::ClusterDimOp::create(ib, loc, gpu::Dimension::x);
+    columnBase = arith::MulIOp::create(ib, loc, blockRank, h.slice);
+    auto arrive = NVVM::ClusterArriveOp::create(ib, loc, ib.getUnitAttr());
+    arrive->setAttr(kBlocksPerSMAttr,
+                    ib.getI32IntegerAttr(h.clusterOnlyTooWide && !oneVectorAStep
+                                             ? kClusterBlocksPerSMLoadingMore
+                                             : kClusterBlocksPerSM));
+  }
+
+  /// The loop over the kernel's rows: each row's statistics, then its
+  /// elementwise pass.
+  void buildRowLoop(OpBuilder &ib, const KernelForm &f, const RowWalk &walk) {
+    auto rowLoop = scf::ForOp::create(ib, loc, walk.firstRow, h.rows, walk.rowStep);
+    OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+    if (f.cluster)
+      NVVM::ClusterWaitOp::create(rb, loc, rb.getUnitAttr());
+    Value rowIndex = rowLoop.getInductionVar(), valid;
+    // (A warp of one row has no row to skip.)
+    if (warpRows && f.staticShift != kWarpShift) {
+      rowIndex = arith::AddIOp::create(rb, loc, rowIndex, walk.group);
+      valid = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::ult, rowIndex, h.rows);
+      Value lastRow = arith::SubIOp::create(rb, loc, h.rows, indexConstant(rb, loc, 1));
+      rowIndex = arith::MinUIOp::create(rb, loc, rowIndex, lastRow);
+      Value tidZero = arith::CmpIOp::create(rb, loc, arith::CmpIPredicate::eq, tid, h.zero);
+      isFirstThread = arith::AndIOp::create(rb, loc, valid, tidZero);
+    }
+    row = delinearize(rb, loc, h.first, h.counts, rowIndex);
+    for (scf::ParallelOp s : g.stats)
+      buildStats(rb, s);
+    if (f.cluster)
+      NVVM::ClusterArriveOp::create(rb, loc, rb.getUnitAttr());
+    if (g.final) {
+      OpBuilder fb = rb;
+      if (valid) // a group past the last row stores nothing
+        fb.setInsertionPointToStart(
+            &scf::IfOp::create(rb, loc, valid, /*withElseRegion=*/false).getThenRegion().front());
+      buildFinal(fb);
+    }
+    if (f.cluster) {
+      // No block leaves while another may still read its slots.
+      ib.setInsertionPointAfter(rowLoop);
+      NVVM::ClusterWaitOp::create(ib, loc, ib.getUnitAttr());
+    }
+  }
+
+  /// Kernels: by vectors or by elements; by vectors also for rows split
+  /// over clusters, or without clusters for rows staged in part (a kernel
+  /// of its own: the checks of which columns were staged took the f32
+  /// softmax from 46 to 86 registers a thread).
+  void buildKernels(OpBuilder &kb) {
+    if (!h.vectors) {
+      buildKernel(kb, form(1, h.threads));
+      return;
+    }
+    auto choice = scf::IfOp::create(kb, loc, h.vectors, /*withElseRegion=*/true);
+    OpBuilder vb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+    if (h.clustered) {
+      auto split = scf::IfOp::create(vb, loc, h.clustered, /*withElseRegion=*/true);
+      OpBuilder cb = OpBuilder::atBlockBegin(&split.getThenRegion().front());
+      if (h.clusterOnlyTooWide && h.bytesPerColumn == 4) {
+        // f32 rows loading more: slices of which five blocks fit an SM
+        // take a kernel of their own (kFiveAnSMSliceBytes).
+        Value fiveFit = arith::CmpIOp::create(
+            cb, loc, arith::CmpIPredicate::ule, h.sliceShared,
+            arith::ConstantIntOp::create(cb, loc, cb.getI32Type(), kFiveAnSMSliceBytes));
+        auto small = scf::IfOp::create(cb, loc, fiveFit, /*withElseRegion=*/true);
+        OpBuilder fb = OpBuilder::atBlockBegin(&small.getThenRegion().front());
+        KernelForm five = form(g.lanes, indexConstant(fb, loc, kClusterThreads));
+        five.cluster = h.clusterSize;
+        five.fiveAnSM = true;
+        buildKernel(fb, five);
+        cb = OpBuilder::atBlockBegin(&small.getElseRegion().front());
+      }
+      KernelForm clustered = form(g.lanes, indexConstant(cb, loc, kClusterThreads));
+      clustered.cluster = h.clusterSize;
+      buildKernel(cb, clustered);
+      OpBuilder other = OpBuilder::atBlockBegin(&split.getElseRegion().front());
+      if (h.clusterOnlyTooWide)
+        buildBlocks(other);
+      else
+        buildShared(other);
+    } else {
+      buildBlocks(vb);
+    }
+    OpBuilder sb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+    buildKernel(sb, form(1, h.threads));
+  }
+
+  /// Vector kernels without clusters: rows staged whole (by a block alone
+  /// on its SM or sharing it) or in part.
+  void buildBlocks(OpBuilder &at) {
+    if (!h.fitsAll) {
+      buildShared(at);
+      return;
+    }
+    auto whole = scf::IfOp::create(at, loc, h.fitsAll, /*withElseRegion=*/true);
+    OpBuilder wb = OpBuilder::atBlockBegin(&whole.getThenRegion().front());
+    auto alone = scf::IfOp::create(wb, loc, h.solo, /*withElseRegion=*/true);
+    OpBuilder ab = OpBuilder::atBlockBegin(&alone.getThenRegion().front());
+    buildKernel(ab, form(g.lanes, indexConstant(ab, loc, kSoloThreads)));
+    OpBuilder sharing = OpBuilder::atBlockBegin(&alone.getElseRegion().front());
+    buildShared(sharing);
+    OpBuilder pb = OpBuilder::atBlockBegin(&whole.getElseRegion().front());
+    KernelForm partialForm = form(g.lanes, indexConstant(pb, loc, kSoloThreads));
+    partialForm.partialStaging = true;
+    buildKernel(pb, partialForm);
+  }
+
+  /// Vector kernels for blocks that share their SM: a kernel for each
+  /// block size, which the compiler then knows (H200, 16-bit softmax and
+  /// layer_norm over 1024-4096 columns: 79-89% of the copy bandwidth with
+  /// one kernel for all sizes, 88-94% with these). Rows of one warp take a
+  /// warp each, shorter rows part of one (groupShift), reduced by shuffles
+  /// alone; a kernel of their own for each (the whole-warp rows lost 10-12
+  /// points with the lanes a run-time value).
+  void buildShared(OpBuilder &start) {
+    OpBuilder at = start;
+    auto choose = [&](Value condition, function_ref<void(OpBuilder &)> then) {
+      auto is = scf::IfOp::create(at, loc, condition, /*withElseRegion=*/true);
+      OpBuilder tb = OpBuilder::atBlockBegin(&is.getThenRegion().front());
+      then(tb);
+      at = OpBuilder::atBlockBegin(&is.getElseRegion().front());
+    };
+    auto threadsAre = [&](int64_t t) {
+      return arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, h.threads,
+                                   indexConstant(at, loc, t));
+    };
+    Value wholeWarp = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, groupShift,
+                                            indexConstant(at, loc, kWarpShift));
+    // Kernels whose threads are never capped (below kMaxThreads) take at
+    // most kVectorsPerThread vectors of a row each: they keep the row in
+    // registers.
+    bool inRegisters = rowInRegisters();
+    KernelForm warpRow = form(g.lanes, Value());
+    warpRow.warpsPerBlock = 1;
+    warpRow.staticShift = kWarpShift;
+    warpRow.rowInRegisters = inRegisters;
+    Value oneWarp = threadsAre(kWarpSize);
+    choose(arith::AndIOp::create(at, loc, oneWarp, wholeWarp),
+           [&](OpBuilder &tb) { buildKernel(tb, warpRow); });
+    KernelForm groupRows = form(g.lanes, Value());
+    groupRows.warpsPerBlock = kGroupWarpsPerBlock;
+    groupRows.rowInRegisters = inRegisters;
+    choose(threadsAre(kWarpSize), [&](OpBuilder &tb) { buildKernel(tb, groupRows); });
+    int64_t largest = g.staged.empty() ? kMaxThreads : kMaxThreadsLargeStaging;
+    for (int64_t t = 2 * kWarpSize; t < largest; t *= 2)
+      choose(threadsAre(t), [&](OpBuilder &tb) {
+        KernelForm sized = form(g.lanes, indexConstant(tb, loc, t));
+        sized.rowInRegisters = inRegisters && t < kMaxThreads;
+        buildKernel(tb, sized);
+      });
+    buildKernel(at, form(g.lanes, indexConstant(at, loc, largest)));
+  }
+
+  HostPlan h;
   RowGroup &g;
   Location loc;
   int64_t stagingBytes; ///< shared memory the staged inputs may take
