@@ -105,6 +105,192 @@ int64_t blockRowIterations(int64_t threads, int64_t vectorLanes) {
 
 } // namespace
 
+namespace {
+
+/// Builds the launches of one loop of row reductions (mapRowReductions).
+class RowReductionBuilder {
+public:
+  RowReductionBuilder(scf::ParallelOp loop, llvm::DenseMap<Operation *, LaneReduction> reductions,
+                      int64_t blockSize, int64_t minColumns)
+      : loop(loop), reductions(std::move(reductions)), body(loop.getBody()), loc(loop.getLoc()),
+        threads(std::max<int64_t>(kWarpSize, blockSize / kWarpSize * kWarpSize)),
+        minColumns(minColumns) {}
+
+  void build() {
+    OpBuilder b(loop);
+    std::tie(counts, rows) = tripCounts(b, loop);
+    // Each reduction's trip count on the host, when it is known there.
+    for (Operation &op : body->without_terminator())
+      if (auto it = reductions.find(&op); it != reductions.end())
+        trips.push_back(hostTripCount(b, it->second.loop, loop));
+    tripsKnown = llvm::all_of(trips, [](Value t) { return bool(t); });
+    staticTrip = shortestStaticTrip();
+    Value fits;
+    int64_t vectorLanes = chooseVectorLanes(b, fits);
+    buildVectorsIfFit(b, loc, fits, vectorLanes,
+                      [&](OpBuilder &hb, int64_t lanes) { buildForLanes(hb, lanes); });
+    loop.erase();
+  }
+
+private:
+  scf::ParallelOp loop;
+  llvm::DenseMap<Operation *, LaneReduction> reductions;
+  Block *body;
+  Location loc;
+  int64_t threads;    ///< a block's threads
+  int64_t minColumns; ///< what the caller knows the rows' length to be at least
+  SmallVector<Value> counts;
+  Value rows;
+  SmallVector<Value> trips; ///< each reduction's trip count on the host, or null
+  bool tripsKnown = false;
+  std::optional<int64_t> staticTrip;
+
+  /// What a launch's row loop shares with each reduction of a row.
+  struct RowContext {
+    bool rowBlocks = false;
+    int64_t vectorLanes = 1;
+    gpu::LaunchOp launch;
+    Value tid, lane, warp, warpSize, block, isLaneZero;
+    IRMapping mapping;
+    DenseMap<Type, Value> scratchOf;
+  };
+
+  /// The shortest reduction's trip count when all are known statically.
+  std::optional<int64_t> shortestStaticTrip() const {
+    std::optional<int64_t> shortest;
+    for (auto &entry : reductions) {
+      scf::ForOp inner = entry.second.loop;
+      auto lb = getConstantIntValue(inner.getLowerBound());
+      auto ub = getConstantIntValue(inner.getUpperBound());
+      auto step = getConstantIntValue(inner.getStep());
+      if (!lb || !ub || !step || *step <= 0)
+        return std::nullopt;
+      int64_t trip = std::max<int64_t>(0, (*ub - *lb + *step - 1) / *step);
+      shortest = shortest ? std::min(*shortest, trip) : trip;
+    }
+    return shortest;
+  }
+
+  /// Vectors when every reduction allows the same lanes and its trip count
+  /// is known on the host; `fits` becomes the host check of the buffers.
+  int64_t chooseVectorLanes(OpBuilder &b, Value &fits) {
+    int64_t vectorLanes = 0;
+    unsigned index = 0;
+    for (Operation &op : body->without_terminator()) {
+      auto it = reductions.find(&op);
+      if (it == reductions.end())
+        continue;
+      const LaneReduction &r = it->second;
+      llvm::SetVector<Value> buffers;
+      int64_t lanes = reductionLanes(r, buffers);
+      Value trip = lanes > 1 ? trips[index] : Value();
+      ++index;
+      if (!trip || (vectorLanes && lanes != vectorLanes))
+        return 1;
+      vectorLanes = lanes;
+      Value ok =
+          vectorAccessesFit(b, loc, buffers.getArrayRef(), lanes, trip, indexConstant(b, loc, 0));
+      fits = fits ? b.createOrFold<arith::AndIOp>(loc, fits, ok) : ok;
+    }
+    return vectorLanes;
+  }
+
+  /// A block per row where every reduction is long enough, else a warp per
+  /// row; chosen here when the lengths are known, on the host otherwise.
+  void buildForLanes(OpBuilder &hb, int64_t vectorLanes) {
+    int64_t least = blockRowIterations(threads, vectorLanes);
+    if (minColumns >= least)
+      return buildLaunch(hb, vectorLanes, /*rowBlocks=*/true);
+    if (staticTrip)
+      return buildLaunch(hb, vectorLanes, /*rowBlocks=*/*staticTrip >= least);
+    if (!tripsKnown)
+      return buildLaunch(hb, vectorLanes, /*rowBlocks=*/false);
+    Value leastValue = indexConstant(hb, loc, least);
+    Value longRows;
+    for (Value trip : trips) {
+      Value isLong =
+          hb.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, trip, leastValue);
+      longRows = longRows ? hb.createOrFold<arith::AndIOp>(loc, longRows, isLong) : isLong;
+    }
+    auto choice = scf::IfOp::create(hb, loc, longRows, /*withElseRegion=*/true);
+    OpBuilder tb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
+    buildLaunch(tb, vectorLanes, /*rowBlocks=*/true);
+    OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
+    buildLaunch(eb, vectorLanes, /*rowBlocks=*/false);
+  }
+
+  /// `rowBlocks`: a block per row (all its threads split each reduction),
+  /// else a warp per row.
+  void buildLaunch(OpBuilder &hb, int64_t vectorLanes, bool rowBlocks) {
+    int64_t rowsPerBlock = rowBlocks ? 1 : threads / kWarpSize;
+    Value block = indexConstant(hb, loc, threads);
+    Value perBlock = indexConstant(hb, loc, rowsPerBlock);
+    buildLaunchOver(hb, loc, rows, perBlock, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
+      RowContext c;
+      c.rowBlocks = rowBlocks;
+      c.vectorLanes = vectorLanes;
+      c.launch = launch;
+      c.block = block;
+      c.tid = launch.getThreadIds().x;
+      c.warpSize = indexConstant(ib, loc, kWarpSize);
+      c.lane = arith::RemUIOp::create(ib, loc, c.tid, c.warpSize);
+      c.warp = arith::DivUIOp::create(ib, loc, c.tid, c.warpSize);
+      Value zero = indexConstant(ib, loc, 0);
+      c.isLaneZero = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, c.lane, zero);
+      Value first = arith::MulIOp::create(ib, loc, launch.getBlockIds().x, perBlock);
+      Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, perBlock);
+      Value isLeader = c.isLaneZero;
+      if (rowBlocks) {
+        Value tidZero = indexConstant(ib, loc, 0);
+        isLeader = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, c.tid, tidZero);
+      } else {
+        first = arith::AddIOp::create(ib, loc, first, c.warp);
+      }
+      // Every lane of a warp (of a block, for rowBlocks: the barriers
+      // see all threads) walks the same rows.
+      auto rowLoop = scf::ForOp::create(ib, loc, first, rows, stride);
+      OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
+      c.mapping.map(loop.getInductionVars(),
+                    delinearize(rb, loc, loop, counts, rowLoop.getInductionVar()));
+      buildRow(rb, c, isLeader);
+    });
+  }
+
+  /// A row's body: its reductions split over the lanes, its other loads
+  /// and arithmetic by every lane, its writes once, by the leader.
+  void buildRow(OpBuilder &rb, RowContext &c, Value isLeader) {
+    for (Operation &op : body->without_terminator()) {
+      if (auto it = reductions.find(&op); it != reductions.end()) {
+        c.mapping.map(op.getResult(0), reduce(rb, c, it->second));
+      } else if (isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)) {
+        rb.clone(op, c.mapping);
+      } else {
+        auto once = scf::IfOp::create(rb, loc, isLeader, /*withElseRegion=*/false);
+        OpBuilder ob = OpBuilder::atBlockBegin(&once.getThenRegion().front());
+        ob.clone(op, c.mapping);
+      }
+    }
+  }
+
+  /// One reduction of the row: lane partials, a warp's butterfly, the
+  /// block's warps combined in order (rowBlocks), then the fold's init.
+  Value reduce(OpBuilder &rb, RowContext &c, const LaneReduction &r) {
+    Value partial = lanePartial(rb, loc, r, c.mapping, c.rowBlocks ? c.tid : c.lane,
+                                c.rowBlocks ? c.block : c.warpSize, c.vectorLanes);
+    partial = warpButterfly(rb, loc, r, partial);
+    if (c.rowBlocks) {
+      Value &scratch = c.scratchOf[partial.getType()];
+      if (!scratch)
+        scratch = workgroupArray(c.launch, partial.getType(), threads / kWarpSize, loc);
+      Value warps = indexConstant(rb, loc, threads / kWarpSize);
+      partial = blockCombine(rb, loc, r, partial, scratch, c.warp, c.isLaneZero, warps);
+    }
+    return combineAs(rb, r, c.mapping.lookupOrDefault(r.loop.getInitArgs()[0]), partial);
+  }
+};
+
+} // namespace
+
 /// The folds of `loop`'s body that reduce its rows, by op; nothing when the
 /// body is anything else (mapRowReductions's shape) or they are statically
 /// short.
@@ -160,140 +346,7 @@ bool mapRowReductions(scf::ParallelOp loop, int64_t blockSize, int64_t minColumn
   std::optional<llvm::DenseMap<Operation *, LaneReduction>> matched = matchRowReductions(loop);
   if (!matched)
     return false;
-  llvm::DenseMap<Operation *, LaneReduction> &reductions = *matched;
-  Block *body = loop.getBody();
-
-  Location loc = loop.getLoc();
-  OpBuilder b(loop);
-  SmallVector<Value> counts;
-  Value rows;
-  std::tie(counts, rows) = tripCounts(b, loop);
-  int64_t threads = std::max<int64_t>(kWarpSize, blockSize / kWarpSize * kWarpSize);
-  // `rowBlocks`: a block per row (all its threads split each reduction),
-  // else a warp per row.
-  auto buildLaunch = [&](OpBuilder &hb, int64_t vectorLanes, bool rowBlocks) {
-    int64_t rowsPerBlock = rowBlocks ? 1 : threads / kWarpSize;
-    Value block = indexConstant(hb, loc, threads);
-    Value perBlock = indexConstant(hb, loc, rowsPerBlock);
-    buildLaunchOver(hb, loc, rows, perBlock, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
-      Value tid = launch.getThreadIds().x;
-      Value warpSize = indexConstant(ib, loc, kWarpSize);
-      Value lane = arith::RemUIOp::create(ib, loc, tid, warpSize);
-      Value warp = arith::DivUIOp::create(ib, loc, tid, warpSize);
-      Value isLaneZero =
-          arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, lane, indexConstant(ib, loc, 0));
-      Value first = arith::MulIOp::create(ib, loc, launch.getBlockIds().x, perBlock);
-      Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, perBlock);
-      Value isLeader = isLaneZero;
-      if (rowBlocks)
-        isLeader = arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid,
-                                         indexConstant(ib, loc, 0));
-      else
-        first = arith::AddIOp::create(ib, loc, first, warp);
-      // Every lane of a warp (of a block, for rowBlocks: the barriers
-      // see all threads) walks the same rows.
-      auto rowLoop = scf::ForOp::create(ib, loc, first, rows, stride);
-      OpBuilder rb = OpBuilder::atBlockBegin(rowLoop.getBody());
-      IRMapping mapping;
-      mapping.map(loop.getInductionVars(),
-                  delinearize(rb, loc, loop, counts, rowLoop.getInductionVar()));
-      DenseMap<Type, Value> scratchOf;
-      auto reduce = [&](const LaneReduction &r) {
-        Value partial = lanePartial(rb, loc, r, mapping, rowBlocks ? tid : lane,
-                                    rowBlocks ? block : warpSize, vectorLanes);
-        partial = warpButterfly(rb, loc, r, partial);
-        if (rowBlocks) {
-          Value &scratch = scratchOf[partial.getType()];
-          if (!scratch)
-            scratch = workgroupArray(launch, partial.getType(), threads / kWarpSize, loc);
-          partial = blockCombine(rb, loc, r, partial, scratch, warp, isLaneZero,
-                                 indexConstant(rb, loc, threads / kWarpSize));
-        }
-        return combineAs(rb, r, mapping.lookupOrDefault(r.loop.getInitArgs()[0]), partial);
-      };
-      for (Operation &op : body->without_terminator()) {
-        if (auto it = reductions.find(&op); it != reductions.end()) {
-          mapping.map(op.getResult(0), reduce(it->second));
-        } else if (isa<memref::LoadOp>(op) || isMemoryEffectFree(&op)) {
-          rb.clone(op, mapping);
-        } else {
-          auto once = scf::IfOp::create(rb, loc, isLeader, /*withElseRegion=*/false);
-          OpBuilder ob = OpBuilder::atBlockBegin(&once.getThenRegion().front());
-          ob.clone(op, mapping);
-        }
-      }
-    });
-  };
-
-  // Each reduction's trip count on the host, when it is known there.
-  SmallVector<Value> trips;
-  for (Operation &op : body->without_terminator())
-    if (auto it = reductions.find(&op); it != reductions.end())
-      trips.push_back(hostTripCount(b, it->second.loop, loop));
-  bool tripsKnown = llvm::all_of(trips, [](Value t) { return bool(t); });
-  // The shortest reduction's trip count when all are known statically.
-  std::optional<int64_t> staticTrip;
-  for (auto &entry : reductions) {
-    scf::ForOp inner = entry.second.loop;
-    auto lb = getConstantIntValue(inner.getLowerBound());
-    auto ub = getConstantIntValue(inner.getUpperBound());
-    auto step = getConstantIntValue(inner.getStep());
-    if (!lb || !ub || !step || *step <= 0) {
-      staticTrip.reset();
-      break;
-    }
-    int64_t trip = std::max<int64_t>(0, (*ub - *lb + *step - 1) / *step);
-    staticTrip = staticTrip ? std::min(*staticTrip, trip) : trip;
-  }
-
-  // A block per row where every reduction is long enough.
-  auto build = [&](OpBuilder &hb, int64_t vectorLanes) {
-    int64_t least = blockRowIterations(threads, vectorLanes);
-    if (minColumns >= least)
-      return buildLaunch(hb, vectorLanes, /*rowBlocks=*/true);
-    if (staticTrip)
-      return buildLaunch(hb, vectorLanes, /*rowBlocks=*/*staticTrip >= least);
-    if (!tripsKnown)
-      return buildLaunch(hb, vectorLanes, /*rowBlocks=*/false);
-    Value leastValue = indexConstant(hb, loc, least);
-    Value longRows;
-    for (Value trip : trips) {
-      Value isLong =
-          hb.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, trip, leastValue);
-      longRows = longRows ? hb.createOrFold<arith::AndIOp>(loc, longRows, isLong) : isLong;
-    }
-    auto choice = scf::IfOp::create(hb, loc, longRows, /*withElseRegion=*/true);
-    OpBuilder tb = OpBuilder::atBlockBegin(&choice.getThenRegion().front());
-    buildLaunch(tb, vectorLanes, /*rowBlocks=*/true);
-    OpBuilder eb = OpBuilder::atBlockBegin(&choice.getElseRegion().front());
-    buildLaunch(eb, vectorLanes, /*rowBlocks=*/false);
-  };
-
-  // Vectors when every reduction allows the same lanes and its trip count
-  // is known on the host.
-  int64_t vectorLanes = 0;
-  Value fits;
-  unsigned index = 0;
-  for (Operation &op : body->without_terminator()) {
-    auto it = reductions.find(&op);
-    if (it == reductions.end())
-      continue;
-    const LaneReduction &r = it->second;
-    llvm::SetVector<Value> buffers;
-    int64_t lanes = reductionLanes(r, buffers);
-    Value trip = lanes > 1 ? trips[index] : Value();
-    ++index;
-    if (!trip || (vectorLanes && lanes != vectorLanes)) {
-      vectorLanes = 1;
-      break;
-    }
-    vectorLanes = lanes;
-    Value ok =
-        vectorAccessesFit(b, loc, buffers.getArrayRef(), lanes, trip, indexConstant(b, loc, 0));
-    fits = fits ? b.createOrFold<arith::AndIOp>(loc, fits, ok) : ok;
-  }
-  buildVectorsIfFit(b, loc, fits, vectorLanes, build);
-  loop.erase();
+  RowReductionBuilder(loop, std::move(*matched), blockSize, minColumns).build();
   return true;
 }
 
