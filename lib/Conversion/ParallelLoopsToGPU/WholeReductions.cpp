@@ -525,109 +525,142 @@ memref::StoreOp storedAfter(Operation *op, Value result) {
   return store;
 }
 
-/// mapWholeReduction for either source.
-Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
-  Operation *op = w.op;
-  Location loc = op->getLoc();
-  OpBuilder b(op);
-  SmallVector<Value> counts;
-  Value total;
-  std::tie(counts, total) = w.tripCounts(b);
-  int64_t threads = int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, 32));
-  bool lockstep = w.parallel && walksInLockstep(w.parallel);
-  if (lockstep)
-    threads = lockstepThreads(w.parallel, threads);
-  Value block = indexConstant(b, loc, threads);
-  Value one = indexConstant(b, loc, 1);
-  // A thread folding ahead (foldStridedAhead) takes a whole round before
-  // a block more is launched: one with a single iteration spent its
-  // rounds' index arithmetic on loads past the end (H200, f32 sum of
-  // 256 x 1024: 11.2 us against 7.8 an iteration at a time).
-  bool ahead = !lockstep && w.loadsOnly();
-  // A 1-D one folds by chunks (foldChunksAhead), a round of chunks a
-  // thread likewise.
-  std::optional<ChunkPlan> chunked =
-      ahead && w.ivs.size() == 1 ? planChunks(w.chunkSource()) : std::nullopt;
-  // One over several dimensions whose indices serve only its loads folds
-  // chunks of its iterations in row-major order (foldFlatChunksAhead).
-  std::optional<FlatLoads> flat = ahead ? flatLoadsOf(w) : std::nullopt;
-  Value perBlock = ahead ? indexConstant(b, loc, threads * kStridedLoadsAhead) : block;
-  Value work = total;
-  if (chunked || flat) {
-    perBlock = indexConstant(b, loc, threads * kChunksAhead);
-    work = arith::DivUIOp::create(b, loc, total,
-                                  indexConstant(b, loc, chunked ? chunked->lanes : flat->lanes));
+/// Builds the two launches of one whole-tensor reduction (mapWhole).
+class WholeReductionBuilder {
+public:
+  WholeReductionBuilder(const WholeReduction &w, int64_t blockSize)
+      : w(w), op(w.op), loc(w.op->getLoc()),
+        threads(int64_t(1) << llvm::Log2_64(std::max<int64_t>(blockSize, 32))) {}
+
+  Operation *build() {
+    OpBuilder b(op);
+    planShares(b);
+    allocateResults(b);
+    buildFoldKernel(b);
+    buildTreeKernel(b);
+    for (memref::StoreOp store : direct)
+      if (store)
+        store.erase();
+    return finish();
   }
-  Value wanted =
-      arith::CeilDivUIOp::create(b, loc, arith::MaxUIOp::create(b, loc, work, one), perBlock);
-  Value most = indexConstant(b, loc, 1024);
-  Value blocks = arith::MinUIOp::create(b, loc, wanted, most);
+
+private:
+  const WholeReduction &w;
+  Operation *op;
+  Location loc;
+  int64_t threads;
+  SmallVector<Value> counts;
+  Value total, block, one, blocks;
+  bool lockstep = false, ahead = false;
+  std::optional<ChunkPlan> chunked;
+  std::optional<FlatLoads> flat;
   SmallVector<Value> strideDigits;
   SmallVector<SmallVector<Value>> laneDigits;
-  if (flat) {
-    // The scalar form's steps, the same for every thread: a grid stride of
-    // chunks, and each lane from its chunk's first.
-    Value threads = arith::MulIOp::create(b, loc, blocks, block);
-    Value lanes = indexConstant(b, loc, flat->lanes);
-    Value chunkStride = arith::MulIOp::create(b, loc, threads, lanes);
-    strideDigits = digitsOf(b, loc, counts, chunkStride);
-    for (int64_t j = 0; j < flat->lanes; ++j)
-      laneDigits.push_back(digitsOf(b, loc, counts, indexConstant(b, loc, j)));
-  } else if (ahead && !chunked) {
-    strideDigits = digitsOf(b, loc, counts, arith::MulIOp::create(b, loc, blocks, block));
+  SmallVector<Value> partials, finals; ///< a partial per block; each result's buffer (or null)
+  SmallVector<memref::StoreOp> direct; ///< the store the last kernel does instead, per result
+
+  /// How threads fold their shares, and the grid: up to 1024 blocks.
+  void planShares(OpBuilder &b) {
+    std::tie(counts, total) = w.tripCounts(b);
+    lockstep = w.parallel && walksInLockstep(w.parallel);
+    if (lockstep)
+      threads = lockstepThreads(w.parallel, threads);
+    block = indexConstant(b, loc, threads);
+    one = indexConstant(b, loc, 1);
+    // A thread folding ahead (foldStridedAhead) takes a whole round before
+    // a block more is launched: one with a single iteration spent its
+    // rounds' index arithmetic on loads past the end (H200, f32 sum of
+    // 256 x 1024: 11.2 us against 7.8 an iteration at a time).
+    ahead = !lockstep && w.loadsOnly();
+    // A 1-D one folds by chunks (foldChunksAhead), a round of chunks a
+    // thread likewise.
+    chunked = ahead && w.ivs.size() == 1 ? planChunks(w.chunkSource()) : std::nullopt;
+    // One over several dimensions whose indices serve only its loads folds
+    // chunks of its iterations in row-major order (foldFlatChunksAhead).
+    flat = ahead ? flatLoadsOf(w) : std::nullopt;
+    Value perBlock = ahead ? indexConstant(b, loc, threads * kStridedLoadsAhead) : block;
+    Value work = total;
+    if (chunked || flat) {
+      perBlock = indexConstant(b, loc, threads * kChunksAhead);
+      Value lanes = indexConstant(b, loc, chunked ? chunked->lanes : flat->lanes);
+      work = arith::DivUIOp::create(b, loc, total, lanes);
+    }
+    Value some = arith::MaxUIOp::create(b, loc, work, one);
+    Value wanted = arith::CeilDivUIOp::create(b, loc, some, perBlock);
+    Value most = indexConstant(b, loc, 1024);
+    blocks = arith::MinUIOp::create(b, loc, wanted, most);
+    if (flat) {
+      // The scalar form's steps, the same for every thread: a grid stride
+      // of chunks, and each lane from its chunk's first.
+      Value gridThreads = arith::MulIOp::create(b, loc, blocks, block);
+      Value lanes = indexConstant(b, loc, flat->lanes);
+      Value chunkStride = arith::MulIOp::create(b, loc, gridThreads, lanes);
+      strideDigits = digitsOf(b, loc, counts, chunkStride);
+      for (int64_t j = 0; j < flat->lanes; ++j)
+        laneDigits.push_back(digitsOf(b, loc, counts, indexConstant(b, loc, j)));
+    } else if (ahead && !chunked) {
+      strideDigits = digitsOf(b, loc, counts, arith::MulIOp::create(b, loc, blocks, block));
+    }
   }
-  SmallVector<Value> partials, finals;
-  SmallVector<memref::StoreOp> direct;
-  for (auto [t, result] : llvm::zip(op->getResultTypes(), w.results())) {
-    partials.push_back(memref::AllocOp::create(b, loc, MemRefType::get({ShapedType::kDynamic}, t),
-                                               ValueRange{blocks}));
-    direct.push_back(storedAfter(op, result));
-    finals.push_back(direct.back() ? Value()
-                                   : memref::AllocOp::create(b, loc, MemRefType::get({}, t)));
+
+  /// A buffer of a partial per block for each result, and one for the
+  /// result unless the last kernel stores it where the loop's result went.
+  void allocateResults(OpBuilder &b) {
+    for (auto [t, result] : llvm::zip(op->getResultTypes(), w.results())) {
+      partials.push_back(memref::AllocOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, t), ValueRange{blocks}));
+      direct.push_back(storedAfter(op, result));
+      finals.push_back(direct.back() ? Value()
+                                     : memref::AllocOp::create(b, loc, MemRefType::get({}, t)));
+    }
   }
-  auto launchWithShared = [&](OpBuilder &lb, Value grid,
-                              function_ref<void(OpBuilder &, gpu::LaunchOp, ValueRange)> fn) {
+
+  void launchWithShared(OpBuilder &lb, Value grid,
+                        function_ref<void(OpBuilder &, gpu::LaunchOp, ValueRange)> fn) {
     buildLaunch(lb, loc, grid, block, [&](OpBuilder &ib, gpu::LaunchOp launch) {
       SmallVector<Value> shared;
       for (Type t : op->getResultTypes())
         shared.push_back(workgroupArray(launch, t, threads, loc));
       fn(ib, launch, shared);
     });
-  };
-  auto whenFirstThread = [&](OpBuilder &ib, Value tid, function_ref<void(OpBuilder &)> fn) {
+  }
+
+  void whenFirstThread(OpBuilder &ib, Value tid, function_ref<void(OpBuilder &)> fn) {
     Value first =
         arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, tid, indexConstant(ib, loc, 0));
     auto guard = scf::IfOp::create(ib, loc, first, /*withElseRegion=*/false);
     OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
     fn(gb);
-  };
+  }
 
-  // Kernel 1: every thread folds its share (in lockstep when the body
-  // walks rows, as a neuron's time loop does), every block its threads.
-  auto foldShares = [&](OpBuilder &kb, bool byVectors) {
+  /// Kernel 1, by vectors or by scalars where the buffers allow.
+  void buildFoldKernel(OpBuilder &b) {
+    if (chunked) {
+      // By vectors where every buffer's chunks are aligned, else by scalars.
+      Value fits = vectorAccessesFit(b, loc, chunked->buffers, chunked->lanes,
+                                     indexConstant(b, loc, 0), w.lowerBounds.front());
+      buildVectorsIfFit(b, loc, fits, chunked->lanes,
+                        [&](OpBuilder &kb, int64_t lanes) { foldShares(kb, lanes > 1); });
+    } else if (flat) {
+      // By vectors of flat views where every buffer is dense and aligned,
+      // else lane by lane at each position.
+      buildVectorsIfFit(b, loc, flatVectorsFit(b, loc, *flat, counts), flat->lanes,
+                        [&](OpBuilder &kb, int64_t lanes) { foldShares(kb, lanes > 1); });
+    } else {
+      foldShares(b, false);
+    }
+  }
+
+  /// Kernel 1: every thread folds its share (in lockstep when the body
+  /// walks rows, as a neuron's time loop does), every block its threads.
+  void foldShares(OpBuilder &kb, bool byVectors) {
     SmallVector<Value> views;
     if (flat && byVectors)
       views = flatViews(kb, loc, *flat, total);
     launchWithShared(kb, blocks, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
       Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
-      std::optional<SmallVector<Value>> folded;
-      if (lockstep)
-        folded = foldInLockstep(ib, launch, w.parallel, counts, total, block);
-      if (!folded) {
-        Value first =
-            arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
-        Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
-        if (chunked)
-          folded = foldChunksAhead(ib, loc, w, chunked->lanes, total, first, stride, byVectors);
-        else if (flat)
-          folded = foldFlatChunksAhead(ib, loc, w, *flat, counts, total, first, stride, views,
-                                       strideDigits, laneDigits);
-        else if (ahead)
-          folded = foldStridedAhead(ib, loc, w, counts, total, first, stride, strideDigits);
-        else
-          folded = foldStrided(ib, loc, w, counts, total, first, stride);
-      }
-      blockTree(ib, loc, w, shared, tid, *folded, threads);
+      SmallVector<Value> folded = threadShare(ib, launch, byVectors, views);
+      blockTree(ib, loc, w, shared, tid, folded, threads);
       whenFirstThread(ib, tid, [&](OpBuilder &gb) {
         for (auto [buffer, partial] : llvm::zip(shared, partials)) {
           Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
@@ -635,65 +668,79 @@ Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
         }
       });
     });
-  };
-  if (chunked) {
-    // By vectors where every buffer's chunks are aligned, else by scalars.
-    Value fits = vectorAccessesFit(b, loc, chunked->buffers, chunked->lanes,
-                                   indexConstant(b, loc, 0), w.lowerBounds.front());
-    buildVectorsIfFit(b, loc, fits, chunked->lanes,
-                      [&](OpBuilder &kb, int64_t lanes) { foldShares(kb, lanes > 1); });
-  } else if (flat) {
-    // By vectors of flat views where every buffer is dense and aligned,
-    // else lane by lane at each position.
-    buildVectorsIfFit(b, loc, flatVectorsFit(b, loc, *flat, counts), flat->lanes,
-                      [&](OpBuilder &kb, int64_t lanes) { foldShares(kb, lanes > 1); });
-  } else {
-    foldShares(b, false);
   }
-  // Kernel 2: one block over the partial values.
-  launchWithShared(b, one, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
-    Value tid = launch.getThreadIds().x;
-    auto strided = scf::ForOp::create(ib, loc, tid, blocks, block, w.inits());
-    {
-      OpBuilder::InsertionGuard guard(ib);
-      ib.setInsertionPointToStart(strided.getBody());
-      SmallVector<Value> values = llvm::map_to_vector(partials, [&](Value partial) -> Value {
-        return memref::LoadOp::create(ib, loc, partial, ValueRange{strided.getInductionVar()});
-      });
-      scf::YieldOp::create(ib, loc, w.merge(ib, strided.getRegionIterArgs(), values));
-    }
-    blockTree(ib, loc, w, shared, tid, strided.getResults(), threads);
-    whenFirstThread(ib, tid, [&](OpBuilder &gb) {
-      for (auto [buffer, result, store] : llvm::zip(shared, finals, direct)) {
-        Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
-        if (store)
-          memref::StoreOp::create(gb, loc, v, store.getMemRef(), store.getIndices());
-        else
-          memref::StoreOp::create(gb, loc, v, result, ValueRange{});
-      }
-    });
-  });
-  for (memref::StoreOp store : direct)
-    if (store)
-      store.erase();
 
-  // Each result is read just before its first use (host ops in between
-  // stay on the host); the buffers die with the call.
-  Block *body = op->getBlock();
-  Operation *resume = op->getNextNode();
-  for (auto [result, buffer] : llvm::zip(w.results(), finals)) {
-    if (!buffer)
-      continue;
-    if (memref::LoadOp load = readBeforeFirstUse(result, buffer);
-        load && load->isBeforeInBlock(resume))
-      resume = load;
+  /// This thread's fold of its share, in the form planShares chose.
+  SmallVector<Value> threadShare(OpBuilder &ib, gpu::LaunchOp launch, bool byVectors,
+                                 ArrayRef<Value> views) {
+    if (lockstep)
+      if (std::optional<SmallVector<Value>> folded =
+              foldInLockstep(ib, launch, w.parallel, counts, total, block))
+        return *folded;
+    Value tid = launch.getThreadIds().x, bid = launch.getBlockIds().x;
+    Value first = arith::AddIOp::create(ib, loc, arith::MulIOp::create(ib, loc, bid, block), tid);
+    Value stride = arith::MulIOp::create(ib, loc, launch.getGridSize().x, block);
+    if (chunked)
+      return foldChunksAhead(ib, loc, w, chunked->lanes, total, first, stride, byVectors);
+    if (flat)
+      return foldFlatChunksAhead(ib, loc, w, *flat, counts, total, first, stride, views,
+                                 strideDigits, laneDigits);
+    if (ahead)
+      return foldStridedAhead(ib, loc, w, counts, total, first, stride, strideDigits);
+    return foldStrided(ib, loc, w, counts, total, first, stride);
   }
-  OpBuilder end(body->getTerminator());
-  for (Value buffer : llvm::concat<Value>(partials, finals))
-    if (buffer)
-      memref::DeallocOp::create(end, loc, buffer);
-  op->erase();
-  return resume;
+
+  /// Kernel 2: one block over the partial values.
+  void buildTreeKernel(OpBuilder &b) {
+    launchWithShared(b, one, [&](OpBuilder &ib, gpu::LaunchOp launch, ValueRange shared) {
+      Value tid = launch.getThreadIds().x;
+      auto strided = scf::ForOp::create(ib, loc, tid, blocks, block, w.inits());
+      {
+        OpBuilder::InsertionGuard guard(ib);
+        ib.setInsertionPointToStart(strided.getBody());
+        SmallVector<Value> values = llvm::map_to_vector(partials, [&](Value partial) -> Value {
+          return memref::LoadOp::create(ib, loc, partial, ValueRange{strided.getInductionVar()});
+        });
+        scf::YieldOp::create(ib, loc, w.merge(ib, strided.getRegionIterArgs(), values));
+      }
+      blockTree(ib, loc, w, shared, tid, strided.getResults(), threads);
+      whenFirstThread(ib, tid, [&](OpBuilder &gb) {
+        for (auto [buffer, result, store] : llvm::zip(shared, finals, direct)) {
+          Value v = memref::LoadOp::create(gb, loc, buffer, ValueRange{indexConstant(gb, loc, 0)});
+          if (store)
+            memref::StoreOp::create(gb, loc, v, store.getMemRef(), store.getIndices());
+          else
+            memref::StoreOp::create(gb, loc, v, result, ValueRange{});
+        }
+      });
+    });
+  }
+
+  /// Each result is read just before its first use (host ops in between
+  /// stay on the host); the buffers die with the call. Returns the op to
+  /// go on mapping from.
+  Operation *finish() {
+    Block *body = op->getBlock();
+    Operation *resume = op->getNextNode();
+    for (auto [result, buffer] : llvm::zip(w.results(), finals)) {
+      if (!buffer)
+        continue;
+      if (memref::LoadOp load = readBeforeFirstUse(result, buffer);
+          load && load->isBeforeInBlock(resume))
+        resume = load;
+    }
+    OpBuilder end(body->getTerminator());
+    for (Value buffer : llvm::concat<Value>(partials, finals))
+      if (buffer)
+        memref::DeallocOp::create(end, loc, buffer);
+    op->erase();
+    return resume;
+  }
+};
+
+/// mapWholeReduction for either source.
+Operation *mapWhole(const WholeReduction &w, int64_t blockSize) {
+  return WholeReductionBuilder(w, blockSize).build();
 }
 
 } // namespace
