@@ -828,67 +828,21 @@ Operation *mapWholeFold(scf::ForOp loop, int64_t blockSize) {
   return w ? mapWhole(*w, blockSize) : nullptr;
 }
 
-/// Rows of at least this many elements make a whole-tensor reduction of
-/// at least kMinRowsReductionElements go by rows (mapWholeReductionByRows): a
-/// warp's lanes then have four loads of a row each (lanePartial). Below,
-/// its third launch costs more than it saves (H200, f32 sums: 1024 x 1024
-/// 9.6 us as it stands, 10.1 by rows; 256 x 1024 8.0 against 9.2).
-constexpr int64_t kMinRowsReductionLength = 4 * kWarpSize;
-constexpr int64_t kMinRowsReductionElements = int64_t(1) << 21;
+/// The loops of a whole reduction by rows (mapWholeReductionByRows).
+struct RowsForm {
+  scf::ParallelOp byRow;    ///< rows[k] folds row k
+  scf::ParallelOp overRows; ///< the rows' values folded into one
+  Value rows;               ///< the buffer of a value a row
+};
 
-/// A whole-tensor reduction over two or more dimensions (one accumulator,
-/// from 0 by 1, a body that only loads) as a row reduction over the
-/// innermost dimension into a buffer of a value a row (mapRowReductions:
-/// a warp or a block a row, 16-byte loads where the buffers allow), then
-/// a whole-tensor reduction of that buffer (mapWholeReduction), when the rows
-/// have at least kMinRowsReductionLength elements and the tensor at
-/// least kMinRowsReductionElements at run time; the reduction as it
-/// stands otherwise. A thread of mapWholeReduction computes
-/// each element's position and address itself; over a row of contiguous
-/// elements a lane walks by vectors. Both forms are fixed trees that
-/// depend on the sizes alone: the same bits on every run, each its own.
-/// Reductions whose iterations fold as one vector (foldsFlat: a sum of a
-/// whole tensor) do not come here: their chunks ran faster at every
-/// shape measured (H200, f16 sum of 16384 x 4096 76.7 -> 81.8% of the
-/// copy bandwidth, f32 of 400000 x 130 57 -> 92%).
-/// Returns the op to continue mapping from, or null, changing nothing,
-/// when `loop` is not such a reduction or its rows are not a row
-/// reduction.
-Operation *mapWholeReductionByRows(scf::ParallelOp loop, int64_t blockSize) {
-  unsigned rank = loop.getNumLoops();
-  auto isConstant = [](ValueRange values, int64_t c) {
-    return llvm::all_of(values, [&](Value v) { return getConstantIntValue(v) == c; });
-  };
-  if (loop.getNumResults() != 1 || rank < 2 || !isConstant(loop.getLowerBound(), 0) ||
-      !isConstant(loop.getStep(), 1) || !loadsOnly(loop))
-    return nullptr;
-  auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+/// By rows, at `tb`: rows[k] folds row k of `loop` (the outer positions,
+/// row-major), then the rows' values fold into one.
+RowsForm buildByRows(OpBuilder &tb, scf::ParallelOp loop) {
   Location loc = loop.getLoc();
-  Value result = loop.getResult(0);
-  Type type = result.getType();
-  memref::StoreOp store = storedDirectly(loop, result);
-  OpBuilder b(loop);
-  // Where each branch stores the result, right after its reduction (so
-  // that the reduction's last kernel stores it): where the loop's result
-  // was stored, or a buffer read back after the branches.
-  Value target = store ? store.getMemRef() : Value();
-  ValueRange targetIndices = store ? store.getIndices() : ValueRange();
-  if (!store)
-    target = memref::AllocOp::create(b, loc, MemRefType::get({}, type));
+  unsigned rank = loop.getNumLoops();
+  auto reduce = llvm::cast<scf::ReduceOp>(loop.getBody()->getTerminator());
+  Type type = loop.getResult(0).getType();
   ValueRange sizes = loop.getUpperBound();
-  // Its condition comes once the rows are known to map.
-  Value undecided = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  auto choice = scf::IfOp::create(b, loc, undecided, /*withElseRegion=*/true);
-  // Each branch stores its result, then frees `scratch`.
-  auto finish = [&](OpBuilder &fb, Value value, Value scratch) {
-    memref::StoreOp::create(fb, loc, value, target, targetIndices);
-    if (scratch)
-      memref::DeallocOp::create(fb, loc, scratch);
-  };
-
-  // By rows: rows[k] folds row k (the outer positions, row-major), then
-  // the rows' values fold into one.
-  OpBuilder tb = OpBuilder::atBlockTerminator(&choice.getThenRegion().front());
   Value zero = indexConstant(tb, loc, 0), one = indexConstant(tb, loc, 1);
   Value rowCount = one;
   for (Value size : sizes.drop_back())
@@ -926,6 +880,70 @@ Operation *mapWholeReductionByRows(scf::ParallelOp loop, int64_t blockSize) {
     IRMapping rm;
     reduce.getReductions()[0].cloneInto(&combine, rm);
   }
+  return {byRow, overRows, rows};
+}
+
+/// Rows of at least this many elements make a whole-tensor reduction of
+/// at least kMinRowsReductionElements go by rows (mapWholeReductionByRows): a
+/// warp's lanes then have four loads of a row each (lanePartial). Below,
+/// its third launch costs more than it saves (H200, f32 sums: 1024 x 1024
+/// 9.6 us as it stands, 10.1 by rows; 256 x 1024 8.0 against 9.2).
+constexpr int64_t kMinRowsReductionLength = 4 * kWarpSize;
+constexpr int64_t kMinRowsReductionElements = int64_t(1) << 21;
+
+/// A whole-tensor reduction over two or more dimensions (one accumulator,
+/// from 0 by 1, a body that only loads) as a row reduction over the
+/// innermost dimension into a buffer of a value a row (mapRowReductions:
+/// a warp or a block a row, 16-byte loads where the buffers allow), then
+/// a whole-tensor reduction of that buffer (mapWholeReduction), when the rows
+/// have at least kMinRowsReductionLength elements and the tensor at
+/// least kMinRowsReductionElements at run time; the reduction as it
+/// stands otherwise. A thread of mapWholeReduction computes
+/// each element's position and address itself; over a row of contiguous
+/// elements a lane walks by vectors. Both forms are fixed trees that
+/// depend on the sizes alone: the same bits on every run, each its own.
+/// Reductions whose iterations fold as one vector (foldsFlat: a sum of a
+/// whole tensor) do not come here: their chunks ran faster at every
+/// shape measured (H200, f16 sum of 16384 x 4096 76.7 -> 81.8% of the
+/// copy bandwidth, f32 of 400000 x 130 57 -> 92%).
+/// Returns the op to continue mapping from, or null, changing nothing,
+/// when `loop` is not such a reduction or its rows are not a row
+/// reduction.
+Operation *mapWholeReductionByRows(scf::ParallelOp loop, int64_t blockSize) {
+  unsigned rank = loop.getNumLoops();
+  auto isConstant = [](ValueRange values, int64_t c) {
+    return llvm::all_of(values, [&](Value v) { return getConstantIntValue(v) == c; });
+  };
+  if (loop.getNumResults() != 1 || rank < 2 || !isConstant(loop.getLowerBound(), 0) ||
+      !isConstant(loop.getStep(), 1) || !loadsOnly(loop))
+    return nullptr;
+  Location loc = loop.getLoc();
+  Value result = loop.getResult(0);
+  Type type = result.getType();
+  memref::StoreOp store = storedDirectly(loop, result);
+  OpBuilder b(loop);
+  // Where each branch stores the result, right after its reduction (so
+  // that the reduction's last kernel stores it): where the loop's result
+  // was stored, or a buffer read back after the branches.
+  Value target = store ? store.getMemRef() : Value();
+  ValueRange targetIndices = store ? store.getIndices() : ValueRange();
+  if (!store)
+    target = memref::AllocOp::create(b, loc, MemRefType::get({}, type));
+  ValueRange sizes = loop.getUpperBound();
+  // Its condition comes once the rows are known to map.
+  Value undecided = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
+  auto choice = scf::IfOp::create(b, loc, undecided, /*withElseRegion=*/true);
+  // Each branch stores its result, then frees `scratch`.
+  auto finish = [&](OpBuilder &fb, Value value, Value scratch) {
+    memref::StoreOp::create(fb, loc, value, target, targetIndices);
+    if (scratch)
+      memref::DeallocOp::create(fb, loc, scratch);
+  };
+
+  OpBuilder tb = OpBuilder::atBlockTerminator(&choice.getThenRegion().front());
+  RowsForm byRows = buildByRows(tb, loop);
+  scf::ParallelOp byRow = byRows.byRow, overRows = byRows.overRows;
+  Value rows = byRows.rows;
   finish(tb, overRows.getResult(0), rows);
   if (!mapRowReductions(byRow, blockSize)) {
     choice.erase();
