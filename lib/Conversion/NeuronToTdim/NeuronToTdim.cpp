@@ -487,143 +487,89 @@ Value recoverInput(FloatArith fa, Region &charge, Value h, Value v, ValueRange p
   return fa.mul(fa.sub(h, a), inverseBeta);
 }
 
-LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
-  // Without x, derivatives that read the input take it from h (undoing its
-  // path to h, or, for a charge merely affine in it, as a whole): one
-  // stream fewer than reading it.
-  FailureOr<ChargeDerivatives> derivs =
-      differentiateCharge(op.getCharge(), /*throughOutput=*/!op.getX());
-  if (failed(derivs))
-    return failure();
-  bool recoverX = derivs->uses[1] && !op.getX();
-  bool readX = derivs->uses[1] && op.getX();
-  bool needV = derivs->uses[0] || recoverX;
-  if (recoverX && !derivs->affineInInput)
-    return op.emitOpError("the derivatives of its charge function read the input, and the "
-                          "charge is not of the form A(v, params) + B(params) * x that "
-                          "would let backward recover it from h_seq; pass the input "
-                          "sequence as x(...)");
+/// Lowers one neuron.generic_grad: per neuron, a reverse walk over time
+/// that carries dL/dV and the parameters' partial sums, then those sums
+/// over every neuron.
+class BackwardLowering {
+public:
+  BackwardLowering(GenericGradOp op, ChargeDerivatives &derivs)
+      : op(op), derivs(derivs), loc(op.getLoc()), time(op.getTime()),
+        type(llvm::cast<FloatType>(op.getCharge().front().getArgument(0).getType())),
+        vth(op.getVThreshold().convertToDouble()), vReset(resetOf(op.getVReset())),
+        detach(op.getDetachReset()), dims(neuronDims(op.getHSeq(), time)),
+        numGrads(op.getGradParams().size()), recoverX(derivs.uses[1] && !op.getX()),
+        readX(derivs.uses[1] && op.getX()), needV(derivs.uses[0] || recoverX) {}
 
-  IRRewriter rewriter(op);
-  Location loc = op.getLoc();
-  DimAttr time = op.getTime();
-  auto type = llvm::cast<FloatType>(op.getCharge().front().getArgument(0).getType());
-  double vth = op.getVThreshold().convertToDouble();
-  std::optional<double> vReset = resetOf(op.getVReset());
-  bool detach = op.getDetachReset();
-  SmallVector<DimAttr> dims = neuronDims(op.getHSeq(), time);
-  unsigned numGrads = op.getGradParams().size();
+  LogicalResult lower(int64_t timeBlock) {
+    if (recoverX && !derivs.affineInInput)
+      return op.emitOpError("the derivatives of its charge function read the input, and the "
+                            "charge is not of the form A(v, params) + B(params) * x that "
+                            "would let backward recover it from h_seq; pass the input "
+                            "sequence as x(...)");
+    IRRewriter rewriter(op);
+    // Per-neuron partial sums of the parameter gradients.
+    if (!dims.empty())
+      for (unsigned k = 0; k < numGrads; ++k)
+        partials.push_back(tdim::buildAllocLike(rewriter, loc, op.getHSeq(), dims, type));
+    buildParallelNest(rewriter, loc, op.getHSeq(), dims, [&](OpBuilder &b, ValueRange neuron) {
+      lowerNeuron(b, neuron, timeBlock);
+    });
+    sumParameterGradients(rewriter);
+    rewriter.eraseOp(op);
+    return success();
+  }
 
-  // Per-neuron partial sums of the parameter gradients.
+private:
+  GenericGradOp op;
+  ChargeDerivatives &derivs;
+  Location loc;
+  DimAttr time;
+  FloatType type;
+  double vth;
+  std::optional<double> vReset;
+  bool detach;
+  SmallVector<DimAttr> dims;
+  unsigned numGrads;
+  bool recoverX; ///< x recovered from h: the derivatives read it, no x given
+  bool readX;    ///< x loaded: the derivatives read it and it is given
+  bool needV;    ///< the derivatives (or recovering x) read V[t-1]
   SmallVector<Value> partials;
-  if (!dims.empty())
-    for (unsigned k = 0; k < numGrads; ++k)
-      partials.push_back(tdim::buildAllocLike(rewriter, loc, op.getHSeq(), dims, type));
 
-  buildParallelNest(rewriter, loc, op.getHSeq(), dims, [&](OpBuilder &b, ValueRange neuron) {
-    NeuronBuilder nb{{b, loc, type}};
+  /// What one neuron's walk shares between its steps.
+  struct NeuronWalk {
+    ValueRange neuron;
     SmallVector<Value> params;
+    Value v0, inverseBeta, zero;
+    IRMapping perNeuron;
+    tdim::TdimIndexType timeType;
+  };
+
+  /// One neuron's reverse walk over time and its gradient outputs.
+  void lowerNeuron(OpBuilder &b, ValueRange neuron, int64_t timeBlock) {
+    NeuronBuilder nb{{b, loc, type}};
+    NeuronWalk walk;
+    walk.neuron = neuron;
     for (Value p : op.getParams())
-      params.push_back(nb.load(p, {}));
-    Value v0;
+      walk.params.push_back(nb.load(p, {}));
     if (needV)
-      v0 = op.getVInit() ? nb.load(op.getVInit(), neuron) : nb.c(vReset.value_or(0.0));
+      walk.v0 = op.getVInit() ? nb.load(op.getVInit(), neuron) : nb.c(vReset.value_or(0.0));
     // Per neuron: 1 / (dh/dx) to recover x from h, and the parameters'
     // factors, which multiply each sum over time once.
-    bool anyFactor = llvm::any_of(derivs->factors, [](Value f) { return bool(f); });
-    IRMapping perNeuron;
+    bool anyFactor = llvm::any_of(derivs.factors, [](Value f) { return bool(f); });
     if (recoverX || anyFactor)
-      perNeuron = atParameters(nb, *derivs, params);
-    Value inverseBeta =
-        recoverX ? nb.div(nb.c(1.0), perNeuron.lookup(derivs->derivatives[1])) : Value();
-    auto timeType = tdim::TdimIndexType::get(b.getContext(), time);
-    Value zero = tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(0));
+      walk.perNeuron = atParameters(nb, derivs, walk.params);
+    walk.inverseBeta =
+        recoverX ? nb.div(nb.c(1.0), walk.perNeuron.lookup(derivs.derivatives[1])) : Value();
+    walk.timeType = tdim::TdimIndexType::get(b.getContext(), time);
+    walk.zero = tdim::ConstOp::create(b, loc, walk.timeType, b.getI64IntegerAttr(0));
     Value steps = tdim::buildSize(b, loc, op.getHSeq(), time);
     SmallVector<Value> inits{nb.c(0.0)};
     for (unsigned k = 0; k < numGrads; ++k)
       inits.push_back(nb.c(0.0));
-
-    // A step loads h, the upstream gradients and, when the derivatives need
-    // it, x: [h, gS, gV, x] (absent ones are constants).
-    auto load = [&](OpBuilder &b, Value t) -> StepValues {
-      NeuronBuilder nb{{b, loc, type}};
-      SmallVector<Value> at = withTime(neuron, t);
-      return {nb.load(op.getHSeq(), at),
-              op.getGradSpike() ? nb.load(op.getGradSpike(), at) : nb.c(0.0),
-              op.getGradVSeq() ? nb.load(op.getGradVSeq(), at) : nb.c(0.0),
-              readX ? nb.load(op.getX(), at) : nb.c(0.0)};
-    };
-    auto compute = [&](OpBuilder &b, Value t, const StepValues &loaded,
-                       const StepValues *previous, bool mayBeFirst,
-                       ValueRange carried) -> SmallVector<Value> {
-      NeuronBuilder nb{{b, loc, type}};
-      Value h = loaded[0], gS = loaded[1], gV = loaded[2], xv = loaded[3];
-      Value carry = carried[0];
-      Value u = nb.sub(h, nb.c(vth));
-      Value fired = nb.fire(h, vth);
-      Value psi = buildSurrogateDerivative(b, loc, op.getSurrogate(), u);
-      // a = dV[t]/dH[t], through the spike unless the reset is detached.
-      Value a;
-      if (vReset) {
-        Value one = nb.c(1.0), spikeOne = nb.c(1.0), spikeZero = nb.c(0.0);
-        a = nb.sub(one, nb.select(fired, spikeOne, spikeZero));
-        // a - (h - v_reset) * psi: for v_reset = 0 the subtraction of 0
-        // folds away, one operation fewer than (v_reset - h) * psi + a,
-        // which has the same bits (negation is exact).
-        if (!detach)
-          a = nb.sub(a, nb.mul(nb.sub(h, nb.c(*vReset)), psi));
-      } else {
-        if (detach) {
-          a = nb.c(1.0);
-        } else {
-          Value one = nb.c(1.0);
-          a = nb.sub(one, nb.mul(nb.c(vth), psi));
-        }
-      }
-      Value throughV = nb.mul(nb.add(gV, carry), a);
-      Value g = nb.add(throughV, nb.mul(gS, psi));
-
-      // The charge function's derivatives at (V[t-1], X[t], params). V[t-1]
-      // is the reset of H[t-1] (v_init at t = 0): from the previous step's
-      // loads inside a block, else loaded here.
-      Value vPrev = nb.c(0.0);
-      if (needV && previous) {
-        Value hPrev = (*previous)[0];
-        vPrev = nb.reset(hPrev, nb.fire(hPrev, vth), vth, vReset);
-        if (mayBeFirst) {
-          Value first = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::eq, t, zero);
-          vPrev = nb.select(first, v0, vPrev);
-        }
-      } else if (needV) {
-        Value first = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::eq, t, zero);
-        Value tIdx = tdim::ToIndexOp::create(b, loc, t);
-        Value one = arith::ConstantIndexOp::create(b, loc, 1);
-        Value prevIdx = arith::SubIOp::create(b, loc, arith::MaxUIOp::create(b, loc, tIdx, one),
-                                              one);
-        Value prevT = tdim::FromIndexOp::create(b, loc, timeType, prevIdx);
-        Value hPrev = nb.load(op.getHSeq(), withTime(neuron, prevT));
-        Value vAfter = nb.reset(hPrev, nb.fire(hPrev, vth), vth, vReset);
-        vPrev = nb.select(first, v0, vAfter);
-      }
-      if (recoverX)
-        xv = recoverInput(nb, op.getCharge(), h, vPrev, params, inverseBeta);
-      SmallVector<Value> args{vPrev, xv};
-      args.append(params);
-      if (derivs->takesOutput)
-        args.push_back(h);
-      Block *derivBlock = derivs->block.get();
-      IRMapping mapping;
-      mapping.map(derivBlock->getArguments(), args);
-      for (Operation &o : *derivBlock)
-        b.clone(o, mapping);
-      auto derivative = [&](unsigned i) { return mapping.lookupOrDefault(derivs->derivatives[i]); };
-      Value kappa = derivative(0), beta = derivative(1);
-
-      nb.store(nb.mul(beta, g), op.getGradX(), withTime(neuron, t));
-      SmallVector<Value> next{nb.mul(kappa, g)};
-      for (unsigned k = 0; k < numGrads; ++k)
-        next.push_back(nb.add(carried[1 + k], nb.mul(g, derivative(2 + k))));
-      return next;
+    auto load = [&](OpBuilder &sb, Value t) { return loadStep(sb, walk, t); };
+    auto compute = [&](OpBuilder &sb, Value t, const StepValues &loaded,
+                       const StepValues *previous, bool mayBeFirst, ValueRange carried) {
+      return computeStep(sb, walk, t, loaded, previous, mayBeFirst, carried);
     };
     // The streams `load` reads: h, and the gradients and x when present.
     int64_t streams = 1 + (op.getGradSpike() ? 1 : 0) + (op.getGradVSeq() ? 1 : 0) +
@@ -637,31 +583,135 @@ LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
       nb.store(results[0], op.getGradVInit(), neuron);
     for (unsigned k = 0; k < numGrads; ++k) {
       Value sum = results[1 + k];
-      if (Value factor = derivs->factors[2 + k])
-        sum = nb.mul(sum, perNeuron.lookup(factor));
+      if (Value factor = derivs.factors[2 + k])
+        sum = nb.mul(sum, walk.perNeuron.lookup(factor));
       if (dims.empty())
         nb.store(sum, op.getGradParams()[k], {});
       else
         tdim::StoreOp::create(b, loc, sum, partials[k], neuron);
     }
-  });
-
-  // Parameter gradients: the partials summed over every neuron.
-  SmallVector<Attribute> over;
-  for (DimAttr d : dims)
-    over.push_back(d);
-  for (unsigned k = 0; k < numGrads && !dims.empty(); ++k) {
-    auto reduce = tdim::ReduceOp::create(rewriter, loc, ValueRange{partials[k]},
-                                         ValueRange{op.getGradParams()[k]},
-                                         rewriter.getArrayAttr(over),
-                                         rewriter.getArrayAttr({rewriter.getFloatAttr(type, 0.0)}));
-    tdim::buildRegion(rewriter, loc, reduce.getCombine(), {type, type},
-                      [](OpBuilder &b, Location l, ValueRange a) {
-                        return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
-                      });
   }
-  rewriter.eraseOp(op);
-  return success();
+
+  /// A step loads h, the upstream gradients and, when the derivatives need
+  /// it, x: [h, gS, gV, x] (absent ones are constants).
+  StepValues loadStep(OpBuilder &b, const NeuronWalk &walk, Value t) {
+    NeuronBuilder nb{{b, loc, type}};
+    SmallVector<Value> at = withTime(walk.neuron, t);
+    return {nb.load(op.getHSeq(), at),
+            op.getGradSpike() ? nb.load(op.getGradSpike(), at) : nb.c(0.0),
+            op.getGradVSeq() ? nb.load(op.getGradVSeq(), at) : nb.c(0.0),
+            readX ? nb.load(op.getX(), at) : nb.c(0.0)};
+  }
+
+  /// dL/dH[t] from the step's loads and dL/dV[t] carried from t + 1, and
+  /// the surrogate's derivative at h.
+  std::pair<Value, Value> gradientAtH(NeuronBuilder &nb, OpBuilder &b, Value h, Value gS,
+                                      Value gV, Value carry) {
+    Value u = nb.sub(h, nb.c(vth));
+    Value fired = nb.fire(h, vth);
+    Value psi = buildSurrogateDerivative(b, loc, op.getSurrogate(), u);
+    // a = dV[t]/dH[t], through the spike unless the reset is detached.
+    Value a;
+    if (vReset) {
+      Value one = nb.c(1.0), spikeOne = nb.c(1.0), spikeZero = nb.c(0.0);
+      a = nb.sub(one, nb.select(fired, spikeOne, spikeZero));
+      // a - (h - v_reset) * psi: for v_reset = 0 the subtraction of 0
+      // folds away, one operation fewer than (v_reset - h) * psi + a,
+      // which has the same bits (negation is exact).
+      if (!detach)
+        a = nb.sub(a, nb.mul(nb.sub(h, nb.c(*vReset)), psi));
+    } else if (detach) {
+      a = nb.c(1.0);
+    } else {
+      Value one = nb.c(1.0);
+      a = nb.sub(one, nb.mul(nb.c(vth), psi));
+    }
+    Value throughV = nb.mul(nb.add(gV, carry), a);
+    return {nb.add(throughV, nb.mul(gS, psi)), psi};
+  }
+
+  /// V[t-1], the reset of H[t-1] (v_init at t = 0): from the previous
+  /// step's loads inside a block, else loaded here.
+  Value previousV(NeuronBuilder &nb, OpBuilder &b, const NeuronWalk &walk, Value t,
+                  const StepValues *previous, bool mayBeFirst) {
+    Value vPrev = nb.c(0.0);
+    if (needV && previous) {
+      Value hPrev = (*previous)[0];
+      vPrev = nb.reset(hPrev, nb.fire(hPrev, vth), vth, vReset);
+      if (mayBeFirst) {
+        Value first = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::eq, t, walk.zero);
+        vPrev = nb.select(first, walk.v0, vPrev);
+      }
+    } else if (needV) {
+      Value first = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::eq, t, walk.zero);
+      Value tIdx = tdim::ToIndexOp::create(b, loc, t);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      Value prevIdx = arith::SubIOp::create(b, loc, arith::MaxUIOp::create(b, loc, tIdx, one),
+                                            one);
+      Value prevT = tdim::FromIndexOp::create(b, loc, walk.timeType, prevIdx);
+      Value hPrev = nb.load(op.getHSeq(), withTime(walk.neuron, prevT));
+      Value vAfter = nb.reset(hPrev, nb.fire(hPrev, vth), vth, vReset);
+      vPrev = nb.select(first, walk.v0, vAfter);
+    }
+    return vPrev;
+  }
+
+  /// One step of the reverse walk: grad_x[t], and the carried dL/dV and
+  /// parameter sums for t - 1.
+  SmallVector<Value> computeStep(OpBuilder &b, const NeuronWalk &walk, Value t,
+                                 const StepValues &loaded, const StepValues *previous,
+                                 bool mayBeFirst, ValueRange carried) {
+    NeuronBuilder nb{{b, loc, type}};
+    Value h = loaded[0], gS = loaded[1], gV = loaded[2], xv = loaded[3];
+    Value g = gradientAtH(nb, b, h, gS, gV, carried[0]).first;
+    // The charge function's derivatives at (V[t-1], X[t], params).
+    Value vPrev = previousV(nb, b, walk, t, previous, mayBeFirst);
+    if (recoverX)
+      xv = recoverInput(nb, op.getCharge(), h, vPrev, walk.params, walk.inverseBeta);
+    SmallVector<Value> args{vPrev, xv};
+    args.append(walk.params);
+    if (derivs.takesOutput)
+      args.push_back(h);
+    Block *derivBlock = derivs.block.get();
+    IRMapping mapping;
+    mapping.map(derivBlock->getArguments(), args);
+    for (Operation &o : *derivBlock)
+      b.clone(o, mapping);
+    auto derivative = [&](unsigned i) { return mapping.lookupOrDefault(derivs.derivatives[i]); };
+    Value kappa = derivative(0), beta = derivative(1);
+    nb.store(nb.mul(beta, g), op.getGradX(), withTime(walk.neuron, t));
+    SmallVector<Value> next{nb.mul(kappa, g)};
+    for (unsigned k = 0; k < numGrads; ++k)
+      next.push_back(nb.add(carried[1 + k], nb.mul(g, derivative(2 + k))));
+    return next;
+  }
+
+  /// Parameter gradients: the partials summed over every neuron.
+  void sumParameterGradients(IRRewriter &rewriter) {
+    SmallVector<Attribute> over;
+    for (DimAttr d : dims)
+      over.push_back(d);
+    for (unsigned k = 0; k < numGrads && !dims.empty(); ++k) {
+      auto reduce = tdim::ReduceOp::create(
+          rewriter, loc, ValueRange{partials[k]}, ValueRange{op.getGradParams()[k]},
+          rewriter.getArrayAttr(over), rewriter.getArrayAttr({rewriter.getFloatAttr(type, 0.0)}));
+      tdim::buildRegion(rewriter, loc, reduce.getCombine(), {type, type},
+                        [](OpBuilder &b, Location l, ValueRange a) {
+                          return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
+                        });
+    }
+  }
+};
+
+LogicalResult lowerBackward(GenericGradOp op, int64_t timeBlock) {
+  // Without x, derivatives that read the input take it from h (undoing its
+  // path to h, or, for a charge merely affine in it, as a whole): one
+  // stream fewer than reading it.
+  FailureOr<ChargeDerivatives> derivs =
+      differentiateCharge(op.getCharge(), /*throughOutput=*/!op.getX());
+  if (failed(derivs))
+    return failure();
+  return BackwardLowering(op, *derivs).lower(timeBlock);
 }
 
 struct ConvertNeuronToTdimPass
