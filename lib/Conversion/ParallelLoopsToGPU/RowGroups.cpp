@@ -129,11 +129,10 @@ void nerve::loop_mapping::chooseLanes(RowGroup &g) {
 }
 
 /// Finds the row program that starts at `first`, if any.
-std::optional<RowGroup> nerve::loop_mapping::matchRowGroup(scf::ParallelOp first) {
-  RowGroup g;
-  g.rank = first.getNumLoops();
-  if (!matchStats(first, g))
-    return std::nullopt;
+/// The loops of the program that starts at `first` (whose statistics
+/// matchStats has taken): more statistics loops over the same rows, then
+/// the elementwise pass, with only allocations and pure host ops between.
+static bool collectLoops(scf::ParallelOp first, RowGroup &g) {
   g.stats.push_back(first);
   for (Operation *op = first->getNextNode(); op; op = op->getNextNode()) {
     auto loop = dyn_cast<scf::ParallelOp>(op);
@@ -161,14 +160,21 @@ std::optional<RowGroup> nerve::loop_mapping::matchRowGroup(scf::ParallelOp first
   Operation *last = g.final ? g.final.getOperation() : g.stats.back().getOperation();
   llvm::erase_if(g.between, [&](Operation *op) { return last->isBeforeInBlock(op); });
   if (g.stats.size() + (g.final ? 1 : 0) < 2)
-    return std::nullopt;
+    return false;
   for (Operation *op : g.between)
     for (Value v : op->getOperands())
       if (Operation *def = v.getDefiningOp();
           def && def->getBlock() == first->getBlock() && first->isBeforeInBlock(def) &&
           !llvm::is_contained(g.between, def))
-        return std::nullopt;
+        return false;
 
+  return true;
+}
+
+/// Whether each row buffer is read only at its row, after the loop that
+/// stores it, and the elementwise pass writes neither the row buffers nor
+/// what the reductions read.
+static bool rowBuffersReadAtRow(RowGroup &g) {
   // Row buffers: read only at the row, after the pass that stores them.
   for (scf::ParallelOp s : g.stats)
     for (auto st : s.getBody()->getOps<memref::StoreOp>())
@@ -190,29 +196,36 @@ std::optional<RowGroup> nerve::loop_mapping::matchRowGroup(scf::ParallelOp first
   };
   for (scf::ParallelOp s : g.stats) {
     if (!checkLoads(s, false))
-      return std::nullopt;
+      return false;
     for (auto st : s.getBody()->getOps<memref::StoreOp>())
       stored.insert(st.getMemref());
   }
   if (g.final) {
     if (!checkLoads(g.final, true))
-      return std::nullopt;
+      return false;
     // The elementwise pass may not write what the reductions read, nor the
     // row buffers.
     for (auto st : g.final.getBody()->getOps<memref::StoreOp>())
       if (loadedByStats.contains(st.getMemref()) || g.buffers.contains(st.getMemref()))
-        return std::nullopt;
+        return false;
   }
+  return true;
+}
 
+/// The first reduction of the first statistics loop: its columns size the
+/// program.
+static void chooseFirstReduction(RowGroup &g) {
   g.first = g.reductions.begin()->second;
   for (Operation &op : g.stats.front().getBody()->without_terminator())
     if (auto it = g.reductions.find(&op); it != g.reductions.end()) {
       g.first = it->second;
       break;
     }
+}
 
-  // Inputs worth keeping in shared memory: read at (row, column) in a
-  // column range that starts at 0 by 1, more than once, and never written.
+/// Inputs worth keeping in shared memory: read at (row, column) in a column
+/// range that starts at 0 by 1, more than once, and never written.
+static void chooseStaged(RowGroup &g) {
   if (isZeroToUnitStep(g.first.loop.getLowerBound(), g.first.loop.getStep())) {
     llvm::MapVector<Value, int> reads;
     auto count = [&](Block *body, ValueRange rowIvs, Value col) {
@@ -238,6 +251,15 @@ std::optional<RowGroup> nerve::loop_mapping::matchRowGroup(scf::ParallelOp first
         g.staged.push_back(memref);
     }
   }
+}
+
+std::optional<RowGroup> nerve::loop_mapping::matchRowGroup(scf::ParallelOp first) {
+  RowGroup g;
+  g.rank = first.getNumLoops();
+  if (!matchStats(first, g) || !collectLoops(first, g) || !rowBuffersReadAtRow(g))
+    return std::nullopt;
+  chooseFirstReduction(g);
+  chooseStaged(g);
   chooseLanes(g);
   return g;
 }
