@@ -393,26 +393,365 @@ static Result<BenchResult> benchGpu(const Module &module, const std::string &ent
   return r;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter(nerve::printVersion);
-  cl::ParseCommandLineOptions(argc, argv, "nerve-run: compile a nerve spec and run a kernel\n");
-
+/// The compile options the flags ask for.
+static Result<CompileOptions> compileOptions() {
   CompileOptions options;
   if (targetName == "cuda")
     options.target = Target::CUDA;
   else if (targetName == "cpu")
     options.target = Target::CPU;
   else if (targetName != "auto")
-    return fail("unknown target '" + targetName + "'; use cuda, cpu or auto");
+    return Status::error("unknown target '" + targetName + "'; use cuda, cpu or auto");
   options.chip = chip;
   options.optLevel = static_cast<int>(optLevel);
   options.libdevice = libdevicePath;
   options.neuronTimeBlock = timeBlock;
   options.cache = useCache;
   options.cacheDir = cacheDir;
+  return options;
+}
 
+/// The kernel --entry names, or the spec's only one.
+static Result<const EntryInfo *> chooseEntry(const Module &module) {
+  if (entryName.empty()) {
+    if (module.entries().size() != 1) {
+      std::string names;
+      for (const EntryInfo &e : module.entries())
+        names += (names.empty() ? "@" : ", @") + e.name;
+      return Status::error("the spec has kernels " + names + "; choose one with --entry");
+    }
+    return &module.entries().front();
+  }
+  if (const EntryInfo *entry = module.findEntry(entryName))
+    return entry;
+  return Status::error("the spec has no kernel @" + entryName);
+}
+
+/// One run's arguments, as the flags give them and as they are laid out.
+struct RunArgs {
+  const EntryInfo *entry = nullptr;
+  std::map<std::string, std::string> given; ///< --input by name
+  DimBinding binding;                       ///< sizes of the dimensions
+  std::vector<std::optional<ArgBuffer>> buffers;
+  std::vector<Arg> args;
+  std::vector<std::optional<HostArray>> loaded;
+  int64_t bytesMoved = 0;
+
+  explicit RunArgs(const EntryInfo &e)
+      : entry(&e), buffers(e.args.size()), args(e.args.size()), loaded(e.args.size()) {}
+};
+
+/// --input and --dim by name.
+static Status parseGiven(RunArgs &run) {
+  const EntryInfo &entry = *run.entry;
+  for (const std::string &text : inputs) {
+    std::string name, value;
+    if (!splitAssignment(text, name, value))
+      return Status::error("--input expects NAME=FILE.npy or NAME=VALUE, not '" + text + "'");
+    auto it = std::find_if(entry.args.begin(), entry.args.end(),
+                           [&](const ArgInfo &a) { return a.name == name; });
+    if (it == entry.args.end())
+      return Status::error("kernel @" + entry.name + " has no argument `" + name +
+                           "` (it takes " + argNames(entry) + ")");
+    if (it->isOutput)
+      return Status::error("`" + name + "` is an output of @" + entry.name +
+                           "; it is written, not read");
+    run.given[name] = value;
+  }
+  for (const std::string &text : dims) {
+    std::string name, value;
+    char *end = nullptr;
+    if (!splitAssignment(text, name, value))
+      return Status::error("--dim expects NAME=SIZE, not '" + text + "'");
+    long long size = std::strtoll(value.c_str(), &end, 10);
+    if (*end || size < 0)
+      return Status::error("--dim " + name + " needs a non-negative integer size, not '" + value +
+                           "'");
+    run.binding[name] = size;
+  }
+  return Status();
+}
+
+/// Inputs from files first: they bind the sizes of dynamic dimensions.
+static Status loadGiven(RunArgs &run) {
+  const EntryInfo &entry = *run.entry;
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ArgInfo &a = entry.args[i];
+    auto it = run.given.find(a.name);
+    if (a.isOutput || it == run.given.end())
+      continue;
+    if (!a.isTensor) {
+      char *end = nullptr;
+      double v = std::strtod(it->second.c_str(), &end);
+      if (end == it->second.c_str() || *end)
+        return Status::error("scalar %" + a.name + " needs a number, not '" + it->second + "'");
+      run.args[i] = Arg::scalar(v);
+      continue;
+    }
+    Result<HostArray> array = readNpy(it->second);
+    if (!array)
+      return array.status();
+    if (array->dtype != a.dtype && !(a.dtype == DType::BF16 && array->dtype == DType::F32))
+      return Status::error(it->second + " holds " + toString(array->dtype) + " but argument %" +
+                           a.name + " is " + toString(a.dtype));
+    if (a.dtype == DType::BF16 && array->dtype == DType::F32) {
+      HostArray rounded = HostArray::zeros(DType::BF16, array->shape);
+      for (int64_t e = 0; e < array->numElements(); ++e)
+        rounded.setDouble(e, array->getDouble(e));
+      *array = std::move(rounded);
+    }
+    if (Status s = bindShape(a, array->shape, run.binding, entry.variableDims); !s)
+      return s;
+    run.loaded[i] = array.take();
+  }
+  return Status();
+}
+
+/// All host arrays together must fit (random inputs exist twice: as
+/// generated and laid out), or the run would end in the OOM killer.
+static Status checkHostMemory(const RunArgs &run) {
+  const EntryInfo &entry = *run.entry;
+  uint64_t hostBytes = 0;
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ArgInfo &a = entry.args[i];
+    if (!a.isTensor)
+      continue;
+    Result<std::vector<int64_t>> sizes = sizesFor(a, run.binding);
+    if (!sizes)
+      continue; // reported below, where the argument is needed
+    uint64_t bytes = static_cast<uint64_t>(byteWidth(a.dtype));
+    for (int64_t size : *sizes)
+      bytes *= static_cast<uint64_t>(size); // each fits: sizesFor checked
+    hostBytes += bytes * (a.isOutput || run.loaded[i] ? 1 : 2);
+  }
+  if (hostBytes > hostMemoryBytes())
+    return Status::error("the arguments of @" + entry.name + " need " +
+                         std::to_string(hostBytes) +
+                         " bytes of host memory together, more than this machine's memory (" +
+                         std::to_string(hostMemoryBytes()) + " bytes)");
+  return Status();
+}
+
+/// Random values (--random) for the inputs no flag gives.
+static Status randomInputs(RunArgs &run) {
+  const EntryInfo &entry = *run.entry;
+  std::mt19937_64 rng(static_cast<uint64_t>(randomSeed < 0 ? 0 : randomSeed.getValue()));
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ArgInfo &a = entry.args[i];
+    if (a.isOutput || run.loaded[i] || run.given.count(a.name))
+      continue;
+    if (randomSeed < 0)
+      return Status::error("argument %" + a.name + " has no value: pass --input " + a.name +
+                           "=FILE.npy or --random SEED");
+    if (!a.isTensor) {
+      HostArray v = randomArray(a.dtype, {}, rng);
+      run.args[i] = Arg::scalar(v.getDouble(0));
+      continue;
+    }
+    Result<std::vector<int64_t>> sizes = sizesFor(a, run.binding);
+    if (!sizes)
+      return sizes.status();
+    run.loaded[i] = randomArray(a.dtype, *sizes, rng);
+    if (Status s = bindShape(a, run.loaded[i]->shape, run.binding, entry.variableDims); !s)
+      return s;
+  }
+  return Status();
+}
+
+/// A file in --output-dir.
+static std::string outputFile(const std::string &file) {
+  llvm::SmallString<256> path(outputDir.getValue());
+  llvm::sys::path::append(path, file);
+  return std::string(path.str());
+}
+static std::string outputPath(const std::string &name) { return outputFile(name + ".npy"); }
+
+/// Every tensor laid out in its buffer (inputs filled), and the inputs
+/// saved with --save-inputs.
+static Status layOut(RunArgs &run) {
+  const EntryInfo &entry = *run.entry;
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ArgInfo &a = entry.args[i];
+    if (!a.isTensor) {
+      if (saveInputs) {
+        HostArray v = HostArray::zeros(a.dtype, {});
+        v.setDouble(0, run.args[i].floatValue);
+        if (Status s = writeNpy(outputPath(a.name), v); !s)
+          return s;
+      }
+      continue;
+    }
+    Result<std::vector<int64_t>> sizes = sizesFor(a, run.binding);
+    if (!sizes)
+      return sizes.status();
+    Result<ArgBuffer> buffer = makeArgBuffer(a, *sizes);
+    if (!buffer)
+      return buffer.status();
+    if (run.loaded[i]) {
+      if (Status s = scatter(*run.loaded[i], *buffer); !s)
+        return Status::error("argument %" + a.name + ": " + s.message());
+      if (saveInputs)
+        if (Status s = writeNpy(outputPath(a.name), *run.loaded[i]); !s)
+          return s;
+    }
+    run.bytesMoved += buffer->numElements() * byteWidth(a.dtype);
+    run.buffers[i] = buffer.take();
+    run.args[i] = run.buffers[i]->asArg();
+  }
+  return Status();
+}
+
+/// The signature beside the arrays, so a checker can align them by name.
+static Status writeEntryJson(const EntryInfo &entry) {
+  std::error_code ec;
+  llvm::raw_fd_ostream json(outputFile("entry.json"), ec);
+  if (ec)
+    return Status::error("cannot write entry.json: " + ec.message());
+  json << "{\"name\": \"" << entry.name << "\", \"args\": [";
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ArgInfo &a = entry.args[i];
+    json << (i ? ", " : "") << "{\"name\": \"" << a.name << "\", \"output\": "
+         << (a.isOutput ? "true" : "false") << ", \"tensor\": " << (a.isTensor ? "true" : "false")
+         << ", \"dtype\": \"" << toString(a.dtype) << "\", \"dims\": [";
+    for (size_t d = 0; d < a.dims.size(); ++d)
+      json << (d ? ", " : "") << "\"" << a.dims[d] << "\"";
+    json << "]}";
+  }
+  json << "]}\n";
+  return Status();
+}
+
+/// The arguments, from the flags, files and --random, laid out.
+static Result<std::unique_ptr<RunArgs>> prepareArgs(const EntryInfo &entry) {
+  auto run = std::make_unique<RunArgs>(entry);
+  if (Status s = parseGiven(*run); !s)
+    return s;
+  if (Status s = loadGiven(*run); !s)
+    return s;
+  if (Status s = checkHostMemory(*run); !s)
+    return s;
+  if (Status s = randomInputs(*run); !s)
+    return s;
+  std::error_code ec = llvm::sys::fs::create_directories(outputDir);
+  if (ec)
+    return Status::error("cannot create " + outputDir + ": " + ec.message());
+  if (Status s = layOut(*run); !s)
+    return s;
+  if (saveInputs)
+    if (Status s = writeEntryJson(entry); !s)
+      return s;
+  return run;
+}
+
+/// Milliseconds since `start`.
+static double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// How long the run's steps took, in ms.
+struct Timings {
+  bool deviceStarted = false; ///< the CUDA driver and context were started
+  double deviceStartMs = 0, compileWallMs = 0, launchMs = 0;
+};
+
+/// Where the compile went (--timing). Passes over the gpu.modules run
+/// concurrently, and the PTX is generated beside the host code: their
+/// times overlap, and the wall clock is the total.
+static void printTiming(const Module &module, bool onGpu, const Timings &t) {
+  std::vector<std::pair<std::string, double>> rows;
+  if (t.deviceStarted)
+    rows.push_back({"(CUDA driver and context start)", t.deviceStartMs});
+  llvm::append_range(rows, module.compileTimes());
+  rows.push_back({"compile and load (wall clock)", t.compileWallMs});
+  rows.push_back(
+      {onGpu ? "first launch (with copy back, synchronised)" : "first launch", t.launchMs});
+  size_t width = 0;
+  for (const auto &row : rows)
+    width = std::max(width, row.first.size());
+  llvm::outs() << "nerve-run: timing (ms)\n";
+  for (const auto &[stage, ms] : rows)
+    llvm::outs() << "  " << llvm::left_justify(stage, width) << llvm::format(" %9.3f\n", ms);
+}
+
+/// --bench: the kernel timed against the copy bandwidth measured now.
+static Status runBench(const Module &module, const RunArgs &run, std::vector<Arg> &launchArgs,
+                       bool onGpu, L2Flush::Mode flushMode, const CompileOptions &options) {
+  int64_t bytesMoved = run.bytesMoved;
+  Result<BenchResult> bench =
+      onGpu ? benchGpu(module, run.entry->name, launchArgs, benchRuns, bytesMoved, flushMode,
+                       options)
+            : benchCpu(module, run.entry->name, launchArgs, benchRuns);
+  if (!bench)
+    return bench.status();
+  double gbs = bytesMoved / (bench->medianMs * 1e-3) / 1e9;
+  llvm::outs() << llvm::format(
+      "nerve-run: bench %u runs on the %s: median %.4f ms, min %.4f ms, %lld bytes moved, "
+      "%.1f GB/s = %.1f%% of the %s copy bandwidth (%.1f GB/s, measured now)\n",
+      benchRuns.getValue(), onGpu ? "GPU" : "CPU", bench->medianMs, bench->minMs,
+      static_cast<long long>(bytesMoved), gbs, 100 * gbs / bench->copyGBs,
+      onGpu ? "device" : "host", bench->copyGBs);
+  if (bench->sameSizeCopyMs > 0)
+    llvm::outs() << llvm::format(
+        "nerve-run: a device copy moving the same bytes takes %.4f ms (%.1f%% of the copy "
+        "bandwidth); the kernel runs at %.1f%% of its speed\n",
+        bench->sameSizeCopyMs,
+        100 * (bytesMoved / (bench->sameSizeCopyMs * 1e-3) / 1e9) / bench->copyGBs,
+        100 * bench->sameSizeCopyMs / bench->medianMs);
+  if (onGpu)
+    llvm::outs() << "nerve-run: before each timed run (kernel and copy), L2 was "
+                 << L2Flush::describe(flushMode) << "\n";
+  return Status();
+}
+
+/// A launch's arguments: on the GPU, in device memory (the mirror).
+struct Launched {
+  std::unique_ptr<DeviceMirror> mirror;
+  std::vector<Arg> args;
+};
+
+/// The first launch (on the GPU, with the arguments in device memory and
+/// the outputs copied back), timed into `t`, then the outputs written.
+static Status launchAndWrite(Module &module, RunArgs &run, bool onGpu, Launched &launched,
+                             Timings &t) {
+  const EntryInfo &entry = *run.entry;
+  launched.args = run.args;
+  if (onGpu) {
+    Result<std::unique_ptr<DeviceMirror>> m = DeviceMirror::create(entry, run.args);
+    if (!m)
+      return m.status();
+    launched.mirror = m.take();
+    launched.args = launched.mirror->args();
+  }
+  auto launchStart = std::chrono::steady_clock::now();
+  if (Status s = module.launch(entry.name, launched.args); !s)
+    return s;
+  if (launched.mirror)
+    if (Status s = launched.mirror->copyOutputs(); !s)
+      return s;
+  t.launchMs = msSince(launchStart);
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ArgInfo &a = entry.args[i];
+    if (!a.isOutput || !writeOutputs)
+      continue;
+    std::string path = outputPath(a.name);
+    if (Status s = writeNpy(path, gather(*run.buffers[i])); !s)
+      return s;
+    llvm::outs() << "nerve-run: wrote " << path << "\n";
+  }
+  return Status();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(nerve::printVersion);
+  cl::ParseCommandLineOptions(argc, argv, "nerve-run: compile a nerve spec and run a kernel\n");
+
+  Result<CompileOptions> flags = compileOptions();
+  if (!flags)
+    return fail(flags.message());
+  CompileOptions options = flags.take();
   Result<L2Flush::Mode> flushMode = L2Flush::parseMode(l2Flush);
   if (!flushMode)
     return fail(flushMode.message());
@@ -423,274 +762,41 @@ int main(int argc, char **argv) {
 
   // The driver and the device's context start once per process (often
   // 100-200 ms): timed apart from compiling.
+  Timings t;
+  t.deviceStarted = options.target != Target::CPU;
   auto deviceStart = std::chrono::steady_clock::now();
-  if (options.target != Target::CPU)
+  if (t.deviceStarted)
     (void)cudaAvailable();
-  double deviceStartMs = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - deviceStart)
-                             .count();
+  t.deviceStartMs = msSince(deviceStart);
   auto compileStart = std::chrono::steady_clock::now();
   Result<std::shared_ptr<Module>> compiled = compileFile(specPath, options);
-  double compileWallMs = std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - compileStart)
-                             .count();
+  t.compileWallMs = msSince(compileStart);
   if (!compiled)
     return fail(compiled.message());
   std::shared_ptr<Module> module = compiled.take();
 
-  const EntryInfo *entry = nullptr;
-  if (entryName.empty()) {
-    if (module->entries().size() != 1) {
-      std::string names;
-      for (const EntryInfo &e : module->entries())
-        names += (names.empty() ? "@" : ", @") + e.name;
-      return fail("the spec has kernels " + names + "; choose one with --entry");
-    }
-    entry = &module->entries().front();
-  } else if (!(entry = module->findEntry(entryName))) {
-    return fail("the spec has no kernel @" + entryName);
-  }
-
-  // --input and --dim by name.
-  std::map<std::string, std::string> given;
-  for (const std::string &text : inputs) {
-    std::string name, value;
-    if (!splitAssignment(text, name, value))
-      return fail("--input expects NAME=FILE.npy or NAME=VALUE, not '" + text + "'");
-    auto it = std::find_if(entry->args.begin(), entry->args.end(),
-                           [&](const ArgInfo &a) { return a.name == name; });
-    if (it == entry->args.end())
-      return fail("kernel @" + entry->name + " has no argument `" + name + "` (it takes " +
-                  argNames(*entry) + ")");
-    if (it->isOutput)
-      return fail("`" + name + "` is an output of @" + entry->name + "; it is written, not read");
-    given[name] = value;
-  }
-  DimBinding binding;
-  for (const std::string &text : dims) {
-    std::string name, value;
-    char *end = nullptr;
-    if (!splitAssignment(text, name, value))
-      return fail("--dim expects NAME=SIZE, not '" + text + "'");
-    long long size = std::strtoll(value.c_str(), &end, 10);
-    if (*end || size < 0)
-      return fail("--dim " + name + " needs a non-negative integer size, not '" + value + "'");
-    binding[name] = size;
-  }
-
-  // Inputs from files first: they bind the sizes of dynamic dimensions.
-  std::vector<std::optional<ArgBuffer>> buffers(entry->args.size());
-  std::vector<Arg> args(entry->args.size());
-  std::vector<std::optional<HostArray>> loaded(entry->args.size());
-  for (size_t i = 0; i < entry->args.size(); ++i) {
-    const ArgInfo &a = entry->args[i];
-    auto it = given.find(a.name);
-    if (a.isOutput || it == given.end())
-      continue;
-    if (!a.isTensor) {
-      char *end = nullptr;
-      double v = std::strtod(it->second.c_str(), &end);
-      if (end == it->second.c_str() || *end)
-        return fail("scalar %" + a.name + " needs a number, not '" + it->second + "'");
-      args[i] = Arg::scalar(v);
-      continue;
-    }
-    Result<HostArray> array = readNpy(it->second);
-    if (!array)
-      return fail(array.message());
-    if (array->dtype != a.dtype && !(a.dtype == DType::BF16 && array->dtype == DType::F32))
-      return fail(it->second + " holds " + toString(array->dtype) + " but argument %" +
-                  a.name + " is " + toString(a.dtype));
-    if (a.dtype == DType::BF16 && array->dtype == DType::F32) {
-      HostArray rounded = HostArray::zeros(DType::BF16, array->shape);
-      for (int64_t e = 0; e < array->numElements(); ++e)
-        rounded.setDouble(e, array->getDouble(e));
-      *array = std::move(rounded);
-    }
-    if (Status s = bindShape(a, array->shape, binding, entry->variableDims); !s)
-      return fail(s.message());
-    loaded[i] = array.take();
-  }
-  // All host arrays together must fit (random inputs exist twice: as
-  // generated and laid out), or the run would end in the OOM killer.
-  uint64_t hostBytes = 0;
-  for (size_t i = 0; i < entry->args.size(); ++i) {
-    const ArgInfo &a = entry->args[i];
-    if (!a.isTensor)
-      continue;
-    Result<std::vector<int64_t>> sizes = sizesFor(a, binding);
-    if (!sizes)
-      continue; // reported below, where the argument is needed
-    uint64_t bytes = static_cast<uint64_t>(byteWidth(a.dtype));
-    for (int64_t size : *sizes)
-      bytes *= static_cast<uint64_t>(size); // each fits: sizesFor checked
-    hostBytes += bytes * (a.isOutput || loaded[i] ? 1 : 2);
-  }
-  if (hostBytes > hostMemoryBytes())
-    return fail("the arguments of @" + entry->name + " need " + std::to_string(hostBytes) +
-                " bytes of host memory together, more than this machine's memory (" +
-                std::to_string(hostMemoryBytes()) + " bytes)");
-
-  std::mt19937_64 rng(static_cast<uint64_t>(randomSeed < 0 ? 0 : randomSeed.getValue()));
-  for (size_t i = 0; i < entry->args.size(); ++i) {
-    const ArgInfo &a = entry->args[i];
-    if (a.isOutput || loaded[i] || given.count(a.name))
-      continue;
-    if (randomSeed < 0)
-      return fail("argument %" + a.name + " has no value: pass --input " + a.name +
-                  "=FILE.npy or --random SEED");
-    if (!a.isTensor) {
-      HostArray v = randomArray(a.dtype, {}, rng);
-      args[i] = Arg::scalar(v.getDouble(0));
-      continue;
-    }
-    Result<std::vector<int64_t>> sizes = sizesFor(a, binding);
-    if (!sizes)
-      return fail(sizes.message());
-    loaded[i] = randomArray(a.dtype, *sizes, rng);
-    if (Status s = bindShape(a, loaded[i]->shape, binding, entry->variableDims); !s)
-      return fail(s.message());
-  }
-
-  std::error_code ec = llvm::sys::fs::create_directories(outputDir);
-  if (ec)
-    return fail("cannot create " + outputDir + ": " + ec.message());
-  auto outputFile = [&](const std::string &file) {
-    llvm::SmallString<256> path(outputDir.getValue());
-    llvm::sys::path::append(path, file);
-    return std::string(path.str());
-  };
-  auto outputPath = [&](const std::string &name) { return outputFile(name + ".npy"); };
-
-  int64_t bytesMoved = 0;
-  for (size_t i = 0; i < entry->args.size(); ++i) {
-    const ArgInfo &a = entry->args[i];
-    if (!a.isTensor) {
-      if (saveInputs) {
-        HostArray v = HostArray::zeros(a.dtype, {});
-        v.setDouble(0, args[i].floatValue);
-        if (Status s = writeNpy(outputPath(a.name), v); !s)
-          return fail(s.message());
-      }
-      continue;
-    }
-    Result<std::vector<int64_t>> sizes = sizesFor(a, binding);
-    if (!sizes)
-      return fail(sizes.message());
-    Result<ArgBuffer> buffer = makeArgBuffer(a, *sizes);
-    if (!buffer)
-      return fail(buffer.message());
-    if (loaded[i]) {
-      if (Status s = scatter(*loaded[i], *buffer); !s)
-        return fail("argument %" + a.name + ": " + s.message());
-      if (saveInputs)
-        if (Status s = writeNpy(outputPath(a.name), *loaded[i]); !s)
-          return fail(s.message());
-    }
-    bytesMoved += buffer->numElements() * byteWidth(a.dtype);
-    buffers[i] = buffer.take();
-    args[i] = buffers[i]->asArg();
-  }
-
-  if (saveInputs) {
-    // The signature beside the arrays, so a checker can align them by name.
-    std::error_code ec;
-    llvm::raw_fd_ostream json(outputFile("entry.json"), ec);
-    if (ec)
-      return fail("cannot write entry.json: " + ec.message());
-    json << "{\"name\": \"" << entry->name << "\", \"args\": [";
-    for (size_t i = 0; i < entry->args.size(); ++i) {
-      const ArgInfo &a = entry->args[i];
-      json << (i ? ", " : "") << "{\"name\": \"" << a.name << "\", \"output\": "
-           << (a.isOutput ? "true" : "false") << ", \"tensor\": " << (a.isTensor ? "true" : "false")
-           << ", \"dtype\": \"" << toString(a.dtype) << "\", \"dims\": [";
-      for (size_t d = 0; d < a.dims.size(); ++d)
-        json << (d ? ", " : "") << "\"" << a.dims[d] << "\"";
-      json << "]}";
-    }
-    json << "]}\n";
-  }
+  Result<const EntryInfo *> entry = chooseEntry(*module);
+  if (!entry)
+    return fail(entry.message());
+  Result<std::unique_ptr<RunArgs>> prepared = prepareArgs(**entry);
+  if (!prepared)
+    return fail(prepared.message());
+  RunArgs &run = **prepared;
 
   bool onGpu = module->target() == Target::CUDA;
-  llvm::outs() << "nerve-run: @" << entry->name << " on ";
+  llvm::outs() << "nerve-run: @" << run.entry->name << " on ";
   if (onGpu)
     llvm::outs() << "the GPU (" << (*cuda::Device::get())->name() << ")\n";
   else
     llvm::outs() << "the CPU\n";
 
-  // On the GPU, the arguments live in device memory for every launch.
-  std::unique_ptr<DeviceMirror> mirror;
-  std::vector<Arg> launchArgs = args;
-  if (onGpu) {
-    Result<std::unique_ptr<DeviceMirror>> m = DeviceMirror::create(*entry, args);
-    if (!m)
-      return fail(m.message());
-    mirror = m.take();
-    launchArgs = mirror->args();
-  }
-  auto launchStart = std::chrono::steady_clock::now();
-  if (Status s = module->launch(entry->name, launchArgs); !s)
+  Launched launched;
+  if (Status s = launchAndWrite(*module, run, onGpu, launched, t); !s)
     return fail(s.message());
-  if (mirror)
-    if (Status s = mirror->copyOutputs(); !s)
+  if (showTiming)
+    printTiming(*module, onGpu, t);
+  if (benchRuns > 0)
+    if (Status s = runBench(*module, run, launched.args, onGpu, *flushMode, options); !s)
       return fail(s.message());
-  double launchMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - launchStart)
-          .count();
-
-  for (size_t i = 0; i < entry->args.size(); ++i) {
-    const ArgInfo &a = entry->args[i];
-    if (!a.isOutput || !writeOutputs)
-      continue;
-    std::string path = outputPath(a.name);
-    if (Status s = writeNpy(path, gather(*buffers[i])); !s)
-      return fail(s.message());
-    llvm::outs() << "nerve-run: wrote " << path << "\n";
-  }
-
-  if (showTiming) {
-    // Passes over the gpu.modules run concurrently, and the PTX is generated
-    // beside the host code: their times overlap, and the wall clock is the
-    // total.
-    std::vector<std::pair<std::string, double>> rows;
-    if (options.target != Target::CPU)
-      rows.push_back({"(CUDA driver and context start)", deviceStartMs});
-    llvm::append_range(rows, module->compileTimes());
-    rows.push_back({"compile and load (wall clock)", compileWallMs});
-    rows.push_back(
-        {onGpu ? "first launch (with copy back, synchronised)" : "first launch", launchMs});
-    size_t width = 0;
-    for (const auto &row : rows)
-      width = std::max(width, row.first.size());
-    llvm::outs() << "nerve-run: timing (ms)\n";
-    for (const auto &[stage, ms] : rows)
-      llvm::outs() << "  " << llvm::left_justify(stage, width) << llvm::format(" %9.3f\n", ms);
-  }
-
-  if (benchRuns > 0) {
-    Result<BenchResult> bench =
-        onGpu ? benchGpu(*module, entry->name, launchArgs, benchRuns, bytesMoved, *flushMode,
-                         options)
-              : benchCpu(*module, entry->name, launchArgs, benchRuns);
-    if (!bench)
-      return fail(bench.message());
-    double gbs = bytesMoved / (bench->medianMs * 1e-3) / 1e9;
-    llvm::outs() << llvm::format(
-        "nerve-run: bench %u runs on the %s: median %.4f ms, min %.4f ms, %lld bytes moved, "
-        "%.1f GB/s = %.1f%% of the %s copy bandwidth (%.1f GB/s, measured now)\n",
-        benchRuns.getValue(), onGpu ? "GPU" : "CPU", bench->medianMs, bench->minMs,
-        static_cast<long long>(bytesMoved), gbs, 100 * gbs / bench->copyGBs,
-        onGpu ? "device" : "host", bench->copyGBs);
-    if (bench->sameSizeCopyMs > 0)
-      llvm::outs() << llvm::format(
-          "nerve-run: a device copy moving the same bytes takes %.4f ms (%.1f%% of the copy "
-          "bandwidth); the kernel runs at %.1f%% of its speed\n",
-          bench->sameSizeCopyMs,
-          100 * (bytesMoved / (bench->sameSizeCopyMs * 1e-3) / 1e9) / bench->copyGBs,
-          100 * bench->sameSizeCopyMs / bench->medianMs);
-    if (onGpu)
-      llvm::outs() << "nerve-run: before each timed run (kernel and copy), L2 was "
-                   << L2Flush::describe(*flushMode) << "\n";
-  }
   return 0;
 }
