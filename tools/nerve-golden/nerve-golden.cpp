@@ -280,6 +280,177 @@ GradWCheck compareGradW(const Case &c, std::map<std::string, HostArray> &got,
               " (without the neurons at the threshold)"};
 }
 
+/// The kernel's outputs for case `c`, its inputs converted to the storage
+/// type.
+Result<std::map<std::string, HostArray>> runCase(Case &c, Module &module, DType dtype) {
+  const EntryInfo &entry = module.entries().front();
+  // Bind inputs (converted to the storage type) and size the outputs.
+  DimBinding binding;
+  std::vector<ArgBuffer> buffers(entry.args.size());
+  std::vector<Arg> args(entry.args.size());
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ArgInfo &a = entry.args[i];
+    if (a.isOutput)
+      continue;
+    HostArray input;
+    if (a.name == "w") {
+      input = HostArray::zeros(dtype, {});
+      input.setDouble(0, c.w);
+    } else if (c.arrays.count(a.name)) {
+      input = convertTo(c.arrays[a.name], dtype);
+    } else if (a.name == "grad_spike" || a.name == "grad_v_seq") {
+      input = HostArray::zeros(dtype, c.arrays["x"].shape);
+    } else {
+      return Status::error("no " + a.name + ".npy");
+    }
+    if (Status s = bindShape(a, input.shape, binding); !s)
+      return s;
+    Result<ArgBuffer> b = makeArgBuffer(a, input.shape);
+    if (!b)
+      return b.status();
+    buffers[i] = b.take();
+    if (Status s = scatter(input, buffers[i]); !s)
+      return s;
+    args[i] = buffers[i].asArg();
+  }
+  for (size_t i = 0; i < entry.args.size(); ++i) {
+    const ArgInfo &a = entry.args[i];
+    if (!a.isOutput)
+      continue;
+    Result<std::vector<int64_t>> sizes = sizesFor(a, binding);
+    if (!sizes)
+      return sizes.status();
+    Result<ArgBuffer> b = makeArgBuffer(a, *sizes);
+    if (!b)
+      return b.status();
+    buffers[i] = b.take();
+    args[i] = buffers[i].asArg();
+  }
+  if (Status s = module.run(entry.name, args); !s)
+    return s;
+  std::map<std::string, HostArray> got;
+  for (size_t i = 0; i < entry.args.size(); ++i)
+    if (entry.args[i].isOutput)
+      got[entry.args[i].name] = gather(buffers[i]);
+  return got;
+}
+
+/// How a case's outputs compare: whether they pass, and the report line.
+struct Verdict {
+  bool ok = true;
+  std::string report;
+};
+
+/// What the comparisons of one case leave out: neurons whose saved h may
+/// round across a step of backward's math (the threshold, where backward
+/// recomputes the spike, or a jump of the surrogate: piecewise_leaky_relu
+/// jumps at |u| = w), and each neuron's first excused spike flip.
+struct Exclusions {
+  int64_t steps = 0, neurons = 0;
+  std::vector<int64_t> firstFlip;
+  std::vector<bool> nearThreshold;
+  unsigned nearNeurons = 0;
+};
+
+Exclusions exclusionsOf(Case &c, const Tolerance &tol) {
+  Exclusions e;
+  const std::vector<int64_t> &shape = c.arrays["x"].shape;
+  e.steps = shape[0];
+  e.neurons = c.arrays["x"].numElements() / std::max<int64_t>(e.steps, 1);
+  e.firstFlip.assign(e.neurons, e.steps);
+  e.nearThreshold.assign(e.neurons, false);
+  std::vector<double> jumps = {0.0};
+  if (c.surrogate == "piecewise_leaky_relu") {
+    double w = c.surrogateParams.count("w") ? c.surrogateParams["w"] : 1.0;
+    jumps.push_back(w);
+    jumps.push_back(-w);
+  }
+  if (tol.flipBand > 0 && c.arrays.count("h_seq"))
+    for (int64_t i = 0; i < c.arrays["h_seq"].numElements(); ++i) {
+      double u = c.arrays["h_seq"].getDouble(i) - c.vThreshold;
+      bool near = llvm::any_of(jumps, [&](double j) { return std::abs(u - j) <= tol.flipBand; });
+      if (near && !e.nearThreshold[i % e.neurons]) {
+        e.nearThreshold[i % e.neurons] = true;
+        ++e.nearNeurons;
+      }
+    }
+  return e;
+}
+
+/// Spikes: flips allowed only inside the band, and their neuron is then
+/// left out of the comparisons from that step on (forward) or entirely
+/// (backward).
+void compareSpikes(Case &c, std::map<std::string, HostArray> &got, const Tolerance &tol,
+                   Exclusions &e, Verdict &v) {
+  const HostArray &want = c.arrays["spike"], &h = c.arrays["h_seq"];
+  unsigned flips = 0, excused = 0;
+  for (int64_t t = 0; t < e.steps; ++t)
+    for (int64_t n = 0; n < e.neurons; ++n) {
+      int64_t i = t * e.neurons + n;
+      if (t >= e.firstFlip[n] || got["spike"].getDouble(i) == want.getDouble(i))
+        continue;
+      ++flips;
+      bool excusable =
+          c.arrays.count("h_seq") && std::abs(h.getDouble(i) - c.vThreshold) <= tol.flipBand;
+      if (excusable) {
+        ++excused;
+        e.firstFlip[n] = t;
+      } else {
+        v.ok = false;
+      }
+    }
+  v.report += " spike " + std::to_string(flips - excused) + " flips";
+  if (excused)
+    v.report += " (+" + std::to_string(excused) + " at the threshold)";
+}
+
+/// Every other expected output against the kernel's, within the
+/// tolerance, leaving out what `e` excludes.
+void compareArrays(Case &c, std::map<std::string, HostArray> &got, const Tolerance &tol,
+                   const Exclusions &e, Verdict &v) {
+  for (const char *name : {"v_seq", "h_seq", "grad_x", "grad_v_init", "grad_w"}) {
+    if (!c.arrays.count(name))
+      continue;
+    if (!got.count(name)) {
+      v.ok = false;
+      v.report += std::string(", ") + name + " expected but not produced";
+      continue;
+    }
+    std::string n = name;
+    bool perNeuron = n == "grad_v_init";
+    bool backward = n.rfind("grad", 0) == 0;
+    if (n == "grad_w" && e.nearNeurons) {
+      GradWCheck check = compareGradW(c, got, e.nearThreshold, tol.relative);
+      v.ok &= check.ok;
+      v.report += check.report;
+      continue;
+    }
+    double err = relativeError(got[n], c.arrays[n], [&](int64_t i) {
+      if (n == "grad_w")
+        return true;
+      int64_t neuron = perNeuron ? i : i % e.neurons;
+      int64_t t = perNeuron ? 0 : i / e.neurons;
+      return backward ? e.firstFlip[neuron] == e.steps && !e.nearThreshold[neuron]
+                      : t < e.firstFlip[neuron];
+    });
+    v.ok &= err <= tol.relative;
+    v.report += ", " + n + " " + llvm::formatv("{0:e2}", err).str();
+  }
+}
+
+/// The case's outputs against its expected arrays.
+Verdict compareCase(Case &c, std::map<std::string, HostArray> &got, const Tolerance &tol) {
+  Exclusions e = exclusionsOf(c, tol);
+  Verdict v;
+  if (c.arrays.count("spike"))
+    compareSpikes(c, got, tol, e, v);
+  compareArrays(c, got, tol, e, v);
+  if (e.nearNeurons)
+    v.report += "; " + std::to_string(e.nearNeurons) +
+                " neurons at the threshold left out of the gradients";
+  return v;
+}
+
 } // namespace
 
 static int fail(const std::string &message) {
@@ -287,30 +458,8 @@ static int fail(const std::string &message) {
   return 1;
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::HideUnrelatedOptions(category);
-  cl::SetVersionPrinter(nerve::printVersion);
-  cl::ParseCommandLineOptions(argc, argv, "nerve-golden: run golden neuron cases\n");
-
-  std::map<std::string, Tolerance> tolerances = {
-      {"f64", {DType::F64, 1e-10, 0}},
-      {"f32", {DType::F32, 1e-5, 0}},
-      {"f16", {DType::F16, 1e-2, 2e-3}},
-      {"bf16", {DType::BF16, 5e-2, 1.6e-2}}};
-  auto tolIt = tolerances.find(dtypeName);
-  if (tolIt == tolerances.end())
-    return fail("unknown dtype '" + dtypeName + "'; use f64, f32, f16 or bf16");
-  Tolerance tol = tolIt->second;
-  CompileOptions options;
-  options.neuronTimeBlock = timeBlock;
-  if (targetName == "cpu")
-    options.target = Target::CPU;
-  else if (targetName == "cuda")
-    options.target = Target::CUDA;
-  else if (targetName != "auto")
-    return fail("unknown target '" + targetName + "'; use cpu, cuda or auto");
-
+/// The case folders under the directory (those with a case.json), sorted.
+static Result<std::vector<std::string>> findCases() {
   std::vector<std::string> dirs;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(casesDir, ec), end; it != end && !ec;
@@ -321,14 +470,51 @@ int main(int argc, char **argv) {
       dirs.push_back(it->path());
   }
   if (ec)
-    return fail(casesDir + ": " + ec.message());
+    return Status::error(casesDir + ": " + ec.message());
   if (dirs.empty())
-    return fail(casesDir + " holds no case folders (folders with a case.json)");
+    return Status::error(casesDir + " holds no case folders (folders with a case.json)");
   std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+/// The tolerance of --dtype.
+static Result<Tolerance> toleranceOf(const std::string &name) {
+  std::map<std::string, Tolerance> tolerances = {
+      {"f64", {DType::F64, 1e-10, 0}},
+      {"f32", {DType::F32, 1e-5, 0}},
+      {"f16", {DType::F16, 1e-2, 2e-3}},
+      {"bf16", {DType::BF16, 5e-2, 1.6e-2}}};
+  auto it = tolerances.find(name);
+  if (it == tolerances.end())
+    return Status::error("unknown dtype '" + name + "'; use f64, f32, f16 or bf16");
+  return it->second;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::SetVersionPrinter(nerve::printVersion);
+  cl::ParseCommandLineOptions(argc, argv, "nerve-golden: run golden neuron cases\n");
+
+  Result<Tolerance> tolerance = toleranceOf(dtypeName);
+  if (!tolerance)
+    return fail(tolerance.message());
+  Tolerance tol = *tolerance;
+  CompileOptions options;
+  options.neuronTimeBlock = timeBlock;
+  if (targetName == "cpu")
+    options.target = Target::CPU;
+  else if (targetName == "cuda")
+    options.target = Target::CUDA;
+  else if (targetName != "auto")
+    return fail("unknown target '" + targetName + "'; use cpu, cuda or auto");
+  Result<std::vector<std::string>> dirs = findCases();
+  if (!dirs)
+    return fail(dirs.message());
 
   std::map<std::string, std::shared_ptr<Module>> compiled;
   unsigned passed = 0, failed = 0;
-  for (const std::string &dir : dirs) {
+  for (const std::string &dir : *dirs) {
     Result<Case> loaded = loadCase(dir);
     if (!loaded) {
       llvm::outs() << llvm::sys::path::filename(dir) << "  FAIL  " << loaded.message() << "\n";
@@ -352,152 +538,15 @@ int main(int argc, char **argv) {
       }
       module = m.take();
     }
-    const EntryInfo &entry = module->entries().front();
-
-    // Bind inputs (converted to the storage type) and size the outputs.
-    DimBinding binding;
-    std::vector<ArgBuffer> buffers(entry.args.size());
-    std::vector<Arg> args(entry.args.size());
-    Status status;
-    for (size_t i = 0; i < entry.args.size() && status; ++i) {
-      const ArgInfo &a = entry.args[i];
-      if (a.isOutput)
-        continue;
-      HostArray input;
-      if (a.name == "w") {
-        input = HostArray::zeros(tol.dtype, {});
-        input.setDouble(0, c.w);
-      } else if (c.arrays.count(a.name)) {
-        input = convertTo(c.arrays[a.name], tol.dtype);
-      } else if (a.name == "grad_spike" || a.name == "grad_v_seq") {
-        input = HostArray::zeros(tol.dtype, c.arrays["x"].shape);
-      } else {
-        status = Status::error("no " + a.name + ".npy");
-        break;
-      }
-      if ((status = bindShape(a, input.shape, binding)))
-        ;
-      else
-        break;
-      Result<ArgBuffer> b = makeArgBuffer(a, input.shape);
-      if (!b) {
-        status = b.status();
-        break;
-      }
-      buffers[i] = b.take();
-      status = scatter(input, buffers[i]);
-      args[i] = buffers[i].asArg();
-    }
-    for (size_t i = 0; i < entry.args.size() && status; ++i) {
-      const ArgInfo &a = entry.args[i];
-      if (!a.isOutput)
-        continue;
-      Result<std::vector<int64_t>> sizes = sizesFor(a, binding);
-      if (!sizes) {
-        status = sizes.status();
-        break;
-      }
-      Result<ArgBuffer> b = makeArgBuffer(a, *sizes);
-      if (!b) {
-        status = b.status();
-        break;
-      }
-      buffers[i] = b.take();
-      args[i] = buffers[i].asArg();
-    }
-    if (status)
-      status = module->run(entry.name, args);
-    if (!status) {
-      llvm::outs() << c.name << "  FAIL  " << status.message() << "\n";
+    Result<std::map<std::string, HostArray>> got = runCase(c, *module, tol.dtype);
+    if (!got) {
+      llvm::outs() << c.name << "  FAIL  " << got.message() << "\n";
       ++failed;
       continue;
     }
-    std::map<std::string, HostArray> got;
-    for (size_t i = 0; i < entry.args.size(); ++i)
-      if (entry.args[i].isOutput)
-        got[entry.args[i].name] = gather(buffers[i]);
-
-    // Spikes: flips allowed only inside the band, and their neuron is
-    // then left out of the comparisons from that step on (forward) or
-    // entirely (backward).
-    const std::vector<int64_t> &shape = c.arrays["x"].shape;
-    int64_t steps = shape[0], neurons = c.arrays["x"].numElements() / std::max<int64_t>(steps, 1);
-    std::vector<int64_t> firstFlip(neurons, steps);
-    // Neurons whose saved h may round across a step of backward's math: the
-    // threshold (backward recomputes the spike) or a jump of the surrogate
-    // (piecewise_leaky_relu jumps at |u| = w).
-    std::vector<double> jumps = {0.0};
-    if (c.surrogate == "piecewise_leaky_relu") {
-      double w = c.surrogateParams.count("w") ? c.surrogateParams["w"] : 1.0;
-      jumps.push_back(w);
-      jumps.push_back(-w);
-    }
-    std::vector<bool> nearThreshold(neurons, false);
-    unsigned flips = 0, excused = 0, nearNeurons = 0;
-    if (tol.flipBand > 0 && c.arrays.count("h_seq"))
-      for (int64_t i = 0; i < c.arrays["h_seq"].numElements(); ++i) {
-        double u = c.arrays["h_seq"].getDouble(i) - c.vThreshold;
-        bool near = llvm::any_of(jumps, [&](double j) { return std::abs(u - j) <= tol.flipBand; });
-        if (near && !nearThreshold[i % neurons]) {
-          nearThreshold[i % neurons] = true;
-          ++nearNeurons;
-        }
-      }
-    bool ok = true;
-    std::string report;
-    if (c.arrays.count("spike")) {
-      const HostArray &want = c.arrays["spike"], &h = c.arrays["h_seq"];
-      for (int64_t t = 0; t < steps; ++t)
-        for (int64_t n = 0; n < neurons; ++n) {
-          int64_t i = t * neurons + n;
-          if (t >= firstFlip[n] || got["spike"].getDouble(i) == want.getDouble(i))
-            continue;
-          ++flips;
-          bool excusable = c.arrays.count("h_seq") &&
-                           std::abs(h.getDouble(i) - c.vThreshold) <= tol.flipBand;
-          if (excusable) {
-            ++excused;
-            firstFlip[n] = t;
-          } else {
-            ok = false;
-          }
-        }
-      report += " spike " + std::to_string(flips - excused) + " flips";
-      if (excused)
-        report += " (+" + std::to_string(excused) + " at the threshold)";
-    }
-    for (const char *name : {"v_seq", "h_seq", "grad_x", "grad_v_init", "grad_w"}) {
-      if (!c.arrays.count(name))
-        continue;
-      if (!got.count(name)) {
-        ok = false;
-        report += std::string(", ") + name + " expected but not produced";
-        continue;
-      }
-      std::string n = name;
-      bool perNeuron = n == "grad_v_init";
-      bool backward = n.rfind("grad", 0) == 0;
-      if (n == "grad_w" && nearNeurons) {
-        GradWCheck check = compareGradW(c, got, nearThreshold, tol.relative);
-        ok &= check.ok;
-        report += check.report;
-        continue;
-      }
-      double err = relativeError(got[n], c.arrays[n], [&](int64_t i) {
-        if (n == "grad_w")
-          return true;
-        int64_t neuron = perNeuron ? i : i % neurons;
-        int64_t t = perNeuron ? 0 : i / neurons;
-        return backward ? firstFlip[neuron] == steps && !nearThreshold[neuron]
-                        : t < firstFlip[neuron];
-      });
-      ok &= err <= tol.relative;
-      report += ", " + n + " " + llvm::formatv("{0:e2}", err).str();
-    }
-    if (nearNeurons)
-      report += "; " + std::to_string(nearNeurons) + " neurons at the threshold left out of the gradients";
-    llvm::outs() << c.name << "  " << (ok ? "pass" : "FAIL") << " " << report << "\n";
-    (ok ? passed : failed)++;
+    Verdict v = compareCase(c, *got, tol);
+    llvm::outs() << c.name << "  " << (v.ok ? "pass" : "FAIL") << " " << v.report << "\n";
+    (v.ok ? passed : failed)++;
   }
   llvm::outs() << passed << " passed, " << failed << " failed\n";
   return failed ? 1 : 0;
