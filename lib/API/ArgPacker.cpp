@@ -86,6 +86,87 @@ nerve::bindDimensions(const EntryInfo &entry, const std::vector<Arg> &args) {
   return bound;
 }
 
+/// A scalar argument's bytes, converted to the entry's type.
+static std::array<uint8_t, 8> scalarBytes(const ArgInfo &info, const Arg &arg) {
+  std::array<uint8_t, 8> bytes{};
+  double f = arg.kind == Arg::Kind::Float ? arg.floatValue : static_cast<double>(arg.intValue);
+  int64_t n = arg.kind == Arg::Kind::Int ? arg.intValue : static_cast<int64_t>(arg.floatValue);
+  HostArray tmp = HostArray::zeros(info.dtype, {});
+  if (info.dtype == DType::I32 || info.dtype == DType::I64 || info.dtype == DType::Index ||
+      info.dtype == DType::I8 || info.dtype == DType::I1)
+    tmp.setDouble(0, static_cast<double>(n));
+  else
+    tmp.setDouble(0, f);
+  std::memcpy(bytes.data(), tmp.data(), tmp.bytes.size());
+  return bytes;
+}
+
+/// A tensor argument's strides: as given, else the spec's layout, else
+/// row-major.
+static std::vector<int64_t> stridesOf(const ArgInfo &info, const Arg &arg) {
+  std::vector<int64_t> strides = arg.strides;
+  if (!strides.empty())
+    return strides;
+  if (!info.strides.empty())
+    return info.strides;
+  size_t rank = info.dims.size();
+  strides.assign(rank, 1);
+  for (size_t d = rank; d-- > 1;)
+    strides[d - 1] = strides[d] * std::max<int64_t>(arg.sizes[d], 1);
+  return strides;
+}
+
+/// Whether a tensor argument's sizes and strides fit the entry's
+/// argument: static sizes and the spec's layout.
+static Status checkTensor(const ArgInfo &info, const Arg &arg,
+                          const std::vector<int64_t> &strides) {
+  size_t rank = info.dims.size();
+  if (strides.size() != rank)
+    return Status::error(argName(info) + " was given " + std::to_string(strides.size()) +
+                         " strides for " + std::to_string(rank) + " dimensions");
+  for (size_t d = 0; d < rank; ++d) {
+    if (arg.sizes[d] < 0)
+      return Status::error(argName(info) + ": dimension `" + info.dims[d] +
+                           "` has negative size " + std::to_string(arg.sizes[d]));
+    if (info.sizes[d] >= 0 && info.sizes[d] != arg.sizes[d])
+      return Status::error(argName(info) + ": dimension `" + info.dims[d] + "` is " +
+                           std::to_string(info.sizes[d]) + " in the spec but " +
+                           std::to_string(arg.sizes[d]) + " was given");
+    int64_t expected = -1;
+    if (!info.strides.empty())
+      expected = info.strides[d];
+    else if (!arg.strides.empty()) {
+      // A row-major argument must really be row-major.
+      int64_t rowMajor = 1;
+      for (size_t e = d + 1; e < rank; ++e)
+        rowMajor *= std::max<int64_t>(arg.sizes[e], 1);
+      expected = rowMajor;
+    }
+    if (expected >= 0 && strides[d] != expected && arg.sizes[d] > 1)
+      return Status::error(argName(info) + ": dimension `" + info.dims[d] + "` has stride " +
+                           std::to_string(expected) + " in the spec's layout but " +
+                           std::to_string(strides[d]) + " was given");
+  }
+  return Status();
+}
+
+/// The memref descriptor of a tensor argument: pointers, offset, sizes,
+/// strides.
+static std::vector<int64_t> descriptorOf(const ArgInfo &info, const Arg &arg,
+                                         const std::vector<int64_t> &strides) {
+  size_t rank = info.dims.size();
+  std::vector<int64_t> desc(3 + 2 * rank);
+  auto ptr = reinterpret_cast<int64_t>(arg.data);
+  desc[0] = ptr;
+  desc[1] = ptr;
+  desc[2] = info.offset >= 0 ? info.offset : 0;
+  for (size_t d = 0; d < rank; ++d) {
+    desc[3 + d] = arg.sizes[d];
+    desc[3 + rank + d] = strides[d];
+  }
+  return desc;
+}
+
 Status ArgPacker::pack(const EntryInfo &entry, const std::vector<Arg> &args, Data data) {
   if (args.size() != entry.args.size()) {
     std::ostringstream os;
@@ -107,20 +188,7 @@ Status ArgPacker::pack(const EntryInfo &entry, const std::vector<Arg> &args, Dat
       if (arg.kind == Arg::Kind::Tensor)
         return Status::error(argName(info) + " is a " + toString(info.dtype) +
                              " scalar but a tensor was given");
-      std::array<uint8_t, 8> bytes{};
-      double f = arg.kind == Arg::Kind::Float ? arg.floatValue
-                                              : static_cast<double>(arg.intValue);
-      int64_t n = arg.kind == Arg::Kind::Int ? arg.intValue
-                                             : static_cast<int64_t>(arg.floatValue);
-      HostArray tmp = HostArray::zeros(info.dtype, {});
-      if (info.dtype == DType::I32 || info.dtype == DType::I64 ||
-          info.dtype == DType::Index || info.dtype == DType::I8 || info.dtype == DType::I1)
-        tmp.setDouble(0, static_cast<double>(n));
-      else
-        tmp.setDouble(0, f);
-      std::memcpy(bytes.data(), tmp.data(), tmp.bytes.size());
-      scalars_.push_back(bytes);
-      pointers_.push_back(scalars_.back().data());
+      scalars_.push_back(scalarBytes(info, arg));
       continue;
     }
     if (arg.kind != Arg::Kind::Tensor)
@@ -128,60 +196,16 @@ Status ArgPacker::pack(const EntryInfo &entry, const std::vector<Arg> &args, Dat
                            ") but a scalar was given");
     if (data == Data::Now && arg.data == nullptr && !info.dims.empty())
       return Status::error(argName(info) + " was given a null pointer");
-    size_t rank = info.dims.size();
-    if (arg.sizes.size() != rank) {
+    if (arg.sizes.size() != info.dims.size()) {
       std::ostringstream os;
-      os << argName(info) << " has " << rank << " dimensions (" << joinDims(info)
+      os << argName(info) << " has " << info.dims.size() << " dimensions (" << joinDims(info)
          << ") but " << arg.sizes.size() << " sizes were given";
       return Status::error(os.str());
     }
-    std::vector<int64_t> strides = arg.strides;
-    if (strides.empty()) {
-      if (!info.strides.empty()) {
-        strides = info.strides;
-      } else {
-        strides.assign(rank, 1);
-        for (size_t d = rank; d-- > 1;)
-          strides[d - 1] = strides[d] * std::max<int64_t>(arg.sizes[d], 1);
-      }
-    }
-    if (strides.size() != rank)
-      return Status::error(argName(info) + " was given " + std::to_string(strides.size()) +
-                           " strides for " + std::to_string(rank) + " dimensions");
-    for (size_t d = 0; d < rank; ++d) {
-      if (arg.sizes[d] < 0)
-        return Status::error(argName(info) + ": dimension `" + info.dims[d] +
-                             "` has negative size " + std::to_string(arg.sizes[d]));
-      if (info.sizes[d] >= 0 && info.sizes[d] != arg.sizes[d])
-        return Status::error(argName(info) + ": dimension `" + info.dims[d] + "` is " +
-                             std::to_string(info.sizes[d]) + " in the spec but " +
-                             std::to_string(arg.sizes[d]) + " was given");
-      int64_t expected = -1;
-      if (!info.strides.empty())
-        expected = info.strides[d];
-      else if (!arg.strides.empty()) {
-        // A row-major argument must really be row-major.
-        int64_t rowMajor = 1;
-        for (size_t e = d + 1; e < rank; ++e)
-          rowMajor *= std::max<int64_t>(arg.sizes[e], 1);
-        expected = rowMajor;
-      }
-      if (expected >= 0 && strides[d] != expected && arg.sizes[d] > 1)
-        return Status::error(argName(info) + ": dimension `" + info.dims[d] +
-                             "` has stride " + std::to_string(expected) +
-                             " in the spec's layout but " + std::to_string(strides[d]) +
-                             " was given");
-    }
-    std::vector<int64_t> desc(3 + 2 * rank);
-    auto ptr = reinterpret_cast<int64_t>(arg.data);
-    desc[0] = ptr;
-    desc[1] = ptr;
-    desc[2] = info.offset >= 0 ? info.offset : 0;
-    for (size_t d = 0; d < rank; ++d) {
-      desc[3 + d] = arg.sizes[d];
-      desc[3 + rank + d] = strides[d];
-    }
-    descriptors_.push_back(std::move(desc));
+    std::vector<int64_t> strides = stridesOf(info, arg);
+    if (Status s = checkTensor(info, arg, strides); !s)
+      return s;
+    descriptors_.push_back(descriptorOf(info, arg, strides));
   }
   Result<std::vector<std::pair<std::string, int64_t>>> bound = bindDimensions(entry, args);
   if (!bound)

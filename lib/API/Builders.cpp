@@ -572,6 +572,109 @@ std::string elementwiseSpecOrThrow(const std::string &name, const std::string &i
   return spec;
 }
 
+/// The dimensions a reduction folds: those of its tensor inputs that its
+/// output does not keep, in order of appearance.
+static std::vector<std::string> reducedDims(const std::vector<const Decl *> &tensorIns,
+                                            const Decl &out) {
+  std::vector<std::string> over;
+  for (const Decl *d : tensorIns)
+    for (auto &dim : d->dims) {
+      bool kept = false;
+      for (auto &o : out.dims)
+        kept |= o.first == dim.first;
+      if (!kept && std::find(over.begin(), over.end(), dim.first) == over.end())
+        over.push_back(dim.first);
+    }
+  for (auto &o : out.dims) {
+    bool found = false;
+    for (const Decl *d : tensorIns)
+      for (auto &dim : d->dims)
+        found |= dim.first == o.first;
+    if (!found)
+      throw Failure{"output: dimension '" + o.first + "' is in no input"};
+  }
+  if (over.empty())
+    throw Failure{"output: keeps every input dimension, so nothing is reduced"};
+  return over;
+}
+
+/// A reduction's identity: a number, inf, -inf or nan.
+static double parseIdentity(const std::string &text) {
+  if (trim(text).empty())
+    throw Failure{"identity: missing (the value combine leaves unchanged: 0 for a sum)"};
+  std::string id = trim(text);
+  bool neg = !id.empty() && id[0] == '-';
+  std::string magnitude = trim(neg ? id.substr(1) : id);
+  double identity = 0;
+  if (magnitude == "inf") {
+    identity = INFINITY;
+  } else if (magnitude == "nan") {
+    identity = NAN;
+  } else {
+    char *end = nullptr;
+    identity = std::strtod(magnitude.c_str(), &end);
+    if (magnitude.empty() || *end != '\0')
+      throw Failure{"identity: '" + text + "' is not a number (or inf, -inf)"};
+  }
+  return neg ? -identity : identity;
+}
+
+/// What a reduction's regions see: its inputs, its compute type.
+struct ReductionRegions {
+  const ReductionKernelSpec &r;
+  const std::vector<Decl> &ins;
+  const std::vector<const Decl *> &tensorIns;
+  const Decl &out;
+  std::string ft;
+
+  /// The map region: the value each element contributes.
+  std::string map() const {
+    std::vector<std::string> lines;
+    ExprEmitter e("map", ft, lines);
+    bindScalars(e, lines, ins, ft);
+    std::string args = blockArgs(e, lines, tensorIns, ft);
+    ExprEmitter::Value v = e.parse(r.map);
+    if (v.isBool)
+      throw Failure{"map: gives a comparison; use where(c, 1, 0) for a number"};
+    lines.push_back("tdim.yield " + v.ssa + " : " + ft);
+    return "    map {\n    ^bb0(" + args + "):\n" + indent(lines, "      ") + "    }\n";
+  }
+
+  /// The combine region: two partial values merged.
+  std::string combine() const {
+    std::vector<std::string> lines;
+    ExprEmitter e("combine", ft, lines);
+    bindScalars(e, lines, ins, ft);
+    e.names["a"] = {"%a"};
+    e.names["b"] = {"%b"};
+    ExprEmitter::Value v = e.parse(r.combine);
+    if (v.isBool)
+      throw Failure{"combine: gives a comparison, not a value"};
+    lines.push_back("tdim.yield " + v.ssa + " : " + ft);
+    return "    combine {\n    ^bb0(%a: " + ft + ", %b: " + ft + "):\n" +
+           indent(lines, "      ") + "    }\n";
+  }
+
+  /// The post region: the total (and the count) to the output's value.
+  std::string post() const {
+    std::vector<std::string> lines;
+    ExprEmitter e("post", ft, lines);
+    bindScalars(e, lines, ins, ft);
+    e.names["a"] = {"%a"};
+    std::string n = e.fresh(), f = e.fresh();
+    lines.push_back(n + " = arith.index_cast %count : index to i64");
+    lines.push_back(f + " = arith.uitofp " + n + " : i64 to " + ft);
+    e.names["count"] = {f};
+    ExprEmitter::Value v = e.parse(r.post.empty() ? "a" : r.post);
+    if (v.isBool)
+      throw Failure{"post: gives a comparison, not a value"};
+    std::string result = convert(e, lines, v.ssa, ft, out.type);
+    lines.push_back("tdim.yield " + result + " : " + out.type);
+    return "    post {\n    ^bb0(%a: " + ft + ", %count: index):\n" +
+           indent(lines, "      ") + "    }\n";
+  }
+};
+
 std::string reductionSpecOrThrow(const ReductionKernelSpec &r) {
   checkName(r.name, "reduction kernel");
   std::vector<Decl> ins = parseDecls("inputs", r.inputs);
@@ -587,57 +690,14 @@ std::string reductionSpecOrThrow(const ReductionKernelSpec &r) {
                       "' is reserved in reductions (combine reads a and b, post a and count)"};
   const Decl &out = outs[0];
   std::string ft = computeType(ins, outs);
-
   std::vector<const Decl *> tensorIns;
-  std::vector<std::string> over;
-  for (const Decl &d : ins) {
-    if (!d.isTensor)
-      continue;
-    tensorIns.push_back(&d);
-    for (auto &dim : d.dims) {
-      bool kept = false;
-      for (auto &o : out.dims)
-        kept |= o.first == dim.first;
-      if (!kept && std::find(over.begin(), over.end(), dim.first) == over.end())
-        over.push_back(dim.first);
-    }
-  }
+  for (const Decl &d : ins)
+    if (d.isTensor)
+      tensorIns.push_back(&d);
   if (tensorIns.empty())
     throw Failure{"inputs: a reduction needs a tensor input"};
-  for (auto &o : out.dims) {
-    bool found = false;
-    for (const Decl *d : tensorIns)
-      for (auto &dim : d->dims)
-        found |= dim.first == o.first;
-    if (!found)
-      throw Failure{"output: dimension '" + o.first + "' is in no input"};
-  }
-  if (over.empty())
-    throw Failure{"output: keeps every input dimension, so nothing is reduced"};
-
-  // The identity: a constant expression.
-  std::vector<std::string> scratch;
-  ExprEmitter constants("identity", ft, scratch);
-  if (trim(r.identity).empty())
-    throw Failure{"identity: missing (the value combine leaves unchanged: 0 for a sum)"};
-  double identity = 0;
-  {
-    std::string id = trim(r.identity);
-    bool neg = !id.empty() && id[0] == '-';
-    std::string magnitude = trim(neg ? id.substr(1) : id);
-    char *end = nullptr;
-    if (magnitude == "inf")
-      identity = INFINITY;
-    else if (magnitude == "nan")
-      identity = NAN;
-    else {
-      identity = std::strtod(magnitude.c_str(), &end);
-      if (magnitude.empty() || *end != '\0')
-        throw Failure{"identity: '" + r.identity + "' is not a number (or inf, -inf)"};
-    }
-    if (neg)
-      identity = -identity;
-  }
+  std::vector<std::string> over = reducedDims(tensorIns, out);
+  double identity = parseIdentity(r.identity);
 
   std::string spec = "// Built by nerve::reductionKernel.\n" + signature(r.name, ins, outs);
   spec += "  tdim.reduce " + operandList("ins", tensorIns) + " " +
@@ -645,48 +705,10 @@ std::string reductionSpecOrThrow(const ReductionKernelSpec &r) {
   for (size_t i = 0; i < over.size(); ++i)
     spec += (i ? ", " : "") + over[i];
   spec += "] init [" + floatLiteral(identity, ft) + " : " + ft + "]\n";
-
-  {
-    std::vector<std::string> lines;
-    ExprEmitter e("map", ft, lines);
-    bindScalars(e, lines, ins, ft);
-    std::string args = blockArgs(e, lines, tensorIns, ft);
-    ExprEmitter::Value v = e.parse(r.map);
-    if (v.isBool)
-      throw Failure{"map: gives a comparison; use where(c, 1, 0) for a number"};
-    lines.push_back("tdim.yield " + v.ssa + " : " + ft);
-    spec += "    map {\n    ^bb0(" + args + "):\n" + indent(lines, "      ") + "    }\n";
-  }
-  {
-    std::vector<std::string> lines;
-    ExprEmitter e("combine", ft, lines);
-    bindScalars(e, lines, ins, ft);
-    e.names["a"] = {"%a"};
-    e.names["b"] = {"%b"};
-    ExprEmitter::Value v = e.parse(r.combine);
-    if (v.isBool)
-      throw Failure{"combine: gives a comparison, not a value"};
-    lines.push_back("tdim.yield " + v.ssa + " : " + ft);
-    spec += "    combine {\n    ^bb0(%a: " + ft + ", %b: " + ft + "):\n" +
-            indent(lines, "      ") + "    }\n";
-  }
-  {
-    std::vector<std::string> lines;
-    ExprEmitter e("post", ft, lines);
-    bindScalars(e, lines, ins, ft);
-    e.names["a"] = {"%a"};
-    std::string n = e.fresh(), f = e.fresh();
-    lines.push_back(n + " = arith.index_cast %count : index to i64");
-    lines.push_back(f + " = arith.uitofp " + n + " : i64 to " + ft);
-    e.names["count"] = {f};
-    ExprEmitter::Value v = e.parse(r.post.empty() ? "a" : r.post);
-    if (v.isBool)
-      throw Failure{"post: gives a comparison, not a value"};
-    std::string result = convert(e, lines, v.ssa, ft, out.type);
-    lines.push_back("tdim.yield " + result + " : " + out.type);
-    spec += "    post {\n    ^bb0(%a: " + ft + ", %count: index):\n" +
-            indent(lines, "      ") + "    }\n";
-  }
+  ReductionRegions regions{r, ins, tensorIns, out, ft};
+  spec += regions.map();
+  spec += regions.combine();
+  spec += regions.post();
   spec += "  tdim.return\n}\n";
   return spec;
 }
