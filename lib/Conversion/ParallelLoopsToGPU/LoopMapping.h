@@ -279,9 +279,10 @@ mlir::Value blockCombine(mlir::OpBuilder &b, mlir::Location loc, const LaneReduc
 /// blocks per row (0 or 1: none); `mapAlone` maps one of its loops by
 /// itself, for rows too wide for the program (given how many columns they
 /// have at least). Returns the op to continue mapping from, or null when
-/// `first` starts none (nothing changed).
+/// `first` starts no program of `loops` loops (nothing changed).
 mlir::Operation *
-mapRowProgram(mlir::scf::ParallelOp first, int64_t sharedBytes, int64_t clusterBlocks,
+mapRowProgram(mlir::scf::ParallelOp first, unsigned loops, int64_t sharedBytes,
+              int64_t clusterBlocks,
               llvm::function_ref<void(mlir::scf::ParallelOp, int64_t)> mapAlone);
 
 /// The trip count of `inner` (0 when empty), computed in host code before

@@ -162,9 +162,8 @@ struct ParallelLoopsToGPUPass
       return success();
     }
     case gpumap::StrategyKind::row_program: {
-      if (rowProgramLoops(loop) != static_cast<unsigned>(strategy.getLoops()))
-        return notTaken();
-      Operation *resume = mapRowProgram(loop, sharedBytes, clusterBlocks,
+      auto loops = static_cast<unsigned>(strategy.getLoops());
+      Operation *resume = mapRowProgram(loop, loops, sharedBytes, clusterBlocks,
                                         [&](scf::ParallelOp alone, int64_t minColumns) {
                                           if (!mapRowReductions(alone, block, minColumns))
                                             mapParallel(alone, block, minColumns);

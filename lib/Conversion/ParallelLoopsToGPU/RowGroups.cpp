@@ -159,7 +159,7 @@ static bool collectLoops(scf::ParallelOp first, RowGroup &g) {
   // Host ops after the last loop stay where they are.
   Operation *last = g.final ? g.final.getOperation() : g.stats.back().getOperation();
   llvm::erase_if(g.between, [&](Operation *op) { return last->isBeforeInBlock(op); });
-  if (g.stats.size() + (g.final ? 1 : 0) < 2)
+  if (g.numLoops() < 2)
     return false;
   for (Operation *op : g.between)
     for (Value v : op->getOperands())

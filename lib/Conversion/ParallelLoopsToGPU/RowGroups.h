@@ -38,6 +38,9 @@ struct RowGroup {
   int64_t lanes = 1;                            ///< columns per vector (1: no vector form)
   llvm::SmallVector<mlir::Value> vectorBuffers; ///< what the vector form accesses by vectors
 
+  /// The loops the program takes: its statistics loops and elementwise pass.
+  unsigned numLoops() const { return stats.size() + (final ? 1 : 0); }
+
   /// Whether a column loop walks the first reduction's columns, from 0 by 1:
   /// then thread t takes the same columns in it, and may read back what it
   /// staged.

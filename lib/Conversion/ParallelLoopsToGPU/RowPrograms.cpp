@@ -1182,14 +1182,14 @@ std::optional<unsigned> nerve::loop_mapping::rowProgramLoops(scf::ParallelOp fir
   // the host.
   if (!group || !tripCountHoistable(group->first.loop, first))
     return std::nullopt;
-  return group->stats.size() + (group->final ? 1 : 0);
+  return group->numLoops();
 }
 
-Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first, int64_t sharedBytes,
-                                             int64_t clusterBlocks,
+Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first, unsigned loops,
+                                             int64_t sharedBytes, int64_t clusterBlocks,
                                              function_ref<void(scf::ParallelOp, int64_t)> mapAlone) {
   std::optional<RowGroup> group = matchRowGroup(first);
-  if (!group)
+  if (!group || group->numLoops() != loops)
     return nullptr;
   return RowProgramBuilder(*group, sharedBytes, clusterBlocks, mapAlone).build();
 }
