@@ -100,6 +100,9 @@ fi
 if [[ $parts == *" latency "* ]]; then
   timeout 200 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 7 >"$out/latency.log" 2>&1
   summary+=("latency: $(grep -A3 '^spec (ms)' "$out/latency.log" | tr -s ' ' | tr '\n' '|') $(grep '^launch' "$out/latency.log")")
+  # Every example spec's cold compile and where it goes.
+  timeout 200 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 5 --all >"$out/latency-all.log" 2>&1
+  summary+=("cold compiles (ms): $(grep -E '^(neuron|tdim)/' "$out/latency-all.log" | awk '{printf "%s %s; ", $1, $3}')")
   for run in cold warm; do
     timeout 60 nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
       --write-outputs=false --output-dir /tmp/bench-out --cache-dir /tmp/nerve-timing-cache --timing \

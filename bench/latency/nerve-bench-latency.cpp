@@ -15,7 +15,12 @@
 // for the LIF forward and training specs and softmax (examples/), on the
 // GPU when there is one, else the CPU.
 //
-//   nerve-bench-latency [--examples DIR] [--runs N]
+// With --all, the cold compile of every example spec instead (neuron/ and
+// tdim/), each with where its last compile went: nerve's passes before the
+// PTX, the PTX (LLVM's NVPTX back end, beside the host code), the host
+// code, linking it, and the driver's PTX JIT of the first kernel.
+//
+//   nerve-bench-latency [--examples DIR] [--runs N] [--all]
 //
 //===----------------------------------------------------------------------===//
 
@@ -172,6 +177,66 @@ std::pair<double, double> spawnWarm(const std::string &self, const std::string &
   return {compileMs, ms};
 }
 
+/// Where a compile went, summed from Module::compileTimes() (ms).
+struct Stages {
+  double passes = 0, ptx = 0, host = 0, link = 0, driver = 0;
+};
+
+Stages stagesOf(const Module &module) {
+  Stages s;
+  for (const auto &[stage, ms] : module.compileTimes()) {
+    std::string_view name = stage;
+    if (name.find("(beside the host code)") != std::string_view::npos)
+      s.ptx += ms;
+    else if (name == "host code generation")
+      s.host += ms;
+    else if (name == "link host code")
+      s.link += ms;
+    else if (name.rfind("load module", 0) == 0)
+      s.driver += ms;
+    else
+      s.passes += ms;
+  }
+  return s;
+}
+
+/// --all: every example spec compiled cold, the median of `runs` after one
+/// not counted (the process's one-time set-up), and the stages of the last.
+void coldAll(const std::string &examples, int runs, bool gpu) {
+  std::vector<std::string> paths;
+  for (const char *folder : {"neuron", "tdim"})
+    for (const auto &e : fs::directory_iterator(examples + "/" + folder))
+      if (e.path().extension() == ".mlir")
+        paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  std::printf("\ncold compile of each example (caches off; median of %d after one more), ms;\n"
+              "stages of the last compile: nerve's passes, PTX beside the host code, host code,\n"
+              "its link, the driver's JIT of the first kernel\n\n",
+              runs);
+  std::printf("%-34s %8s %11s %8s %8s %8s %6s %8s\n", "spec", "compile", "+1st launch",
+              "passes", "ptx", "host", "link", "driver");
+  CompileOptions cold;
+  cold.cache = false;
+  for (const std::string &path : paths) {
+    std::string spec = readFile(path);
+    compileAndLaunch(spec, cold, gpu);
+    std::vector<double> compiles, totals;
+    for (int i = 0; i < runs; ++i) {
+      double compileMs = 0;
+      totals.push_back(compileAndLaunch(spec, cold, gpu, &compileMs));
+      compiles.push_back(compileMs);
+    }
+    Result<std::shared_ptr<Module>> m = compile(spec, cold);
+    if (!m)
+      die(m.message());
+    Stages s = stagesOf(**m);
+    std::string name = fs::path(path).parent_path().filename().string() + "/" +
+                       fs::path(path).filename().string();
+    std::printf("%-34s %8.1f %11.1f %8.1f %8.1f %8.1f %6.2f %8.1f\n", name.c_str(),
+                median(compiles), median(totals), s.passes, s.ptx, s.host, s.link, s.driver);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -179,14 +244,17 @@ int main(int argc, char **argv) {
     return warmChild(argv[2], argv[3]);
   std::string examples = "examples";
   int runs = 7;
+  bool all = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--examples" && i + 1 < argc)
       examples = argv[++i];
     else if (a == "--runs" && i + 1 < argc)
       runs = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--all")
+      all = true;
     else
-      die("usage: nerve-bench-latency [--examples DIR] [--runs N]");
+      die("usage: nerve-bench-latency [--examples DIR] [--runs N] [--all]");
   }
   std::string self = fs::canonical("/proc/self/exe").string();
   std::string why;
@@ -200,6 +268,11 @@ int main(int argc, char **argv) {
       die(s.message());
   } else {
     std::printf("device: none (%s), kernels on the CPU\n", why.c_str());
+  }
+
+  if (all) {
+    coldAll(examples, runs, gpu);
+    return 0;
   }
 
   char tmpl[] = "/tmp/nerve-bench-latency-XXXXXX";
