@@ -55,13 +55,11 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   pm.addPass(createFuseKernelLoops());
   SelectGPUStrategyOptions selection;
   selection.blockSize = options.blockSize;
+  // Row programs stage rows up to the chip's opt-in limit and split them
+  // over clusters where it has them.
+  selection.chip = chip.name.str();
   pm.addPass(createSelectGPUStrategy(selection));
-  ParallelLoopsToGPUOptions mapping;
-  // Row programs stage rows up to the opt-in limit and split them over
-  // clusters where the chip has them.
-  mapping.sharedBytes = chip.sharedBytesPerBlockOptIn;
-  mapping.clusterBlocks = chip.maxClusterBlocks;
-  pm.addPass(createParallelLoopsToGPU(mapping));
+  pm.addPass(createParallelLoopsToGPU());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createNameKernels());

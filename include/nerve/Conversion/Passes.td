@@ -93,7 +93,7 @@ def SelectGPUStrategy : Pass<"nerve-gpu-select-strategy", "::mlir::ModuleOp"> {
     |---|---|
     | `whole_fold` | a sequential fold that carries its combine (an argmax over a whole tensor), at the top of the kernel, using nothing the device computes |
     | `whole_reduction` | a parallel loop with results (a whole-tensor sum) |
-    | `row_program` | row statistics and the elementwise pass that reads them (softmax, layer_norm): `loops` says how many loops |
+    | `row_program` | row statistics and the elementwise pass that reads them (softmax, layer_norm): `loops` says how many loops; `staging` and `cluster` are the chip's limits (`chip`) |
     | `row_reductions` | a loop over rows whose body folds each row |
     | `split_reduction` | a loop whose body folds along an outer dimension (a column sum) |
     | `transposed_staging` | iterations that each walk their own contiguous row in blocks (a time-minor neuron) |
@@ -111,7 +111,11 @@ def SelectGPUStrategy : Pass<"nerve-gpu-select-strategy", "::mlir::ModuleOp"> {
   let dependentDialects = ["::nerve::gpumap::GPUMapDialect", "::mlir::scf::SCFDialect"];
   let options = [
     Option<"blockSize", "block-size", "int64_t", "256",
-           "The most threads a block of the chosen launches has">
+           "The most threads a block of the chosen launches has">,
+    Option<"chip", "chip", "std::string", "\"\"",
+           "The GPU whose limits a row program's staging and clusters take "
+           "(sm_80, sm_89, sm_90, sm_100; empty: what every CUDA GPU allows "
+           "without opting in, 48 KiB and no clusters)">
   ];
 }
 
@@ -200,9 +204,11 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     column a thread, in the same order), a second combines each column's
     chunks over 32 slices and then in order.
 
-    With `cluster-blocks` > 1 (sm_90 and later), a row program whose rows
+    A row program stages its rows in up to the strategy's `staging` bytes
+    of shared memory a block. With its `cluster` > 1 (sm_90 and later),
+    a row program whose rows
     would take more than half of a block's shared memory splits each row
-    over a thread block cluster of 2 to `cluster-blocks` blocks (chosen at
+    over a thread block cluster of 2 to `cluster` blocks (chosen at
     run time from the row's width), each staging its own slice of columns:
     the blocks' partial statistics are exchanged through distributed shared
     memory (`nvvm.mapa`) between cluster barriers and combined in block
@@ -215,13 +221,7 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
                            "::nerve::gpumap::GPUMapDialect"];
   let options = [
     Option<"coarsen", "coarsen", "int64_t", "4",
-           "Iterations of a straight-line loop body per thread">,
-    Option<"sharedBytes", "shared-bytes", "int64_t", "::nerve::kSharedBytesWithoutOptIn",
-           "Dynamic shared memory a block may use (the chip's opt-in limit; "
-           "the default, 48 KiB, needs no opt-in on any CUDA GPU)">,
-    Option<"clusterBlocks", "cluster-blocks", "int64_t", "0",
-           "Most blocks of a thread block cluster a row program may split a "
-           "row over (sm_90 and later; 0 or 1: no clusters)">
+           "Iterations of a straight-line loop body per thread">
   ];
 }
 

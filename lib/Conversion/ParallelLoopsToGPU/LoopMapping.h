@@ -10,6 +10,7 @@
 
 #include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
 #include "nerve/Dialect/GPU/Transforms/Passes.h"
+#include "nerve/Dialect/GPUMap/Heuristics/RowProgram.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -274,15 +275,15 @@ mlir::Value blockCombine(mlir::OpBuilder &b, mlir::Location loc, const LaneReduc
                          mlir::Value isLaneZero, mlir::Value warps);
 
 /// Maps a row program that starts at `first` (see RowPrograms.cpp) onto one
-/// launch, a block per row, which may take up to `sharedBytes` of dynamic
-/// shared memory, or, for wide rows, a cluster of up to `clusterBlocks`
-/// blocks per row (0 or 1: none); `mapAlone` maps one of its loops by
-/// itself, for rows too wide for the program (given how many columns they
-/// have at least). Returns the op to continue mapping from, or null when
-/// `first` starts no program of `loops` loops (nothing changed).
+/// launch, a block per row, which may stage up to `limits.stagingBytes` of
+/// shared memory, or, for wide rows, a cluster of up to
+/// `limits.clusterBlocks` blocks per row (0: none); `mapAlone` maps one of
+/// its loops by itself, for rows too wide for the program (given how many
+/// columns they have at least). Returns the op to continue mapping from, or
+/// null when `first` starts no program of `loops` loops (nothing changed).
 mlir::Operation *
-mapRowProgram(mlir::scf::ParallelOp first, unsigned loops, int64_t sharedBytes,
-              int64_t clusterBlocks,
+mapRowProgram(mlir::scf::ParallelOp first, unsigned loops,
+              const nerve::gpumap::RowProgramLimits &limits,
               llvm::function_ref<void(mlir::scf::ParallelOp, int64_t)> mapAlone);
 
 /// The trip count of `inner` (0 when empty), computed in host code before

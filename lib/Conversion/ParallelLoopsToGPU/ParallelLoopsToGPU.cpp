@@ -163,7 +163,8 @@ struct ParallelLoopsToGPUPass
     }
     case gpumap::StrategyKind::row_program: {
       auto loops = static_cast<unsigned>(strategy.getLoops());
-      Operation *resume = mapRowProgram(loop, loops, sharedBytes, clusterBlocks,
+      Operation *resume = mapRowProgram(loop, loops,
+                                        {strategy.getStaging(), strategy.getCluster()},
                                         [&](scf::ParallelOp alone, int64_t minColumns) {
                                           if (!mapRowReductions(alone, block, minColumns))
                                             mapParallel(alone, block, minColumns);

@@ -61,101 +61,21 @@ using nerve::kSharedBytesWithoutOptIn;
 
 namespace {
 
-/// Shared memory kept for the reductions' scratch (32 values per type).
-constexpr int64_t kScratchBytes = 1024;
-/// Elements per thread the block size aims for, all loaded at once by the
-/// first pass (more threads, up to 256: at 512, a version of these kernels
-/// that took 72-90 registers a thread ran one block per SM, whose load,
-/// reduce and store phases did not overlap: half the speed on an H200; they
-/// take 48-56 now, several blocks of 256 per SM).
-constexpr int64_t kElementsPerThread = 8;
-/// 16-byte vectors per thread the vector form's block size aims for, all
-/// loaded at once: 64 bytes in flight per thread whatever the element type
-/// (by elements, 16-bit rows had half the bytes in flight of f32 rows:
-/// f16 log_softmax ran at 44-58% of the copy bandwidth on an H200, 84-87%
-/// sized by vectors; f32 softmax 68-79%, now 82-89%).
-constexpr int64_t kVectorsPerThread = 4;
-constexpr int64_t kMaxThreads = 256;
-/// A register-form kernel's most values of the row a thread (as f32): the
-/// staged inputs' and the elementwise pass's other loads. 16-bit
-/// layer_norm (96: x, weight, bias) took ptxas to 110-127 registers a
-/// thread and lost 7-13 points of the copy bandwidth at 1024 and 4096
-/// columns on an H200; f32 layer_norm (48: 80-96 registers) and 16-bit
-/// softmax (32: 55-72) gained (docs/decisions.md, "Rows kept in
-/// registers").
-constexpr int64_t kMaxRegisterRowValues = 64;
-/// Warps a block of rows shorter than a warp's loads (rows over part of a
-/// warp): blocks of one warp stop at 32 an SM, half its warps (H200, bf16
-/// layer_norm over 128-1024 columns: 63-70% of the copy bandwidth with one
-/// warp a block, 74-78% with two; f16 and f32 softmax within a point).
-constexpr int64_t kGroupWarpsPerBlock = 2;
 /// log2 of the warp size.
 constexpr int64_t kWarpShift = 5;
-/// Threads of a block whose staging exceeds kSharedBytesWithoutOptIn: few
-/// blocks share its SM (an H100 has 228 KiB), so it needs more loads in
-/// flight of its own. 512 threads may take up to 128 registers each (the
-/// kernels launched so take 40-58), so the launch cannot fail for them.
-constexpr int64_t kMaxThreadsLargeStaging = 512;
-/// Threads of a vector-form block that stages more than half the shared
-/// memory (every part-staged block does): it runs alone on its SM, so no
-/// other block's phases overlap its load, reduce and store phases, and its
-/// loads in flight are all the SM has. Such blocks run kernels of their own
-/// with this constant block size, which makes ptxas keep them within 64
-/// registers a thread; the kernel for smaller rows keeps its run-time block
-/// size and its registers. Measurements and the forms dropped:
-/// docs/decisions.md.
-constexpr int64_t kSoloThreads = 1024;
-/// Columns a thread handles per step in the elementwise pass.
-constexpr int64_t kUnroll = 4;
-/// Blocks of a cluster that splits a row take slices of at most this many
-/// bytes when the cluster size allows (the fewest blocks that do): slices
-/// that need no shared-memory opt-in leave room for several blocks an SM,
-/// whose load, reduce and store phases overlap.
-constexpr int64_t kClusterSliceBytes = kSharedBytesWithoutOptIn;
-/// Most blocks of a cluster: the portable limit of every chip with clusters.
-constexpr int64_t kMaxClusterBlocks = 8;
-/// Threads of a block of a cluster.
-constexpr int64_t kClusterThreads = 256;
-/// Blocks of a cluster kernel ptxas is asked to fit on an SM (its register
-/// budget): 5 (48 registers a thread) where the elementwise pass reads only
-/// the staged row and the statistics, 4 (64) where it loads more
-/// (layer_norm's weight and bias). Left to itself ptxas gave the 16-bit
-/// softmax 40 registers and spills, f32 layer_norm 62. H200, 4096 x 65536,
-/// one process: f16 / bf16 softmax 81.9 / 81.6 -> 84.8 / 83.4% of the copy
-/// bandwidth, log_softmax 82.2 / 81.8 -> 86.5 / 85.7%, f32 layer_norm
-/// 65.1-65.6 -> 68.9-69.0%; f32 softmax 79.3 -> 78.3%, log_softmax 80.5 ->
-/// 81.2%, 16-bit layer_norm unchanged. Five blocks for layer_norm spilled
-/// (f32 64.3%), four for softmax lost (f32 72.8%).
-constexpr int64_t kClusterBlocksPerSM = 5;
-constexpr int64_t kClusterBlocksPerSMLoadingMore = 4;
-/// An f32 program loading more has a second cluster kernel for slices of
-/// at most this many bytes, of which five blocks fit an SM's 228 KiB with
-/// their scratch: it asks ptxas for five blocks an SM (48 registers) and
-/// takes one vector a step in its elementwise pass (pairs spill at 48).
-/// H200, f32 layer_norm, one process: 4096 x 65536 (32 KiB slices) 71.4 ->
-/// 76.5-77.2% of the copy bandwidth; either change alone lost (69.7%), and
-/// both at 2048 x 131072 (64 KiB slices, three blocks an SM) 70.0 -> 50.6%.
-constexpr int64_t kFiveAnSMSliceBytes = 40 * 1024;
-/// Clusters of a launch: one a row up to kClusterRowsAlone rows; beyond,
-/// each walks kRowsPerCluster rows in turn, or fewer to keep
-/// kClusterRowsAlone clusters (about a dozen waves of clusters of 8 on an
-/// H200). A cluster launches only when all its blocks find room in one GPC
-/// at once; clusters that live for several rows launch less often.
-/// Measurements (a cluster a row, up to 4096, before): docs/decisions.md.
-constexpr int64_t kClusterRowsAlone = 1024;
-constexpr int64_t kRowsPerCluster = 4;
+/// The sizes below (threads, staging, clusters, the register form) come
+/// from the row program's heuristics (nerve/Dialect/GPUMap/Heuristics/
+/// RowProgram.h), over the program's shape and the strategy's limits.
+using nerve::gpumap::kRowUnroll;
+using nerve::gpumap::kRowVectorsPerThread;
 
 /// A parallel loop's induction variables, as a range that outlives the call.
 /// Builds the kernel of one row program.
 class RowProgramBuilder {
 public:
-  RowProgramBuilder(RowGroup &g, int64_t sharedBytes, int64_t clusterBlocks,
+  RowProgramBuilder(RowGroup &g, const nerve::gpumap::RowProgramLimits &limits,
                     function_ref<void(scf::ParallelOp, int64_t)> mapAlone)
-      : g(g), loc(g.stats.front().getLoc()),
-        stagingBytes(std::max(sharedBytes, kSharedBytesWithoutOptIn) - kScratchBytes),
-        clusterBlocks(clusterBlocks > 1 ? int64_t(llvm::bit_floor(uint64_t(std::min(
-                                              clusterBlocks, kMaxClusterBlocks))))
-                                        : 0),
+      : g(g), loc(g.stats.front().getLoc()), t(nerve::gpumap::tuneRowProgram(shapeOf(g), limits)),
         mapAlone(mapAlone) {}
 
   Operation *build() {
@@ -233,28 +153,28 @@ private:
   /// perThread columns each, rounded up to a power of two, so that the
   /// vector form has a kernel for each size (buildShared); the one-warp
   /// kernel's rows: the fewest lanes, a power of two, that take a row's
-  /// vectors kVectorsPerThread each (a warp walks 32 / lanes rows at a
+  /// vectors kRowVectorsPerThread each (a warp walks 32 / lanes rows at a
   /// time).
   void planThreads(OpBuilder &b) {
     std::tie(h.counts, h.rows) = tripCounts(b, h.first);
     h.zero = indexConstant(b, loc, 0);
-    int64_t perThread = g.lanes > 1 ? kVectorsPerThread * g.lanes : kElementsPerThread;
+    int64_t perThread = t.columnsPerThread;
     Value warps = arith::CeilDivUIOp::create(b, loc, h.columns,
                                              indexConstant(b, loc, perThread * kWarpSize));
     Value needed = arith::MulIOp::create(b, loc, warps, indexConstant(b, loc, kWarpSize));
     h.threads = indexConstant(b, loc, kWarpSize);
-    for (int64_t t = 2 * kWarpSize; t <= kMaxThreadsLargeStaging; t *= 2) {
+    for (int64_t n = 2 * kWarpSize; n <= t.maxThreadsLargeStaging; n *= 2) {
       Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, needed,
-                                         indexConstant(b, loc, t / 2));
-      h.threads = arith::SelectOp::create(b, loc, more, indexConstant(b, loc, t), h.threads);
+                                         indexConstant(b, loc, n / 2));
+      h.threads = arith::SelectOp::create(b, loc, more, indexConstant(b, loc, n), h.threads);
     }
     if (g.lanes > 1) {
       Value lanesNeeded = arith::CeilDivUIOp::create(
-          b, loc, h.columns, indexConstant(b, loc, g.lanes * kVectorsPerThread));
+          b, loc, h.columns, indexConstant(b, loc, g.lanes * kRowVectorsPerThread));
       groupShift = indexConstant(b, loc, 0);
-      for (int64_t t = 2, shift = 1; t <= kWarpSize; t *= 2, ++shift) {
+      for (int64_t n = 2, shift = 1; n <= kWarpSize; n *= 2, ++shift) {
         Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lanesNeeded,
-                                           indexConstant(b, loc, t / 2));
+                                           indexConstant(b, loc, n / 2));
         groupShift =
             arith::SelectOp::create(b, loc, more, indexConstant(b, loc, shift), groupShift);
       }
@@ -265,13 +185,13 @@ private:
   /// columns it holds, whether the row fits whole, whether the program
   /// applies, a block's shared memory and threads.
   void planStaging(OpBuilder &b) {
-    Value maxThreads = indexConstant(b, loc, kMaxThreads);
+    Value maxThreads = indexConstant(b, loc, t.maxThreads);
     if (g.lanes > 1) {
       // The row width and the buffers allow.
       h.vectors = vectorAccessesFit(b, loc, g.vectorBuffers, g.lanes, h.columns, h.zero);
       // A row kept in registers has a vector (empty rows take the form by
       // elements).
-      if (rowInRegisters()) {
+      if (t.rowInRegisters) {
         Value nonEmpty =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, h.columns, h.zero);
         h.vectors = arith::AndIOp::create(b, loc, h.vectors, nonEmpty);
@@ -281,7 +201,7 @@ private:
       h.bytesPerColumn = stagedBytesPerColumn();
       // A whole number of 16-column groups per array keeps each one aligned
       // for 16-byte vectors.
-      h.fit = stagingBytes / h.bytesPerColumn / 16 * 16;
+      h.fit = t.fitColumns;
       Value groups = arith::CeilDivUIOp::create(b, loc, h.columns, indexConstant(b, loc, 16));
       h.rounded = arith::MulIOp::create(b, loc, groups, indexConstant(b, loc, 16));
       capacity = arith::MinUIOp::create(b, loc, h.rounded, indexConstant(b, loc, h.fit));
@@ -302,36 +222,36 @@ private:
       Value large = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, bytes,
                                           indexConstant(b, loc, kSharedBytesWithoutOptIn));
       maxThreads = arith::SelectOp::create(
-          b, loc, large, indexConstant(b, loc, kMaxThreadsLargeStaging), maxThreads);
+          b, loc, large, indexConstant(b, loc, t.maxThreadsLargeStaging), maxThreads);
     }
     h.threads = arith::MinUIOp::create(b, loc, h.threads, maxThreads);
     if (h.sharedBytes)
       h.solo = arith::CmpIOp::create(
           b, loc, arith::CmpIPredicate::ugt, h.sharedBytes,
-          arith::ConstantIntOp::create(b, loc, b.getI32Type(), stagingBytes / 2));
+          arith::ConstantIntOp::create(b, loc, b.getI32Type(), t.soloStagingBytes));
   }
 
   /// The cluster form: rows whose staging would take more than half the
   /// shared memory, split over the fewest blocks whose slices take at most
-  /// kClusterSliceBytes (all of them when none do), each slice a whole
+  /// the tuning's clusterSliceBytes (all of them when none do), each slice a whole
   /// number of 16 columns that fits a block's staging. It takes the place
   /// of the kernels for a block alone on its SM and for rows staged in
   /// part (softmax and log_softmax over 65536 columns on an H200: 69-75%
   /// of the copy bandwidth with those, 74-81% on clusters), except in
-  /// programs whose elementwise pass loads more (finalReadsOnlyRows): they
+  /// programs whose elementwise pass loads more (clusterOnlyTooWide): they
   /// keep those kernels and take clusters only where a block would stage
   /// the row in part.
   void planClusters(OpBuilder &b) {
-    h.clusterOnlyTooWide = !finalReadsOnlyRows();
-    if (clusterBlocks <= 1 || !h.vectors || !h.fitsAll || !clusterable())
+    h.clusterOnlyTooWide = t.clusterOnlyTooWide;
+    if (t.clusterBlocks <= 1 || !h.vectors || !h.fitsAll || !clusterable())
       return;
     Value c16 = indexConstant(b, loc, 16);
     Value rowBytes =
         arith::MulIOp::create(b, loc, h.rounded, indexConstant(b, loc, h.bytesPerColumn));
-    h.clusterSize = indexConstant(b, loc, clusterBlocks);
-    for (int64_t c = clusterBlocks / 2; c >= 2; c /= 2) {
+    h.clusterSize = indexConstant(b, loc, t.clusterBlocks);
+    for (int64_t c = t.clusterBlocks / 2; c >= 2; c /= 2) {
       Value fits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, rowBytes,
-                                         indexConstant(b, loc, c * kClusterSliceBytes));
+                                         indexConstant(b, loc, c * t.clusterSliceBytes));
       h.clusterSize =
           arith::SelectOp::create(b, loc, fits, indexConstant(b, loc, c), h.clusterSize);
     }
@@ -344,7 +264,7 @@ private:
     Value wide = h.clusterOnlyTooWide
                      ? arith::XOrIOp::create(b, loc, h.fitsAll, one).getResult()
                      : arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rowBytes,
-                                             indexConstant(b, loc, stagingBytes / 2))
+                                             indexConstant(b, loc, t.soloStagingBytes))
                            .getResult();
     Value sliceFits = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, h.slice,
                                             indexConstant(b, loc, h.fit));
@@ -436,9 +356,9 @@ private:
     Value nonEmpty = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ugt, h.rows, h.zero);
     auto guard = scf::IfOp::create(at, loc, nonEmpty, /*withElseRegion=*/false);
     OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-    Value fewest = indexConstant(gb, loc, kClusterRowsAlone);
+    Value fewest = indexConstant(gb, loc, t.clusterRowsAlone);
     Value byRows =
-        arith::CeilDivUIOp::create(gb, loc, h.rows, indexConstant(gb, loc, kRowsPerCluster));
+        arith::CeilDivUIOp::create(gb, loc, h.rows, indexConstant(gb, loc, t.rowsPerCluster));
     Value most = arith::MaxUIOp::create(gb, loc, fewest, byRows);
     Value clusters = arith::MinUIOp::create(gb, loc, h.rows, most);
     Value grid = arith::MulIOp::create(gb, loc, clusters, f.cluster);
@@ -511,9 +431,8 @@ private:
     columnBase = arith::MulIOp::create(ib, loc, blockRank, h.slice);
     auto arrive = NVVM::ClusterArriveOp::create(ib, loc, ib.getUnitAttr());
     arrive->setAttr(kBlocksPerSMAttr,
-                    ib.getI32IntegerAttr(h.clusterOnlyTooWide && !oneVectorAStep
-                                             ? kClusterBlocksPerSMLoadingMore
-                                             : kClusterBlocksPerSM));
+                    ib.getI32IntegerAttr(oneVectorAStep ? t.fiveAnSMBlocksPerSM
+                                                        : t.clusterBlocksPerSM));
   }
 
   /// The loop over the kernel's rows: each row's statistics, then its
@@ -566,21 +485,21 @@ private:
     if (h.clustered) {
       auto split = scf::IfOp::create(vb, loc, h.clustered, /*withElseRegion=*/true);
       OpBuilder cb = OpBuilder::atBlockBegin(&split.getThenRegion().front());
-      if (h.clusterOnlyTooWide && h.bytesPerColumn == 4) {
+      if (t.fiveAnSMSliceBytes > 0) {
         // f32 rows loading more: slices of which five blocks fit an SM
-        // take a kernel of their own (kFiveAnSMSliceBytes).
+        // take a kernel of their own (fiveAnSMSliceBytes).
         Value fiveFit = arith::CmpIOp::create(
             cb, loc, arith::CmpIPredicate::ule, h.sliceShared,
-            arith::ConstantIntOp::create(cb, loc, cb.getI32Type(), kFiveAnSMSliceBytes));
+            arith::ConstantIntOp::create(cb, loc, cb.getI32Type(), t.fiveAnSMSliceBytes));
         auto small = scf::IfOp::create(cb, loc, fiveFit, /*withElseRegion=*/true);
         OpBuilder fb = OpBuilder::atBlockBegin(&small.getThenRegion().front());
-        KernelForm five = form(g.lanes, indexConstant(fb, loc, kClusterThreads));
+        KernelForm five = form(g.lanes, indexConstant(fb, loc, t.clusterThreads));
         five.cluster = h.clusterSize;
         five.fiveAnSM = true;
         buildKernel(fb, five);
         cb = OpBuilder::atBlockBegin(&small.getElseRegion().front());
       }
-      KernelForm clustered = form(g.lanes, indexConstant(cb, loc, kClusterThreads));
+      KernelForm clustered = form(g.lanes, indexConstant(cb, loc, t.clusterThreads));
       clustered.cluster = h.clusterSize;
       buildKernel(cb, clustered);
       OpBuilder other = OpBuilder::atBlockBegin(&split.getElseRegion().front());
@@ -606,11 +525,11 @@ private:
     OpBuilder wb = OpBuilder::atBlockBegin(&whole.getThenRegion().front());
     auto alone = scf::IfOp::create(wb, loc, h.solo, /*withElseRegion=*/true);
     OpBuilder ab = OpBuilder::atBlockBegin(&alone.getThenRegion().front());
-    buildKernel(ab, form(g.lanes, indexConstant(ab, loc, kSoloThreads)));
+    buildKernel(ab, form(g.lanes, indexConstant(ab, loc, t.soloThreads)));
     OpBuilder sharing = OpBuilder::atBlockBegin(&alone.getElseRegion().front());
     buildShared(sharing);
     OpBuilder pb = OpBuilder::atBlockBegin(&whole.getElseRegion().front());
-    KernelForm partialForm = form(g.lanes, indexConstant(pb, loc, kSoloThreads));
+    KernelForm partialForm = form(g.lanes, indexConstant(pb, loc, t.soloThreads));
     partialForm.partialStaging = true;
     buildKernel(pb, partialForm);
   }
@@ -630,16 +549,16 @@ private:
       then(tb);
       at = OpBuilder::atBlockBegin(&is.getElseRegion().front());
     };
-    auto threadsAre = [&](int64_t t) {
+    auto threadsAre = [&](int64_t n) {
       return arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, h.threads,
-                                   indexConstant(at, loc, t));
+                                   indexConstant(at, loc, n));
     };
     Value wholeWarp = arith::CmpIOp::create(at, loc, arith::CmpIPredicate::eq, groupShift,
                                             indexConstant(at, loc, kWarpShift));
-    // Kernels whose threads are never capped (below kMaxThreads) take at
-    // most kVectorsPerThread vectors of a row each: they keep the row in
+    // Kernels whose threads are never capped (below maxThreads) take at
+    // most kRowVectorsPerThread vectors of a row each: they keep the row in
     // registers.
-    bool inRegisters = rowInRegisters();
+    bool inRegisters = t.rowInRegisters;
     KernelForm warpRow = form(g.lanes, Value());
     warpRow.warpsPerBlock = 1;
     warpRow.staticShift = kWarpShift;
@@ -648,14 +567,14 @@ private:
     choose(arith::AndIOp::create(at, loc, oneWarp, wholeWarp),
            [&](OpBuilder &tb) { buildKernel(tb, warpRow); });
     KernelForm groupRows = form(g.lanes, Value());
-    groupRows.warpsPerBlock = kGroupWarpsPerBlock;
+    groupRows.warpsPerBlock = t.groupWarpsPerBlock;
     groupRows.rowInRegisters = inRegisters;
     choose(threadsAre(kWarpSize), [&](OpBuilder &tb) { buildKernel(tb, groupRows); });
-    int64_t largest = g.staged.empty() ? kMaxThreads : kMaxThreadsLargeStaging;
-    for (int64_t t = 2 * kWarpSize; t < largest; t *= 2)
-      choose(threadsAre(t), [&](OpBuilder &tb) {
-        KernelForm sized = form(g.lanes, indexConstant(tb, loc, t));
-        sized.rowInRegisters = inRegisters && t < kMaxThreads;
+    int64_t largest = g.staged.empty() ? t.maxThreads : t.maxThreadsLargeStaging;
+    for (int64_t n = 2 * kWarpSize; n < largest; n *= 2)
+      choose(threadsAre(n), [&](OpBuilder &tb) {
+        KernelForm sized = form(g.lanes, indexConstant(tb, loc, n));
+        sized.rowInRegisters = inRegisters && n < t.maxThreads;
         buildKernel(tb, sized);
       });
     buildKernel(at, form(g.lanes, indexConstant(at, loc, largest)));
@@ -664,8 +583,7 @@ private:
   HostPlan h;
   RowGroup &g;
   Location loc;
-  int64_t stagingBytes; ///< shared memory the staged inputs may take
-  int64_t clusterBlocks; ///< most blocks of a cluster (0: no cluster form)
+  nerve::gpumap::RowProgramTuning t; ///< the program's sizes (heuristics)
   function_ref<void(scf::ParallelOp, int64_t)> mapAlone;
   gpu::LaunchOp launch;
   int64_t lanes = 1;                     ///< columns per vector in this kernel
@@ -706,38 +624,21 @@ private:
     });
   }
 
-  /// Whether the elementwise pass reads nothing from memory but the staged
-  /// inputs and the statistics. Its other loads (layer_norm's weight and
-  /// bias, from L2 for every row) took ptxas to 59-62 registers a thread,
-  /// four blocks an SM, and the cluster form below a block alone on its SM
-  /// that stages the row whole (H200, 4096 x 65536 f16: 65% of the copy
-  /// bandwidth against 75%), though above one that stages it in part
-  /// (f32: 65% against 60-61%). Such programs take clusters only for rows
-  /// too wide for one block's staging.
-  bool finalReadsOnlyRows() const {
+  /// What the heuristics take of the program: its lanes, its staged inputs
+  /// and their bytes a column, and the elementwise pass's loads from
+  /// anything else but the row statistics (layer_norm's weight and bias).
+  static nerve::gpumap::RowProgramShape shapeOf(RowGroup &g) {
+    nerve::gpumap::RowProgramShape shape;
+    shape.lanes = g.lanes;
+    shape.stagedInputs = static_cast<int64_t>(g.staged.size());
+    for (Value m : g.staged)
+      shape.stagedBytesPerColumn += elementBytes(m);
     if (g.final)
       for (auto load : g.final.getBody()->getOps<memref::LoadOp>())
         if (!g.buffers.contains(load.getMemref()) &&
             !llvm::is_contained(g.staged, load.getMemref()))
-          return false;
-    return true;
-  }
-
-  /// Whether the vector kernels whose threads take at most
-  /// kVectorsPerThread vectors of a row keep the staged inputs in registers
-  /// (the register form, registerVector): where a thread's values of them
-  /// and of the elementwise pass's other loads, counted as f32, are at most
-  /// kMaxRegisterRowValues.
-  bool rowInRegisters() const {
-    if (g.staged.empty() || g.lanes <= 1)
-      return false;
-    int64_t loads = static_cast<int64_t>(g.staged.size());
-    if (g.final)
-      for (auto load : g.final.getBody()->getOps<memref::LoadOp>())
-        if (!g.buffers.contains(load.getMemref()) &&
-            !llvm::is_contained(g.staged, load.getMemref()))
-          ++loads;
-    return kVectorsPerThread * g.lanes * loads <= kMaxRegisterRowValues;
+          ++shape.otherLoads;
+    return shape;
   }
 
   /// The columns [lb, ub) of a column loop over [0, ub) that this block
@@ -953,7 +854,7 @@ private:
   }
 
   /// The register form: a kernel whose threads take at most
-  /// kVectorsPerThread vectors of a row each (vector t + k T in slot k)
+  /// kRowVectorsPerThread vectors of a row each (vector t + k T in slot k)
   /// walks its slots unrolled, so that what the first pass loads of a
   /// staged input stays in registers for the others, instead of going
   /// through shared memory. A slot past the row loads the row's last
@@ -984,7 +885,7 @@ private:
     Value folded = r.combine->getOperand(1 - r.accOperand);
     Value identity = reductionIdentity(b, loc, r.combine);
     Value partial;
-    for (int64_t k = 0; k < kVectorsPerThread; ++k) {
+    for (int64_t k = 0; k < kRowVectorsPerThread; ++k) {
       auto [first, valid] = registerVector(b, ub, k);
       SmallVector<IRMapping> maps = laneMappings(b, loc, m, col, first, lanes);
       slot = k;
@@ -1026,7 +927,7 @@ private:
       // iteration is a vector of columns, its lanes combined in order.
       auto [first, end] = window(b, ub);
       partial = vectorPartial(b, loc, r, m, first, end, tid, blockThreads, lanes,
-                              kVectorsPerThread,
+                              kRowVectorsPerThread,
                               [&](OpBuilder &vb, MutableArrayRef<IRMapping> maps) {
                                 for (Operation &op : r.loop.getBody()->without_terminator())
                                   if (&op != r.combine)
@@ -1043,7 +944,7 @@ private:
                                  return inner.lookupOrDefault(
                                      r.combine->getOperand(1 - r.accOperand));
                                },
-                               kElementsPerThread);
+                               t.elementsPerThread);
     }
     for (Value input : pendingStaged)
       stagedAlready.insert(input);
@@ -1085,7 +986,7 @@ private:
     Value zero = indexConstant(b, loc, 0), one = indexConstant(b, loc, 1);
     Value span = arith::SubIOp::create(b, loc, arith::MaxSIOp::create(b, loc, ub, lb), lb);
     Value threadStep = arith::MulIOp::create(b, loc, step, blockThreads);
-    Value chunk = arith::MulIOp::create(b, loc, threadStep, indexConstant(b, loc, kUnroll));
+    Value chunk = arith::MulIOp::create(b, loc, threadStep, indexConstant(b, loc, kRowUnroll));
     Value full = arith::DivUIOp::create(b, loc, span, chunk);
     Value offset = arith::AddIOp::create(b, loc, lb, arith::MulIOp::create(b, loc, tid, step));
     // Each unit of work is `lanes` consecutive columns from `start`.
@@ -1111,7 +1012,7 @@ private:
     };
     if (lanes > 1 && registers) {
       SmallVector<Value> starts, valid;
-      for (int64_t k = 0; k < kVectorsPerThread; ++k) {
+      for (int64_t k = 0; k < kRowVectorsPerThread; ++k) {
         auto [first, inRow] = registerVector(b, ub, k);
         starts.push_back(first);
         valid.push_back(inRow);
@@ -1159,7 +1060,7 @@ private:
       Value base = arith::AddIOp::create(
           mb, loc, offset, arith::MulIOp::create(mb, loc, main.getInductionVar(), chunk));
       SmallVector<Value> cols = {base};
-      for (int64_t u = 1; u < kUnroll; ++u)
+      for (int64_t u = 1; u < kRowUnroll; ++u)
         cols.push_back(arith::AddIOp::create(
             mb, loc, base, arith::MulIOp::create(mb, loc, threadStep, indexConstant(mb, loc, u))));
       emit(mb, cols);
@@ -1186,10 +1087,10 @@ std::optional<unsigned> nerve::loop_mapping::rowProgramLoops(scf::ParallelOp fir
 }
 
 Operation *nerve::loop_mapping::mapRowProgram(scf::ParallelOp first, unsigned loops,
-                                             int64_t sharedBytes, int64_t clusterBlocks,
+                                             const nerve::gpumap::RowProgramLimits &limits,
                                              function_ref<void(scf::ParallelOp, int64_t)> mapAlone) {
   std::optional<RowGroup> group = matchRowGroup(first);
   if (!group || group->numLoops() != loops)
     return nullptr;
-  return RowProgramBuilder(*group, sharedBytes, clusterBlocks, mapAlone).build();
+  return RowProgramBuilder(*group, limits, mapAlone).build();
 }

@@ -4,13 +4,15 @@
 // maps onto GPU launches and writes the choice as a #gpumap.strategy;
 // nerve-parallel-loops-to-gpu only applies it. The strategies' priority is
 // kStrategyTable below; each matcher asks the strategy's own file (through
-// LoopMapping.h) whether it takes the loop, changing nothing.
+// LoopMapping.h) whether it takes the loop, changing nothing. A row program
+// records the chip's limits (RowProgram.h) for the mapping to size it by.
 //
 //===----------------------------------------------------------------------===//
 
 #include "nerve/Conversion/Passes.h"
 
 #include "LoopMapping.h"
+#include "nerve/Dialect/GPUMap/Heuristics/RowProgram.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -29,12 +31,15 @@ namespace {
 /// What the matchers know beyond the loop: the pass's options.
 struct SelectionFacts {
   int64_t blockSize;
+  nerve::gpumap::RowProgramLimits rowLimits;
 };
 
 /// A strategy's parameters, when its matcher takes a loop.
 struct StrategyParams {
   int64_t block = 0;
   int64_t loops = 1;
+  int64_t staging = nerve::kSharedBytesWithoutOptIn;
+  int64_t cluster = 0;
 };
 
 using Matcher = std::optional<StrategyParams> (*)(scf::ParallelOp, const SelectionFacts &);
@@ -53,7 +58,7 @@ std::optional<StrategyParams> takeRowProgram(scf::ParallelOp loop, const Selecti
     return std::nullopt;
   // Its rows too wide for a block fall back to row reductions or threads
   // of `block`.
-  return StrategyParams{f.blockSize, *loops};
+  return StrategyParams{f.blockSize, *loops, f.rowLimits.stagingBytes, f.rowLimits.clusterBlocks};
 }
 
 std::optional<StrategyParams> takeRowReductions(scf::ParallelOp loop, const SelectionFacts &f) {
@@ -111,7 +116,8 @@ const StrategyRule kStrategyTable[] = {
 
 void setStrategy(Operation *op, StrategyKind kind, StrategyParams params) {
   op->setAttr(nerve::gpumap::GPUMapDialect::kStrategyAttrName,
-              StrategyAttr::get(op->getContext(), kind, params.block, params.loops));
+              StrategyAttr::get(op->getContext(), kind, params.block, params.loops,
+                                params.staging, params.cluster));
 }
 
 /// The strategy of `loop` from the table (the last row takes every loop);
@@ -135,17 +141,27 @@ struct SelectGPUStrategyPass : nerve::impl::SelectGPUStrategyBase<SelectGPUStrat
   using Base::Base;
 
   void runOnOperation() override {
+    const nerve::ChipProfile *profile = nullptr;
+    if (!chip.empty()) {
+      std::optional<nerve::GpuChip> parsed = nerve::parseChip(chip);
+      if (!parsed) {
+        getOperation().emitError() << "unknown chip '" << chip << "'; nerve compiles for "
+                                   << nerve::chipNames();
+        return signalPassFailure();
+      }
+      profile = &nerve::chipProfile(*parsed);
+    }
+    SelectionFacts facts{blockSize, nerve::gpumap::rowProgramLimits(profile)};
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (func->hasAttr("nerve.kernel") && !func.isExternal())
-        selectFunction(func);
+        selectFunction(func, facts);
   }
 
   /// Walks the function's top level as nerve-parallel-loops-to-gpu does:
   /// ops that touch memory outside loops run on the device, one thread
   /// (`pending`), and a fold that uses what they compute cannot be a
   /// whole_fold, whose result the host reads.
-  void selectFunction(func::FuncOp func) {
-    SelectionFacts facts{blockSize};
+  void selectFunction(func::FuncOp func, const SelectionFacts &facts) {
     llvm::SmallPtrSet<Operation *, 8> pending;
     unsigned programLoopsLeft = 0; // loops of a row program after its first
     for (Operation *next = &func.front().front(); next;) {

@@ -1,13 +1,13 @@
 // RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s
-// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu='shared-bytes=232448' --split-input-file | FileCheck %s --check-prefix=H100
-// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy --nerve-parallel-loops-to-gpu='shared-bytes=232448 cluster-blocks=8' --split-input-file | FileCheck %s --check-prefix=CLUSTER
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy='chip=sm_80' --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s --check-prefix=A100
+// RUN: nerve-opt %s --nerve-fuse-kernel-loops --nerve-gpu-select-strategy='chip=sm_90' --nerve-parallel-loops-to-gpu --split-input-file | FileCheck %s --check-prefix=CLUSTER
 
-// With an H100's 227 KiB (less 1 KiB of reduction scratch), the staging holds
-// 57856 f32 columns; rows of up to 115712 run the program by vectors.
-// H100-LABEL: func.func @softmax
-// H100:         arith.minui %{{.*}}, %c57856 : index
-// H100:         arith.cmpi ule, %{{.*}}, %c57856{{.*}} : index
-// H100:         arith.cmpi ule, %{{.*}}, %c115712 : index
+// With an A100's 163 KiB (less 1 KiB of reduction scratch), the staging
+// holds 41472 f32 columns; rows of up to 82944 run the program by vectors.
+// A100-LABEL: func.func @softmax
+// A100:         arith.minui %{{.*}}, %c41472 : index
+// A100:         arith.cmpi ule, %{{.*}}, %c41472{{.*}} : index
+// A100:         arith.cmpi ule, %{{.*}}, %c82944 : index
 
 // With clusters (sm_90), a vector-form row whose staging would take more
 // than half of it (115712 bytes) is split over the fewest of 2, 4 or 8

@@ -8,6 +8,9 @@
 // RUN: nerve-opt %S/parallel-loops.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=PARALLEL_LOOPS
 // RUN: nerve-opt %S/reduction.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=REDUCTION
 // RUN: nerve-opt %S/row-programs.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=ROW_PROGRAMS
+// RUN: nerve-opt %S/row-programs.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy='chip=sm_90' | FileCheck %s --check-prefix=ROW_PROGRAMS_SM90
+// RUN: nerve-opt %S/row-programs.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy='chip=sm_89' | FileCheck %s --check-prefix=ROW_PROGRAMS_SM89
+// RUN: not nerve-opt %S/row-programs.mlir --nerve-gpu-select-strategy='chip=sm_91' 2>&1 | FileCheck %s --check-prefix=BAD_CHIP
 // RUN: nerve-opt %S/split-reductions.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=SPLIT_REDUCTIONS
 // RUN: nerve-opt %S/tiled-transpose.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=TILED_TRANSPOSE
 // RUN: nerve-opt %S/transposed-staging.mlir --split-input-file --nerve-fuse-kernel-loops --nerve-gpu-select-strategy | FileCheck %s --check-prefix=TRANSPOSED_STAGING
@@ -83,6 +86,18 @@
 // ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
 // ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
 // ROW_PROGRAMS-NOT: gpumap.strategy
+
+// With a chip, a row program records its limits: sm_90's opt-in 227 KiB of
+// shared memory and clusters of up to 8 blocks; sm_89's 99 KiB and no
+// clusters. Other strategies take none.
+// ROW_PROGRAMS_SM90: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 3, staging = 232448, cluster = 8>
+// ROW_PROGRAMS_SM90: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2, staging = 232448, cluster = 8>
+// ROW_PROGRAMS_SM90: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// ROW_PROGRAMS_SM89: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 3, staging = 101376>
+// ROW_PROGRAMS_SM89: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2, staging = 101376>
+// ROW_PROGRAMS_SM89: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+
+// BAD_CHIP: error: unknown chip 'sm_91'; nerve compiles for sm_80, sm_89, sm_90 and sm_100
 
 // split-reductions.mlir
 // SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>

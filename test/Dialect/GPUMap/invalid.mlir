@@ -60,6 +60,42 @@ func.func @no_loops(%n: index) {
 
 // -----
 
+func.func @staging_elsewhere(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{only a row_program takes staging and cluster}}
+  } {gpumap.strategy = #gpumap.strategy<threads, block = 256, staging = 232448>}
+  return
+}
+
+// -----
+
+func.func @staging_too_small(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{staging must be from 49152 to 262144 bytes, not 1024}}
+  } {gpumap.strategy = #gpumap.strategy<row_program, block = 256, staging = 1024>}
+  return
+}
+
+// -----
+
+func.func @cluster_not_a_power_of_two(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{cluster must be 0 (none) or a power of two from 2 to 8, not 3}}
+  } {gpumap.strategy = #gpumap.strategy<row_program, block = 256, staging = 232448, cluster = 3>}
+  return
+}
+
+// -----
+
 func.func @whole_reduction_without_results(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -1,11 +1,15 @@
 // RUN: nerve-opt %s --split-input-file | nerve-opt --split-input-file | FileCheck %s
 
-// #gpumap.strategy prints and parses back; `block` and `loops` print only
-// when they are not their defaults (0 and 1).
+// #gpumap.strategy prints and parses back; `block`, `loops`, `staging` and
+// `cluster` print only when they are not their defaults (0, 1, 49152, 0).
 
 // CHECK-LABEL: func.func @strategies
 // CHECK: scf.parallel
 // CHECK: gpumap.strategy = #gpumap.strategy<row_program, block = 128, loops = 3>
+// CHECK: scf.parallel
+// CHECK: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2, staging = 232448, cluster = 8>
+// CHECK: scf.parallel
+// CHECK: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2>
 // CHECK: scf.parallel
 // CHECK: gpumap.strategy = #gpumap.strategy<split_reduction>
 // CHECK: scf.for
@@ -17,6 +21,12 @@ func.func @strategies(%n: index, %x: memref<?xf32>) -> f32 {
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
   } {gpumap.strategy = #gpumap.strategy<row_program, block = 128, loops = 3>}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2, staging = 232448, cluster = 8>}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2, staging = 49152, cluster = 0>}
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
   } {gpumap.strategy = #gpumap.strategy<split_reduction>}

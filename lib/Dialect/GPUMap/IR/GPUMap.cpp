@@ -9,9 +9,11 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace nerve::gpumap;
+using nerve::kSharedBytesWithoutOptIn;
 
 #include "nerve/Dialect/GPUMap/IR/GPUMapDialect.cpp.inc"
 #include "nerve/Dialect/GPUMap/IR/GPUMapEnums.cpp.inc"
@@ -28,9 +30,33 @@ void GPUMapDialect::initialize() {
 
 /// The most threads a CUDA block may have.
 static constexpr int64_t kMaxBlockThreads = 1024;
+/// The most shared memory a block of any CUDA GPU may opt in to (sm_90's
+/// 227 KiB, rounded up), and the most blocks of a portable cluster.
+static constexpr int64_t kMaxStagingBytes = 256 * 1024;
+static constexpr int64_t kMaxClusterBlocks = 8;
+
+/// A row program's staging and cluster; a message when out of range.
+static LogicalResult verifyRowLimits(function_ref<InFlightDiagnostic()> emitError,
+                                     StrategyKind kind, int64_t staging, int64_t cluster) {
+  if (kind != StrategyKind::row_program) {
+    if (staging != kSharedBytesWithoutOptIn || cluster != 0)
+      return emitError() << "only a row_program takes staging and cluster";
+    return success();
+  }
+  if (staging < kSharedBytesWithoutOptIn || staging > kMaxStagingBytes)
+    return emitError() << "staging must be from " << kSharedBytesWithoutOptIn << " to "
+                       << kMaxStagingBytes << " bytes, not " << staging;
+  if (cluster != 0 && (cluster < 2 || cluster > kMaxClusterBlocks || !llvm::isPowerOf2_64(cluster)))
+    return emitError() << "cluster must be 0 (none) or a power of two from 2 to "
+                       << kMaxClusterBlocks << ", not " << cluster;
+  return success();
+}
 
 LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   StrategyKind kind, int64_t block, int64_t loops) {
+                                   StrategyKind kind, int64_t block, int64_t loops,
+                                   int64_t staging, int64_t cluster) {
+  if (failed(verifyRowLimits(emitError, kind, staging, cluster)))
+    return failure();
   if (kind == StrategyKind::split_reduction) {
     if (block != 0)
       return emitError() << "a split_reduction sizes its launches itself: it takes no block";

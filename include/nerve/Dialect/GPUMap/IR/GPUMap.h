@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "nerve/Target/ChipProfile.h"
 
 #include "nerve/Dialect/GPUMap/IR/GPUMapDialect.h.inc"
 #include "nerve/Dialect/GPUMap/IR/GPUMapEnums.h.inc"

@@ -77,13 +77,28 @@ def GPUMap_StrategyAttr : AttrDef<GPUMap_Dialect, "Strategy"> {
     may take fewer: a whole number of warps that the trip count needs, a
     power of two whose tiles fit the shared memory); a `split_reduction`
     sizes its launches from the fold alone and takes none (0).
+
+    A `row_program` also records what the chip lets its blocks take:
+    `staging`, the bytes of shared memory a block may stage rows in (the
+    chip's opt-in limit; 49152, what every CUDA GPU allows without opting
+    in, when omitted), and `cluster`, the most blocks of a thread block
+    cluster that splits a wide row (a power of two from 2 to 8; 0, the
+    default, for none). The rest of its sizes follow from these and the
+    program's shape (include/nerve/Dialect/GPUMap/Heuristics/RowProgram.h).
   }];
   let parameters = (ins
     EnumParameter<GPUMap_StrategyKind>:$kind,
     DefaultValuedParameter<"int64_t", "0">:$block,
-    DefaultValuedParameter<"int64_t", "1">:$loops
+    DefaultValuedParameter<"int64_t", "1">:$loops,
+    DefaultValuedParameter<"int64_t", "::nerve::kSharedBytesWithoutOptIn">:$staging,
+    DefaultValuedParameter<"int64_t", "0">:$cluster
   );
-  let assemblyFormat = "`<` $kind (`,` `block` `=` $block^)? (`,` `loops` `=` $loops^)? `>`";
+  let builders = [
+    AttrBuilder<(ins "StrategyKind":$kind, "int64_t":$block, "int64_t":$loops), [{
+      return $_get($_ctxt, kind, block, loops, ::nerve::kSharedBytesWithoutOptIn, 0);
+    }]>
+  ];
+  let assemblyFormat = "`<` $kind (`,` struct($block, $loops, $staging, $cluster)^)? `>`";
   let genVerifyDecl = 1;
 }
 
