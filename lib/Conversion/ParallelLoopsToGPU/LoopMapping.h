@@ -11,6 +11,9 @@
 #include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
 #include "nerve/Dialect/GPU/Transforms/Passes.h"
 #include "nerve/Dialect/GPUMap/Heuristics/RowProgram.h"
+#include "nerve/Dialect/GPUMap/Heuristics/SplitReduction.h"
+#include "nerve/Dialect/GPUMap/Heuristics/TiledTranspose.h"
+#include "nerve/Dialect/GPUMap/Heuristics/WholeReduction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

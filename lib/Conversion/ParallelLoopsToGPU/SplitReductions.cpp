@@ -41,47 +41,10 @@ using namespace nerve::loop_mapping;
 
 namespace {
 
-/// Threads of the first launch the split aims for: 128K threads of a
-/// 16-byte vector of columns each (eight loads in flight: 16 MiB over the
-/// GPU), four f32 or eight 16-bit columns. At 4096 x 65536 on an H200, 256K
-/// 16-bit threads gave 82.7% of the copy bandwidth, 128K 87.4%; 64K f32
-/// threads 93.6%, 128K 98.4%. The scalar form runs the same chunks, a thread
-/// per column. Without a vector form, 256K threads.
-constexpr int64_t kTargetVectorThreads = 128 * 1024;
-constexpr int64_t kTargetScalarThreads = 256 * 1024;
-/// Rows a chunk keeps at least (fewer would make kernel 2 the larger one).
-constexpr int64_t kMinChunk = 64;
-/// Rows of a chunk whose loads kernel 1 issues together before folding
-/// them in order. H200, f16 column sums: 4 rows 61.8 / 63.1 / 91.2% of the
-/// copy bandwidth at 65536 x 1024 / 16384 x 4096 / 4096 x 65536, 8 rows
-/// 63.3 / 64.6 / 92.4% (f32 the same either way); 8 rows with half the
-/// threads (longer chunks, fewer partials) lost 3-9 points.
-constexpr int64_t kRowsInFlight = 8;
-/// Chunks kernel 1 merges in a block before kernel 2 (its slices), over
-/// kPartialThreads / kGroupChunks vectors of columns: a warp per chunk.
-/// Kernel 2 then reads kGroupChunks times fewer partials and has as many
-/// fewer to combine, and the partials' traffic shrinks as much (16-bit
-/// columns make twice the chunks of f32 for the same bytes).
-constexpr int64_t kGroupChunks = 8;
-constexpr int64_t kPartialThreads = kGroupChunks * kWarpSize;
-/// Vectors of columns a tile of kernel 1 has (a warp's).
-constexpr int64_t kTileWidth = kPartialThreads / kGroupChunks;
-/// Kernel 2's blocks: kCombineThreads threads, a column's partials (one per
-/// group of chunks) split over S slices (their loads in flight together),
-/// kCombineThreads / S columns side by side. Tall matrices have hundreds
-/// of partials: kManySlices slices of 8 columns (32-byte sectors a warp).
-/// Wide ones have few (4096 x 65536: 16 chunks of 16-bit columns, 8 of f32,
-/// one partial each when this was measured): with 32 slices most had
-/// nothing to fold while 8192 blocks each combined 8 columns (15.6 us of a
-/// 16-bit column sum's 141 on an H200); kFewSlices slices of 64 columns
-/// take them in 4.6 us. A slice count chosen at run time served both but
-/// cost tall matrices 1-2 us (runtime strides, a merge loop instead of
-/// unrolled loads), so there are two launches, one run by the group count.
-constexpr int64_t kCombineThreads = 256;
-constexpr int64_t kManySlices = 32;
-constexpr int64_t kFewSlices = 4;
-/// Groups a slice takes at least for kManySlices slices to be chosen.
-constexpr int64_t kGroupsPerSlice = 4;
+/// The launches' sizes come from the split reduction's heuristics
+/// (nerve/Dialect/GPUMap/Heuristics/SplitReduction.h), over the fold's
+/// vector lanes.
+using nerve::gpumap::SplitReductionTuning;
 
 } // namespace
 
@@ -178,6 +141,7 @@ private:
   SmallVector<int> swapWithLast; ///< per vector load: the dimension made last, or -1
   SmallVector<Value> vectorViews; ///< per vector load: its buffer or transposed view
   int64_t vectorLanes = 1;
+  SplitReductionTuning t; ///< the launches' sizes (sizeChunks)
   Value lb, ub, rows, step;       ///< the fold's bounds and rows, on the host
   SmallVector<Value> counts;      ///< the loop's trip counts
   Value total, one;               ///< columns; 1
@@ -231,28 +195,27 @@ private:
   }
 
   /// K chunks: enough threads (a thread per vector of columns), chunks of
-  /// at least kMinChunk rows. The chunks depend only on the sizes, so that
+  /// at least minChunk rows. The chunks depend only on the sizes, so that
   /// either launch gives the same bits. Chunks merge in groups of
-  /// kGroupChunks in kernel 1.
+  /// groupChunks in kernel 1.
   void sizeChunks(OpBuilder &b) {
     std::tie(counts, total) = tripCounts(b, loop);
     one = indexConstant(b, loc, 1);
-    int64_t columnsAimedAt =
-        vectorLanes > 1 ? kTargetVectorThreads * vectorLanes : kTargetScalarThreads;
-    Value aimedAt = indexConstant(b, loc, columnsAimedAt);
+    t = nerve::gpumap::tuneSplitReduction({vectorLanes});
+    Value aimedAt = indexConstant(b, loc, t.columnsAimedAt);
     Value columns = arith::MaxUIOp::create(b, loc, total, one);
     chunks = arith::CeilDivUIOp::create(b, loc, aimedAt, columns);
-    Value longest = arith::CeilDivUIOp::create(b, loc, rows, indexConstant(b, loc, kMinChunk));
+    Value longest = arith::CeilDivUIOp::create(b, loc, rows, indexConstant(b, loc, t.minChunk));
     chunks = arith::MinUIOp::create(b, loc, chunks, longest);
     chunks = arith::MaxUIOp::create(b, loc, chunks, one);
     perChunk = arith::CeilDivUIOp::create(b, loc, rows, chunks);
     chunkGroups =
-        arith::CeilDivUIOp::create(b, loc, chunks, indexConstant(b, loc, kGroupChunks));
+        arith::CeilDivUIOp::create(b, loc, chunks, indexConstant(b, loc, t.groupChunks));
     Value partialsSize = arith::MulIOp::create(b, loc, chunkGroups, total);
     for (Type accType : fold.getResultTypes())
       partials.push_back(memref::AllocOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, accType), ValueRange{partialsSize}));
-    block = indexConstant(b, loc, kPartialThreads);
+    block = indexConstant(b, loc, t.partialThreads);
   }
 
   /// What each vector load reads: its buffer, or the transposed view.
@@ -277,9 +240,9 @@ private:
     }
   }
 
-  /// Kernel 1: blocks of kGroupChunks slices x (block / kGroupChunks)
+  /// Kernel 1: blocks of groupChunks slices x (block / groupChunks)
   /// vectors of columns, the columns fastest (coalesced); a block takes one
-  /// group of chunks (slice s folds chunk g * kGroupChunks + s) of a tile of
+  /// group of chunks (slice s folds chunk g * groupChunks + s) of a tile of
   /// columns, lane j of a thread's vector folding column + j. The slices
   /// then merge the group's chunks in order through shared memory, so that
   /// one partial per group and column reaches kernel 2.
@@ -288,12 +251,12 @@ private:
     item.lanes = lanes;
     item.lanesValue = indexConstant(hb, loc, lanes);
     Value vectors = lanes == 1 ? total : arith::DivUIOp::create(hb, loc, total, item.lanesValue);
-    Value widthValue = indexConstant(hb, loc, kTileWidth);
+    Value widthValue = indexConstant(hb, loc, t.tileWidth);
     Value tiles = arith::CeilDivUIOp::create(hb, loc, vectors, widthValue);
     Value work = arith::MulIOp::create(hb, loc, chunkGroups, tiles);
     SmallVector<SharedArray> staged;
     for (Type accType : fold.getResultTypes())
-      staged.push_back({accType, kPartialThreads * lanes});
+      staged.push_back({accType, t.partialThreads * lanes});
     Value sharedBytes =
         arith::ConstantIntOp::create(hb, loc, hb.getI32Type(), sharedArraysBytes(staged));
     auto body = [&](OpBuilder &ib, gpu::LaunchOp launch) {
@@ -315,10 +278,10 @@ private:
       Value lastVector = arith::SubIOp::create(sb, loc, vectors, one);
       vector = arith::SelectOp::create(sb, loc, item.exists, vector, lastVector);
       item.column = lanes == 1 ? vector : arith::MulIOp::create(sb, loc, vector, item.lanesValue);
-      Value groupChunks = indexConstant(sb, loc, kGroupChunks);
+      Value groupChunks = indexConstant(sb, loc, t.groupChunks);
       item.firstChunk = arith::MulIOp::create(sb, loc, item.group, groupChunks);
       SmallVector<Value> lanePartials = foldChunk(sb, item);
-      Value blockValue = indexConstant(sb, loc, kPartialThreads);
+      Value blockValue = indexConstant(sb, loc, t.partialThreads);
       storeLanePartials(sb, item, lanePartials);
       gpu::BarrierOp::create(sb, loc);
       mergeChunks(sb, item, blockValue);
@@ -349,7 +312,7 @@ private:
     return stridedPartials(
         sb, loc, r, start, end, step, zero, one, item.lanes,
         [&](OpBuilder &vb, Value iv) { return rowValues(vb, maps, iv, item.lanes); },
-        kRowsInFlight, /*inOrder=*/true);
+        t.rowsInFlight, /*inOrder=*/true);
   }
 
   /// The values row `iv` folds in, for each lane mapping of `maps`: the
@@ -386,7 +349,7 @@ private:
   /// one slice's lane below, hit distinct banks.
   void storeLanePartials(OpBuilder &sb, const PartialItem &item, ArrayRef<Value> lanePartials) {
     for (int64_t j = 0; j < item.lanes; ++j) {
-      Value laneStart = indexConstant(sb, loc, j * kPartialThreads);
+      Value laneStart = indexConstant(sb, loc, j * t.partialThreads);
       Value at = arith::AddIOp::create(sb, loc, laneStart, item.tid);
       for (auto [partial, shared] :
            llvm::zip(lanePartials.slice(j * partials.size(), partials.size()),
@@ -406,7 +369,7 @@ private:
     OpBuilder mb = OpBuilder::atBlockBegin(&merge.getThenRegion().front());
     Value laneBase = arith::MulIOp::create(mb, loc, item.slice, blockValue);
     auto sliceAt = [&](int64_t s) -> SmallVector<Value> {
-      Value offset = indexConstant(mb, loc, s * kTileWidth);
+      Value offset = indexConstant(mb, loc, s * t.tileWidth);
       Value inTile = arith::AddIOp::create(mb, loc, item.local, offset);
       Value at = arith::AddIOp::create(mb, loc, laneBase, inTile);
       return llvm::map_to_vector(item.stagedPartials, [&](Value shared) -> Value {
@@ -414,7 +377,7 @@ private:
       });
     };
     SmallVector<Value> acc = sliceAt(0);
-    for (int64_t s = 1; s < kGroupChunks; ++s) {
+    for (int64_t s = 1; s < t.groupChunks; ++s) {
       SmallVector<Value> merged = mergePartials(mb, r, acc, sliceAt(s));
       Value chunk = arith::AddIOp::create(mb, loc, item.firstChunk, indexConstant(mb, loc, s));
       Value present = arith::CmpIOp::create(mb, loc, arith::CmpIPredicate::ult, chunk, chunks);
@@ -432,28 +395,28 @@ private:
   /// only on the sizes).
   void buildCombines(OpBuilder &b) {
     Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, chunkGroups,
-                                       indexConstant(b, loc, kManySlices * kGroupsPerSlice));
+                                       indexConstant(b, loc, t.manySlices * t.groupsPerSlice));
     auto which = scf::IfOp::create(b, loc, many, /*withElseRegion=*/true);
     OpBuilder tb = OpBuilder::atBlockBegin(&which.getThenRegion().front());
-    buildCombine(tb, kManySlices);
+    buildCombine(tb, t.manySlices);
     OpBuilder eb = OpBuilder::atBlockBegin(&which.getElseRegion().front());
-    buildCombine(eb, kFewSlices);
+    buildCombine(eb, t.fewSlices);
   }
 
-  /// Kernel 2: blocks of (kCombineThreads / S) columns x S slices. Slice s
+  /// Kernel 2: blocks of (combineThreads / S) columns x S slices. Slice s
   /// of a column combines groups s, s + S, ... (loads in flight together);
   /// slice 0 then combines the slices' partials in order, from shared
-  /// memory, and runs the rest of the body. S is kManySlices when the
-  /// groups are many, kFewSlices otherwise.
+  /// memory, and runs the rest of the body. S is manySlices when the
+  /// groups are many, fewSlices otherwise.
   void buildCombine(OpBuilder &hb, int64_t sliceCount) {
     SmallVector<SharedArray> slices;
     for (Type accType : fold.getResultTypes())
-      slices.push_back({accType, kCombineThreads});
-    int64_t width = kCombineThreads / sliceCount;
+      slices.push_back({accType, t.combineThreads});
+    int64_t width = t.combineThreads / sliceCount;
     Value sharedBytes =
         arith::ConstantIntOp::create(hb, loc, hb.getI32Type(), sharedArraysBytes(slices));
     Value columnGroups = arith::CeilDivUIOp::create(hb, loc, total, indexConstant(hb, loc, width));
-    Value combineBlock = indexConstant(hb, loc, kCombineThreads);
+    Value combineBlock = indexConstant(hb, loc, t.combineThreads);
     auto body = [&](OpBuilder &ib, gpu::LaunchOp launch) {
       SmallVector<Value> slicePartials = sharedArrays(ib, loc, slices);
       Value tid = launch.getThreadIds().x;

@@ -61,39 +61,15 @@ using namespace mlir;
 namespace nerve::loop_mapping {
 namespace {
 
-// The scalar form: blocks of 256 threads, tiles of 128 bytes a side.
-constexpr int64_t kTileThreads = 256;
-constexpr int64_t kTileLineBytes = 128;
-
-// The vector form: tiles of 64 x 64 elements (128 or 256 bytes a side).
-// Either form: a block takes a contiguous range of four tiles. On an H200
-// (softmax of a column-major view, three shapes) the vector form's
-// alternatives were slower: f16 tiles of 128 x 128 (2 or 4 chunks a
-// thread) by 8-13%; f32 tiles of 32 x 32 by 6-9%; f32 tiles of 64 x 64 by
-// one chunk a thread by 12-14%; a tile a block by 8-11%.
-constexpr int64_t kVectorTileSide = 64;
-constexpr int64_t kTilesPerBlock = 4;
-// 16-byte chunks of a tile a thread: four of 16-bit elements (128 threads,
-// 32 elements each), two of f32 (512 threads, 8 each). With the ring
-// below (H200, 16384 x 4096 / 4096 x 65536), f16 with four 56.8 / 60.9%
-// of copy against 53.6 / 59.4% with two (96 registers against 64; one 45 /
-// 50%); f32 with four 61.5 / 64.5% against 62.2 / 64.9% (111 registers
-// against 40).
-constexpr int64_t chunksPerThread(int64_t lanes) { return lanes >= 8 ? 4 : 2; }
-// Shared tiles in a block's ring. H200, softmax of a column-major view,
-// 16384 x 4096 / 65536 x 1024 / 4096 x 65536 (the write pass had loaded
-// the next tile through registers and divided each tile's number): with
-// two, f16 47.8 / 47.3 / 53.2% -> 52.1 / 51.6 / 56.4% of copy; with three
-// 53.5 / 52.8 / 59.1% (f32 54.5 / 53.8 / 57.8 -> 61.8 / 61.4 / 65.0%);
-// four, or eight tiles a block, within a point (f32 up to a point lower).
-constexpr int64_t kTileStages = 3;
-// Shared memory a block's ring may take: within every supported chip's
-// opt-in limit (99 KiB on sm_89), two blocks an SM on sm_80, sm_90 and
-// sm_100. Loops with more staged inputs than fit two stages take the
-// scalar form.
-constexpr int64_t kRingBytes = 96 * 1024;
-// Lanes a chunk has at least for loads along p to take a vector a chunk.
-constexpr int64_t kMinAlongPLanes = 8;
+// The sizes (threads, tiles, chunks a thread, the ring's stages) come from
+// the tiled transpose's heuristics (nerve/Dialect/GPUMap/Heuristics/
+// TiledTranspose.h). Alternatives the vector form measured slower on an
+// H200 (softmax of a column-major view, three shapes): f16 tiles of 128 x
+// 128 (2 or 4 chunks a thread) by 8-13%; f32 tiles of 32 x 32 by 6-9%; f32
+// tiles of 64 x 64 by one chunk a thread by 12-14%; a tile a block by 8-11%.
+using nerve::gpumap::kTilesPerBlock;
+using nerve::gpumap::kTileThreads;
+using nerve::gpumap::kVectorTileSide;
 
 /// Which of `loop`'s dimensions `v` is the index of, or -1.
 int dimensionOf(scf::ParallelOp loop, Value v) {
@@ -467,7 +443,7 @@ void buildVectorTiles(OpBuilder &b, Location loc, const TileGrid &g, ArrayRef<Va
   unsigned p = plan.p, q = plan.q;
   const int64_t side = g.side;
   const int64_t chunksPerRow = side / lanes;
-  const int64_t perThread = chunksPerThread(lanes);
+  const int64_t perThread = nerve::gpumap::vectorChunksPerThread(lanes);
   const int64_t threads = side * chunksPerRow / perThread;
   const int64_t perBlock = kTilesPerBlock;
 
@@ -679,19 +655,13 @@ int64_t vectorTileLanes(scf::ParallelOp loop, const TransposePlan &plan,
 }
 
 /// Tiles in the vector form's ring for `plan`'s loop, `lanes` elements a
-/// 16-byte chunk: kTileStages where they fit in kRingBytes, else two, else 0
-/// (the scalar form must do).
+/// 16-byte chunk (0: the scalar form must do).
 int64_t vectorTileStages(const TransposePlan &plan, int64_t lanes) {
-  int64_t perStage =
-      static_cast<int64_t>(plan.staged.size()) * kVectorTileSide * kVectorTileSide * (16 / lanes);
-  for (int64_t stages = kTileStages; stages >= 2; --stages)
-    if (stages * perStage <= kRingBytes)
-      return stages;
-  return 0;
+  return nerve::gpumap::vectorTileStages(static_cast<int64_t>(plan.staged.size()), lanes);
 }
 
 
-/// Elements along a tile's side: a line of kTileLineBytes of the widest
+/// Elements along a tile's side: a line of 128 bytes of the widest
 /// element `plan` stages or `loop` stores.
 int64_t tileSide(scf::ParallelOp loop, const TransposePlan &plan) {
   int64_t widest = 1;
@@ -699,7 +669,7 @@ int64_t tileSide(scf::ParallelOp loop, const TransposePlan &plan) {
     widest = std::max(widest, elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef()));
   for (auto store : loop.getBody()->getOps<memref::StoreOp>())
     widest = std::max(widest, elementBytes(store.getMemRef()));
-  return std::clamp<int64_t>(kTileLineBytes / widest, 16, 64);
+  return nerve::gpumap::scalarTileSide(widest);
 }
 
 } // namespace
@@ -771,14 +741,10 @@ FailureOr<scf::ParallelOp> mapTiledTranspose(scf::ParallelOp loop) {
     for (auto [op, swap] : llvm::zip(plan->staged, swaps))
       views.push_back(viewOf(llvm::cast<memref::LoadOp>(op).getMemRef(), swap));
     // Loads along p of 2- or 4-byte elements take a vector a chunk of 16-bit
-    // data (8 lanes); their buffers join the host check. H200, softmax of a
-    // column-major view (the row maximum and sum, f32), 16384 x 4096 /
-    // 4096 x 65536 / 65536 x 1024, one process: f16 0.1447 / 0.4850 /
-    // 0.1467 ms -> 0.1385 / 0.4780 / 0.1393; in f32 (4 lanes) 0.2338 /
-    // 0.8790 / 0.2362 -> 0.2367 / 0.8741 / 0.2432, so f32 keeps its loads.
+    // data (8 lanes); their buffers join the host check.
     llvm::erase_if(plan->alongP, [&](Operation *op) {
       int64_t bytes = elementBytes(llvm::cast<memref::LoadOp>(op).getMemRef());
-      return lanes < kMinAlongPLanes || (bytes != 2 && bytes != 4);
+      return !nerve::gpumap::loadsAlongPTakeVectors(lanes, bytes);
     });
     for (Operation *op : plan->alongP) {
       auto load = llvm::cast<memref::LoadOp>(op);

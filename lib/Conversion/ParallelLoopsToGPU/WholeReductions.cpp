@@ -126,9 +126,12 @@ void blockTree(OpBuilder &b, Location loc, const WholeReduction &w, ValueRange s
   }
 }
 
-/// Iterations of a strided fold whose loads are issued together before
-/// they are folded in (foldStridedAhead).
-constexpr int64_t kStridedLoadsAhead = 8;
+/// The tree's sizes (loads ahead, chunks a round), from the whole
+/// reduction's heuristics (nerve/Dialect/GPUMap/Heuristics/WholeReduction.h).
+static const nerve::gpumap::WholeReductionTuning &tuning() {
+  static const nerve::gpumap::WholeReductionTuning t = nerve::gpumap::tuneWholeReduction();
+  return t;
+}
 
 /// The reduction over iterations first, first + stride, ... below `total`,
 /// in that order, one iteration at a time; its results.
@@ -233,8 +236,8 @@ SmallVector<Value> foldRest(OpBuilder &b, Location loc, const WholeReduction &w,
   return SmallVector<Value>(tail.getResults());
 }
 
-/// foldStrided for a body that only loads: kStridedLoadsAhead iterations
-/// a round, all their loads issued before any is folded in, then folded
+/// foldStrided for a body that only loads: the tuning's stridedLoadsAhead
+/// iterations a round, all their loads issued before any is folded in, then folded
 /// in the same order (the same bits). A thread's position advances by
 /// `strideDigits` (the stride's digitsOf, the same for every thread:
 /// computed on the host) instead of a division an iteration;
@@ -249,7 +252,7 @@ SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, const WholeReduc
   SmallVector<Value> inits = digitsOf(b, loc, counts, first);
   llvm::append_range(inits, w.inits());
   Value roundStride =
-      arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kStridedLoadsAhead));
+      arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, tuning().stridedLoadsAhead));
   auto rounds = scf::ForOp::create(b, loc, first, total, roundStride, inits);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(rounds.getBody());
@@ -259,7 +262,7 @@ SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, const WholeReduc
   SmallVector<Value> at = roundStart, present;
   SmallVector<SmallVector<SmallVector<Value>>> values;
   Value linear = rounds.getInductionVar();
-  for (int64_t k = 0; k < kStridedLoadsAhead; ++k) {
+  for (int64_t k = 0, n = tuning().stridedLoadsAhead; k < n; ++k) {
     SmallVector<Value> position = at;
     if (k > 0) {
       linear = arith::AddIOp::create(b, loc, linear, stride);
@@ -280,14 +283,10 @@ SmallVector<Value> foldStridedAhead(OpBuilder &b, Location loc, const WholeReduc
   return SmallVector<Value>(rounds.getResults().drop_front(rank));
 }
 
-/// Chunks a round of foldChunksAhead: four 16-byte loads a buffer in
-/// flight for each thread.
-constexpr int64_t kChunksAhead = 4;
-
 /// A 1-D reduction (planChunks: `lanes` a chunk) folded by
 /// chunks: the thread `first` of `stride` takes the whole chunks first,
-/// first + stride, ..., kChunksAhead a round, all their loads issued
-/// before any is folded, each chunk's lanes folded in order; then thread
+/// first + stride, ..., the tuning's chunksAhead a round, all their loads
+/// issued before any is folded, each chunk's lanes folded in order; then thread
 /// 0 folds the iterations after the last whole chunk, one at a time. By
 /// vectors (`byVectors`, a vector load a chunk) or by scalars, the same
 /// values are folded in the same order: the same bits, whichever form
@@ -301,7 +300,8 @@ SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, const WholeReduct
   Value chunks = arith::DivUIOp::create(b, loc, total, lanesValue);
   Value lb = w.lowerBounds.front(), iv = w.ivs.front();
   ChunkSource source = w.chunkSource();
-  Value roundStride = arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kChunksAhead));
+  Value roundStride =
+      arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, tuning().chunksAhead));
   auto rounds = scf::ForOp::create(b, loc, first, chunks, roundStride, w.inits());
   {
     OpBuilder::InsertionGuard guard(b);
@@ -309,7 +309,7 @@ SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, const WholeReduct
     Value roundFirst = rounds.getInductionVar(), at = roundFirst;
     SmallVector<Value> present;
     SmallVector<SmallVector<SmallVector<Value>>> values;
-    for (int64_t k = 0; k < kChunksAhead; ++k) {
+    for (int64_t k = 0, n = tuning().chunksAhead; k < n; ++k) {
       Value chunk = roundFirst;
       if (k > 0) {
         at = arith::AddIOp::create(b, loc, at, stride);
@@ -416,8 +416,8 @@ SmallVector<Value> flatViews(OpBuilder &b, Location loc, const FlatLoads &flat, 
 /// An N-D reduction of flat loads (flatLoadsOf) folded by chunks of its
 /// iterations in row-major order, as foldChunksAhead folds a vector's: the
 /// thread `first` of `stride` takes the whole chunks first, first +
-/// stride, ..., kChunksAhead a round, their loads first, each chunk's
-/// lanes in order; then thread 0 the iterations after the last whole
+/// stride, ..., the tuning's chunksAhead a round, their loads first, each
+/// chunk's lanes in order; then thread 0 the iterations after the last whole
 /// chunk. With `views` (flatViews), a chunk's loads are one vector load of
 /// each view; without, each lane loads at its position, a digit a
 /// dimension: the chunk's, advanced by `chunkStrideDigits` (the digits of
@@ -455,7 +455,8 @@ SmallVector<Value> foldFlatChunksAhead(OpBuilder &b, Location loc, const WholeRe
   if (!byVectors)
     inits = digitsOf(b, loc, counts, arith::MulIOp::create(b, loc, first, lanesValue));
   llvm::append_range(inits, w.inits());
-  Value roundStride = arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, kChunksAhead));
+  Value roundStride =
+      arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, tuning().chunksAhead));
   auto rounds = scf::ForOp::create(b, loc, first, chunks, roundStride, inits);
   size_t carriedDigits = byVectors ? 0 : rank;
   {
@@ -466,7 +467,7 @@ SmallVector<Value> foldFlatChunksAhead(OpBuilder &b, Location loc, const WholeRe
     Value roundFirst = rounds.getInductionVar(), chunkAt = roundFirst;
     SmallVector<Value> present;
     SmallVector<SmallVector<SmallVector<Value>>> values;
-    for (int64_t k = 0; k < kChunksAhead; ++k) {
+    for (int64_t k = 0, n = tuning().chunksAhead; k < n; ++k) {
       Value chunk = roundFirst;
       SmallVector<Value> position = at;
       if (k > 0) {
@@ -578,10 +579,10 @@ private:
     // One over several dimensions whose indices serve only its loads folds
     // chunks of its iterations in row-major order (foldFlatChunksAhead).
     flat = ahead ? flatLoadsOf(w) : std::nullopt;
-    Value perBlock = ahead ? indexConstant(b, loc, threads * kStridedLoadsAhead) : block;
+    Value perBlock = ahead ? indexConstant(b, loc, threads * tuning().stridedLoadsAhead) : block;
     Value work = total;
     if (chunked || flat) {
-      perBlock = indexConstant(b, loc, threads * kChunksAhead);
+      perBlock = indexConstant(b, loc, threads * tuning().chunksAhead);
       Value lanes = indexConstant(b, loc, chunked ? chunked->lanes : flat->lanes);
       work = arith::DivUIOp::create(b, loc, total, lanes);
     }

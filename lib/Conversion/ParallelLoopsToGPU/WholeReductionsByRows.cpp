@@ -78,21 +78,13 @@ RowsForm buildByRows(OpBuilder &tb, scf::ParallelOp loop) {
 
 } // namespace
 
-/// Rows of at least this many elements make a whole-tensor reduction of
-/// at least kMinRowsReductionElements go by rows (mapWholeReductionByRows): a
-/// warp's lanes then have four loads of a row each (lanePartial). Below,
-/// its third launch costs more than it saves (H200, f32 sums: 1024 x 1024
-/// 9.6 us as it stands, 10.1 by rows; 256 x 1024 8.0 against 9.2).
-constexpr int64_t kMinRowsReductionLength = 4 * kWarpSize;
-constexpr int64_t kMinRowsReductionElements = int64_t(1) << 21;
-
 /// A whole-tensor reduction over two or more dimensions (one accumulator,
 /// from 0 by 1, a body that only loads) as a row reduction over the
 /// innermost dimension into a buffer of a value a row (mapRowReductions:
 /// a warp or a block a row, 16-byte loads where the buffers allow), then
 /// a whole-tensor reduction of that buffer (mapWholeReduction), when the rows
-/// have at least kMinRowsReductionLength elements and the tensor at
-/// least kMinRowsReductionElements at run time; the reduction as it
+/// have at least minRowLength elements and the tensor at least
+/// minRowsElements at run time (tuneWholeReduction); the reduction as it
 /// stands otherwise. A thread of mapWholeReduction computes
 /// each element's position and address itself; over a row of contiguous
 /// elements a lane walks by vectors. Both forms are fixed trees that
@@ -151,10 +143,11 @@ Operation *mapWholeReductionByRows(scf::ParallelOp loop, int64_t blockSize) {
   Value elements = sizes.front();
   for (Value size : sizes.drop_front())
     elements = arith::MulIOp::create(b, loc, elements, size);
+  nerve::gpumap::WholeReductionTuning t = nerve::gpumap::tuneWholeReduction();
   Value longRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, sizes.back(),
-                                         indexConstant(b, loc, kMinRowsReductionLength));
+                                         indexConstant(b, loc, t.minRowLength));
   Value manyElements = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, elements,
-                                             indexConstant(b, loc, kMinRowsReductionElements));
+                                             indexConstant(b, loc, t.minRowsElements));
   Value wide = arith::AndIOp::create(b, loc, longRows, manyElements);
   choice->setOperand(0, wide);
   undecided.getDefiningOp()->erase();
