@@ -130,6 +130,9 @@ NERVE_CAPI_EXPORTED void nerveCompileOptionsSetOptLevel(NerveCompileOptions opti
                                                         int level);
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetFastMath(NerveCompileOptions options,
                                                         bool fastMath);
+/* IEEE math in every kernel, 16-bit ones included (nerve::CompileOptions::exactMath). */
+NERVE_CAPI_EXPORTED void nerveCompileOptionsSetExactMath(NerveCompileOptions options,
+                                                         bool exactMath);
 /* libdevice.10.bc's path, "none", or empty to search. */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetLibdevice(NerveCompileOptions options,
                                                          NerveStringRef path);

@@ -42,8 +42,17 @@ struct CompileOptions {
   /// LLVM optimisation level for host and device code, 0-3. The driver
   /// compiles the PTX at one level more (ptxas -O1 to -O4).
   int optLevel = 3;
-  /// Allow reassociation and approximate math (off: IEEE semantics).
+  /// Allow reassociation and approximate math everywhere. Off, f32 and f64
+  /// math is IEEE's, but for one exception that exactMath removes.
   bool fastMath = false;
+  /// IEEE semantics in every kernel. Off (the default), a GPU kernel whose
+  /// buffers are all f16 or bf16 computes in f32 with approximate
+  /// division, exp, log, log1p and tanh and with multiplications and
+  /// additions that may contract into fused multiply-adds: their error
+  /// (a few f32 ulps) is far below the 16-bit rounding of every result,
+  /// and the exact forms cost such kernels a quarter of their speed
+  /// (docs/decisions.md). Cannot be combined with fastMath.
+  bool exactMath = false;
   /// libdevice.10.bc; empty: look in $CUDA_HOME and /usr/local/cuda.
   std::string libdevice;
   /// Time steps of a neuron whose loads are issued together (1-128; 0 picks

@@ -136,7 +136,8 @@ std::string nerve::cacheKeyText(const std::string &spec, const CompileOptions &o
   key << "build " << buildIdentity() << "\n";
   key << "host " << hostCPUDescription() << "\n";
   key << "target " << toString(target) << " opt " << options.optLevel << " fast-math "
-      << options.fastMath << " time-block " << options.neuronTimeBlock << "\n";
+      << options.fastMath << " exact-math " << options.exactMath << " time-block "
+      << options.neuronTimeBlock << "\n";
   if (target == Target::CUDA) {
     key << "chip " << options.chip << "\n";
     std::optional<std::string> libdevice = findLibdevice(options.libdevice);

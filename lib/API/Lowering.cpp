@@ -196,6 +196,8 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   if (options.optLevel < 0 || options.optLevel > 3)
     return Status::error("opt level " + std::to_string(options.optLevel) +
                          " is out of range 0-3");
+  if (options.fastMath && options.exactMath)
+    return Status::error("fast math and exact math exclude each other: choose one");
   if (options.neuronTimeBlock < 0 || options.neuronTimeBlock > 128)
     return Status::error("neuron time block " + std::to_string(options.neuronTimeBlock) +
                          " is out of range 0-128 (0: automatic)");
@@ -211,6 +213,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
     ptxOptions.chip = *chip;
     ptxOptions.optLevel = options.optLevel;
     ptxOptions.fastMath = options.fastMath;
+    ptxOptions.exactMath = options.exactMath;
     ptxOptions.libdevice = options.libdevice;
   }
 

@@ -146,6 +146,10 @@ void nerveCompileOptionsSetOptLevel(NerveCompileOptions o, int level) {
 void nerveCompileOptionsSetFastMath(NerveCompileOptions o, bool fastMath) {
   unwrap(o)->fastMath = fastMath;
 }
+
+void nerveCompileOptionsSetExactMath(NerveCompileOptions o, bool exactMath) {
+  unwrap(o)->exactMath = exactMath;
+}
 void nerveCompileOptionsSetLibdevice(NerveCompileOptions o, NerveStringRef path) {
   unwrap(o)->libdevice = unwrap(path);
 }

@@ -78,8 +78,10 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   pm.addPass(createGpuNVVMAttachTarget(target));
 
   // Device code: math first (no library calls left unresolved), then NVVM.
-  // Which kernels may use approximate math depends on how they are launched.
-  pm.addPass(createHalfStorageMath());
+  // Which kernels may use approximate math depends on how they are launched
+  // (none with exact math).
+  if (!options.exactMath)
+    pm.addPass(createHalfStorageMath());
   OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
   if (chip.programmaticDependentLaunch)
     device.addPass(createGridDependencies());

@@ -122,6 +122,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nerveCompileOptionsSetChip": (None, [H, S]),
         "nerveCompileOptionsSetOptLevel": (None, [H, c_int]),
         "nerveCompileOptionsSetFastMath": (None, [H, c_bool]),
+        "nerveCompileOptionsSetExactMath": (None, [H, c_bool]),
         "nerveCompileOptionsSetLibdevice": (None, [H, S]),
         "nerveCompileOptionsSetNeuronTimeBlock": (None, [H, c_int]),
         "nerveCompileOptionsSetSourceName": (None, [H, S]),

@@ -31,6 +31,7 @@ class CompileOptions:
     chip: Optional[str] = None  # None: the GPU's own (sm_80, sm_89, sm_90, sm_100)
     opt_level: int = 3
     fast_math: bool = False
+    exact_math: bool = False  # IEEE math in 16-bit kernels too (CompileOptions::exactMath)
     libdevice: str = ""
     neuron_time_block: int = 0
     cache: bool = True
@@ -61,6 +62,7 @@ class _OptionsHandle:
             lib.nerveCompileOptionsSetChip(h, StringRef.of(chip))
         lib.nerveCompileOptionsSetOptLevel(h, int(o.opt_level))
         lib.nerveCompileOptionsSetFastMath(h, bool(o.fast_math))
+        lib.nerveCompileOptionsSetExactMath(h, bool(o.exact_math))
         lib.nerveCompileOptionsSetLibdevice(h, StringRef.of(o.libdevice))
         lib.nerveCompileOptionsSetNeuronTimeBlock(h, int(o.neuron_time_block))
         lib.nerveCompileOptionsSetSourceName(h, StringRef.of(self.source_name))
@@ -487,8 +489,8 @@ def compile(spec: Union[str, os.PathLike], target: str = "auto", chip: Optional[
 
     target: "auto" (CUDA when a GPU is usable, else the CPU), "cpu" or "cuda".
     chip: sm_80, sm_89, sm_90 or sm_100; None: the GPU's own.
-    options: opt_level, fast_math, libdevice, neuron_time_block, cache,
-    cache_dir, cache_max_bytes (nerve::CompileOptions).
+    options: opt_level, fast_math, exact_math, libdevice, neuron_time_block,
+    cache, cache_dir, cache_max_bytes (nerve::CompileOptions).
     """
     opts = CompileOptions(target=target, chip=chip, **options)
     text, name = _spec_text(spec)

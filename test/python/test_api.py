@@ -142,6 +142,43 @@ def test_compile_errors():
         nerve.compile(SCALE, target="tpu")
     with pytest.raises(nerve.NerveError, match="opt level 7 is out of range"):
         nerve.compile(SCALE, target="cpu", opt_level=7)
+    with pytest.raises(nerve.NerveError, match="fast math and exact math exclude each other"):
+        nerve.compile(SCALE, target="cpu", fast_math=True, exact_math=True, cache=False)
+
+
+SIGMOID_F16 = """
+!h = !tdim.tensor<[n: ?], f16>
+tdim.kernel @sigmoid(%a: !h) -> (%y: !h) {
+  tdim.map ins(%a : !h) outs(%y : !h) {
+  ^bb0(%x: f16):
+    %xf = arith.extf %x : f16 to f32
+    %nx = arith.negf %xf : f32
+    %e = math.exp %nx : f32
+    %one = arith.constant 1.0 : f32
+    %den = arith.addf %one, %e : f32
+    %s = arith.divf %one, %den : f32
+    %r = arith.truncf %s : f32 to f16
+    tdim.yield %r : f16
+  }
+  tdim.return
+}
+"""
+
+
+def test_exact_math_keeps_16_bit_kernels_ieee(device):
+    """By default a kernel of 16-bit data takes approximate f32 math (its
+    error far below the f16 rounding); exact_math keeps IEEE's. Both round
+    to the float64 result's f16 neighbourhood."""
+    x = torch.linspace(-6, 6, 999, device=device).half()
+    want = torch.sigmoid(x.double())
+    for exact in (False, True):
+        m = nerve.compile(SIGMOID_F16, target=target(device), exact_math=exact)
+        y = m.sigmoid(x)
+        assert y.dtype == torch.float16
+        assert torch.allclose(y.double(), want, rtol=2e-3, atol=1e-4)
+        if device == "cuda":  # 1 / x: rcp.approx, or IEEE's rcp.rn
+            assert ("rcp.approx" in m.ptx) != exact
+            assert ("rcp.rn.f32" in m.ptx) == exact
 
 
 def test_builders(device):

@@ -132,16 +132,17 @@ TEST_F(Cache, CommentsAndWhitespaceDoNotChangeTheKey) {
 
 TEST_F(Cache, EveryOptionThatChangesCodeChangesTheKey) {
   ASSERT_TRUE(compile(kSpec, options()));
-  std::vector<CompileOptions> variants(4, options());
+  std::vector<CompileOptions> variants(5, options());
   variants[0].optLevel = 1;
   variants[1].fastMath = true;
   variants[2].neuronTimeBlock = 4;
+  variants[3].exactMath = true;
   std::string changed = kSpec;
   changed.replace(changed.find("1.0 : f32"), 9, "2.0 : f32");
   size_t expected = 1;
   for (size_t i = 0; i < variants.size(); ++i) {
     CacheStats before = cacheStats();
-    ASSERT_TRUE(compile(i == 3 ? changed : std::string(kSpec), variants[i]));
+    ASSERT_TRUE(compile(i == 4 ? changed : std::string(kSpec), variants[i]));
     EXPECT_EQ(delta(before).misses, 1u) << "variant " << i;
     EXPECT_EQ(entries().size(), ++expected) << "variant " << i;
   }

@@ -267,6 +267,21 @@ TEST(CAPI, OptionsReachTheCompiler) {
   nerveCompileOptionsDestroy(o);
 }
 
+TEST(CAPI, FastAndExactMathExcludeEachOther) {
+  NerveCompileOptions o = cpuOptions();
+  nerveCompileOptionsSetCache(o, false);
+  nerveCompileOptionsSetExactMath(o, true);
+  NerveModule m{nullptr};
+  ASSERT_EQ(take(nerveCompile(ref(kScaleSpec), o, &m)), "");
+  nerveModuleDestroy(m);
+  m = NerveModule{nullptr};
+  nerveCompileOptionsSetFastMath(o, true);
+  EXPECT_EQ(take(nerveCompile(ref(kScaleSpec), o, &m)),
+            "fast math and exact math exclude each other: choose one");
+  EXPECT_EQ(m.ptr, nullptr);
+  nerveCompileOptionsDestroy(o);
+}
+
 TEST(CAPI, SpecializedLayoutsRunOnPermutedArrays) {
   // x is stored column-major (a transposed view): order [c, r], unit stride
   // innermost; y stays row-major.

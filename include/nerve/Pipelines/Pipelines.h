@@ -75,6 +75,11 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
   Option<bool> fastMath{*this, "fast-math",
                         llvm::cl::desc("Let LLVM use approximate math in device code"),
                         llvm::cl::init(false)};
+  Option<bool> exactMath{
+      *this, "exact-math",
+      llvm::cl::desc("IEEE math in every kernel: no approximate f32 math in kernels whose "
+                     "data is 16-bit (nerve-half-storage-math)"),
+      llvm::cl::init(false)};
   Option<int64_t> blockSize{*this, "block-size", llvm::cl::desc("Threads per block"),
                             llvm::cl::init(256)};
   Option<int64_t> neuronTimeBlock{
