@@ -271,27 +271,21 @@ Value undoStep(OpBuilder &b, Location loc, Operation *op, unsigned i, Value r) {
 
 } // namespace
 
-FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge, bool throughOutput) {
-  Block &body = charge.front();
-  Location loc = charge.getParentOp()->getLoc();
-  ChargeDerivatives result;
-  result.block = std::make_unique<Block>();
-  Block *block = result.block.get();
-  for (BlockArgument a : body.getArguments())
-    block->addArgument(a.getType(), a.getLoc());
+namespace {
 
-  // The block is detached, so the builder takes its context from the region.
-  OpBuilder b(charge.getContext());
-  b.setInsertionPointToEnd(block);
+/// Clones `body` into `result.block` (arguments first), carrying the
+/// tangents of every argument along (forward mode); the clone of h, or
+/// failure on an op that cannot be differentiated.
+FailureOr<Value> cloneWithTangents(Block &body, OpBuilder &b, Location loc,
+                                   ChargeDerivatives &result, IRMapping &mapping,
+                                   SmallVector<Tangents> &dirs) {
+  Block *block = result.block.get();
   Differentiator diff(b, loc);
   unsigned numArgs = body.getNumArguments();
-  SmallVector<Tangents> dirs(numArgs);
   Type type = body.getArgument(0).getType();
   Value one = arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 1.0));
   for (unsigned i = 0; i < numArgs; ++i)
     dirs[i][block->getArgument(i)] = one;
-
-  IRMapping mapping;
   mapping.map(body.getArguments(), block->getArguments());
   for (Operation &op : body.without_terminator()) {
     if (op.getNumRegions() != 0 || op.getNumResults() != 1)
@@ -302,35 +296,36 @@ FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge, bool thr
     if (failed(diff.tangentOf(&op, operands, clone->getResult(0), dirs)))
       return failure();
   }
-  Value h = mapping.lookup(llvm::cast<neuron::YieldOp>(body.getTerminator()).getH());
+  return mapping.lookup(llvm::cast<neuron::YieldOp>(body.getTerminator()).getH());
+}
 
-  // Values on x's path to h from h (a new, last argument), undoing the
-  // steps top down; the derivatives then read them instead of x.
-  std::optional<SmallVector<PathStep>> path;
-  if (throughOutput)
-    path = undoablePathToOutput(body);
-  if (path) {
-    Value hArg = block->addArgument(type, loc);
-    SmallVector<std::pair<Value, Value>> fromH{{h, hArg}};
-    Value r = hArg;
-    for (const PathStep &step : llvm::reverse(*path)) {
-      Operation *clone = mapping.lookup(step.op->getResult(0)).getDefiningOp();
-      r = undoStep(b, loc, clone, step.operand, r);
-      fromH.push_back({clone->getOperand(step.operand), r});
-    }
-    for (auto [value, recovered] : fromH)
-      value.replaceAllUsesWith(recovered);
-    // The recovered values were built last; their users come before them.
-    sortTopologically(block);
-    result.takesOutput = true;
+/// Values on x's path to h from h (a new, last argument), undoing the
+/// steps top down; the derivatives then read them instead of x. Nothing
+/// when the path cannot be undone.
+void readFromOutput(Block &body, OpBuilder &b, Location loc, Value h, const IRMapping &mapping,
+                    ChargeDerivatives &result) {
+  std::optional<SmallVector<PathStep>> path = undoablePathToOutput(body);
+  if (!path)
+    return;
+  Block *block = result.block.get();
+  Value hArg = block->addArgument(body.getArgument(0).getType(), loc);
+  SmallVector<std::pair<Value, Value>> fromH{{h, hArg}};
+  Value r = hArg;
+  for (const PathStep &step : llvm::reverse(*path)) {
+    Operation *clone = mapping.lookup(step.op->getResult(0)).getDefiningOp();
+    r = undoStep(b, loc, clone, step.operand, r);
+    fromH.push_back({clone->getOperand(step.operand), r});
   }
-  Value zero = arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 0.0));
-  for (unsigned i = 0; i < numArgs; ++i) {
-    Value d = dirs[i].lookup(h);
-    result.derivatives.push_back(d ? d : zero);
-  }
+  for (auto [value, recovered] : fromH)
+    value.replaceAllUsesWith(recovered);
+  // The recovered values were built last; their users come before them.
+  sortTopologically(block);
+  result.takesOutput = true;
+}
 
-  // Remove what the derivatives do not use, then see which arguments remain.
+/// Removes what the derivatives do not use, then records which arguments
+/// remain in use.
+void pruneToDerivatives(ChargeDerivatives &result) {
   llvm::SmallPtrSet<Operation *, 8> live;
   SmallVector<Operation *> worklist;
   for (Value d : result.derivatives)
@@ -344,14 +339,18 @@ FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge, bool thr
       if (Operation *def = operand.getDefiningOp())
         worklist.push_back(def);
   }
+  Block *block = result.block.get();
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
     if (!live.contains(&op))
       op.erase();
   for (BlockArgument a : block->getArguments())
     result.uses.push_back(!a.use_empty());
+}
 
-  // Factors of the parameters' derivatives that read only parameters
-  // (PLIF's dsigmoid/dw and the 1 / d of x - v), peeled off the top.
+/// Factors of the parameters' derivatives that read only parameters
+/// (PLIF's dsigmoid/dw and the 1 / d of x - v), peeled off the top.
+void peelParameterFactors(OpBuilder &b, Location loc, unsigned numArgs,
+                          ChargeDerivatives &result) {
   SmallVector<unsigned> stepArgs{0, 1};
   if (result.takesOutput)
     stepArgs.push_back(numArgs);
@@ -370,6 +369,37 @@ FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge, bool thr
       product = product ? arith::MulFOp::create(b, loc, product, factor).getResult() : factor;
     }
   }
+}
+
+} // namespace
+
+FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge, bool throughOutput) {
+  Block &body = charge.front();
+  Location loc = charge.getParentOp()->getLoc();
+  ChargeDerivatives result;
+  result.block = std::make_unique<Block>();
+  for (BlockArgument a : body.getArguments())
+    result.block->addArgument(a.getType(), a.getLoc());
+
+  // The block is detached, so the builder takes its context from the region.
+  OpBuilder b(charge.getContext());
+  b.setInsertionPointToEnd(result.block.get());
+  unsigned numArgs = body.getNumArguments();
+  SmallVector<Tangents> dirs(numArgs);
+  IRMapping mapping;
+  FailureOr<Value> h = cloneWithTangents(body, b, loc, result, mapping, dirs);
+  if (failed(h))
+    return failure();
+  if (throughOutput)
+    readFromOutput(body, b, loc, *h, mapping, result);
+  Type type = body.getArgument(0).getType();
+  Value zero = arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 0.0));
+  for (unsigned i = 0; i < numArgs; ++i) {
+    Value d = dirs[i].lookup(*h);
+    result.derivatives.push_back(d ? d : zero);
+  }
+  pruneToDerivatives(result);
+  peelParameterFactors(b, loc, numArgs, result);
   result.affineInInput = isAffineInInput(body) && !readsArgument(result.derivatives[1], {0, 1});
   return result;
 }

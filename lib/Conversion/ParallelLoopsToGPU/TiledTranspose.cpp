@@ -322,6 +322,22 @@ struct TileGrid {
 /// softmax of a column-major view at 16383 x 4096 / 4095 x 65536 (rows
 /// no whole number of chunks): f32 41.1 / 45.3% of copy with a tile a
 /// block, 45.8 / 48.7% with four; f16 29.1 / 31.6 -> 31.7 / 34.5%.
+/// The scalar form's shared tiles: one per staged load of `plan`, `side`
+/// rows padded by 4 bytes (each row's elements: its pitch).
+struct ScalarTileArrays {
+  SmallVector<int64_t> pitch;
+  SmallVector<SharedArray> arrays;
+};
+ScalarTileArrays scalarTileArrays(const TransposePlan &plan, int64_t side) {
+  ScalarTileArrays t;
+  for (Operation *load : plan.staged) {
+    int64_t bytes = elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef());
+    t.pitch.push_back(side + std::max<int64_t>(1, 4 / bytes));
+    t.arrays.push_back({load->getResult(0).getType(), side * t.pitch.back()});
+  }
+  return t;
+}
+
 void buildScalarTiles(OpBuilder &b, Location loc, const TileGrid &g) {
   const TransposePlan &plan = g.plan;
   scf::ParallelOp loop = g.loop;
@@ -329,15 +345,9 @@ void buildScalarTiles(OpBuilder &b, Location loc, const TileGrid &g) {
   const int64_t side = g.side;
   const int64_t rowsPerPass = kTileThreads / side;
   const int64_t perThread = side * side / kTileThreads;
-
-  // One tile of shared memory per staged load, rows padded by 4 bytes.
-  SmallVector<int64_t> pitch;
-  SmallVector<SharedArray> arrays;
-  for (Operation *load : plan.staged) {
-    int64_t bytes = elementBytes(llvm::cast<memref::LoadOp>(load).getMemRef());
-    pitch.push_back(side + std::max<int64_t>(1, 4 / bytes));
-    arrays.push_back({load->getResult(0).getType(), side * pitch.back()});
-  }
+  ScalarTileArrays shared = scalarTileArrays(plan, side);
+  const SmallVector<int64_t> &pitch = shared.pitch;
+  const SmallVector<SharedArray> &arrays = shared.arrays;
   Value sharedSize =
       arith::ConstantIntOp::create(b, loc, b.getI32Type(), sharedArraysBytes(arrays));
 
