@@ -88,6 +88,14 @@ def torch_median_ms(torch, step, runs):
     return times[len(times) // 2]
 
 
+def torch_copy_bandwidth(torch):
+    """GB/s (bytes read plus written) of a 1 GiB device-to-device copy."""
+    src = torch.empty(1 << 28, dtype=torch.float32, device="cuda").fill_(1.0)
+    dst = torch.empty_like(src)
+    ms = torch_median_ms(torch, lambda: dst.copy_(src), 10)
+    return 2 * src.numel() * 4 / ms / 1e6
+
+
 def jit_levels():
     """The driver's PTX compile levels the runs reported, e.g. "-O4"."""
     return ", ".join(sorted(JIT_LEVELS)) or "not reported"

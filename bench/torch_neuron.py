@@ -63,11 +63,7 @@ def parse_args():
 
 
 def copy_bandwidth():
-    """GB/s (bytes read plus written) of a 1 GiB device-to-device copy."""
-    src = torch.empty(1 << 28, dtype=torch.float32, device="cuda").fill_(1.0)
-    dst = torch.empty_like(src)
-    ms = common.torch_median_ms(torch, lambda: dst.copy_(src), 10)
-    return 2 * src.numel() * 4 / ms / 1e6
+    return common.torch_copy_bandwidth(torch)
 
 
 def make_node(backend, neuron, sj):
