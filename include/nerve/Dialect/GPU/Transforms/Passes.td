@@ -12,6 +12,22 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldLaunchChoices : Pass<"nerve-fold-launch-choices", "::mlir::func::FuncOp"> {
+  let summary = "Removes the launches that the sizes known at compile time rule out";
+  let description = [{
+    The mappings choose between alternative launches at run time, by the
+    sizes (a row program's block size, its staging, its clusters). Where
+    the sizes are static, many of these choices are decided at compile
+    time. This pass folds the host code of a function whose loops are
+    launches (every op outside the `gpu.launch` bodies, with `scf.if`'s own
+    patterns and each op's folder, on the ops that are there), so that a
+    branch a constant condition rules out, and the launches in it, are
+    gone before outlining. The launches' bodies are not touched. With
+    dynamic sizes it changes nothing.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
 def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::ModuleOp"> {
   let summary = "Approximate f32 functions and fused multiply-adds in kernels whose data is 16-bit";
   let description = [{
