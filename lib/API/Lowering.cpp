@@ -208,8 +208,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   if (target == Target::CUDA) {
     std::optional<GpuChip> chip = parseChip(options.chip);
     if (!chip)
-      return Status::error("unknown chip '" + options.chip + "'; nerve compiles for " +
-                           chipNames());
+      return Status::error(unknownChipMessage(options.chip));
     ptxOptions.chip = *chip;
     ptxOptions.optLevel = options.optLevel;
     ptxOptions.fastMath = options.fastMath;

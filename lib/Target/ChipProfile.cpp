@@ -52,6 +52,10 @@ std::string nerve::chipNames() {
   return names;
 }
 
+std::string nerve::unknownChipMessage(llvm::StringRef name) {
+  return "unknown chip '" + name.str() + "'; nerve compiles for " + chipNames();
+}
+
 std::optional<GpuChip> nerve::chipForComputeCapability(int computeCapability) {
   std::optional<GpuChip> best;
   for (const ChipProfile &p : kProfiles)

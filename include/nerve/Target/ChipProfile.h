@@ -25,6 +25,9 @@ enum class GpuChip { sm_80, sm_89, sm_90, sm_100 };
 /// Dynamic and static shared memory together that a block may use without
 /// opting in, on every CUDA GPU.
 constexpr int64_t kSharedBytesWithoutOptIn = 48 * 1024;
+/// The most blocks of a thread block cluster that is portable: every chip
+/// with clusters launches them without opting in.
+constexpr int64_t kPortableClusterBlocks = 8;
 
 struct ChipProfile {
   GpuChip chip;
@@ -53,6 +56,8 @@ const ChipProfile &chipProfile(GpuChip chip);
 std::optional<GpuChip> parseChip(llvm::StringRef name);
 /// "sm_80, sm_89, sm_90 and sm_100", for messages.
 std::string chipNames();
+/// The message for a chip name nerve does not compile for.
+std::string unknownChipMessage(llvm::StringRef name);
 /// The newest chip whose code a GPU of `computeCapability` runs (PTX runs
 /// on its own and later architectures), if any.
 std::optional<GpuChip> chipForComputeCapability(int computeCapability);

@@ -145,8 +145,7 @@ struct SelectGPUStrategyPass : nerve::impl::SelectGPUStrategyBase<SelectGPUStrat
     if (!chip.empty()) {
       std::optional<nerve::GpuChip> parsed = nerve::parseChip(chip);
       if (!parsed) {
-        getOperation().emitError() << "unknown chip '" << chip << "'; nerve compiles for "
-                                   << nerve::chipNames();
+        getOperation().emitError() << nerve::unknownChipMessage(chip);
         return signalPassFailure();
       }
       profile = &nerve::chipProfile(*parsed);

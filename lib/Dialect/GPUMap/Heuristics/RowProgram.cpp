@@ -38,9 +38,9 @@ constexpr int64_t kMaxRegisterRowValues = 64;
 /// stop at 32 an SM, half its warps (bf16 layer_norm over 128-1024
 /// columns: 63-70% of the copy bandwidth with one, 74-78% with two).
 constexpr int64_t kGroupWarpsPerBlock = 2;
-/// Clusters: the portable most blocks, 256 threads a block, slices that
-/// need no opt-in where the cluster size allows (several blocks an SM).
-constexpr int64_t kMaxClusterBlocks = 8;
+/// Clusters: at most the portable size (kPortableClusterBlocks), 256
+/// threads a block, slices that need no opt-in where the cluster size
+/// allows (several blocks an SM).
 constexpr int64_t kClusterThreads = 256;
 /// Blocks of a cluster kernel ptxas is asked to fit on an SM: 5 (48
 /// registers) where the elementwise pass reads only the staged row, 4 (64)
@@ -65,7 +65,7 @@ RowProgramLimits nerve::gpumap::rowProgramLimits(const ChipProfile *chip) {
   if (!chip)
     return limits;
   limits.stagingBytes = std::max(chip->sharedBytesPerBlockOptIn, kSharedBytesWithoutOptIn);
-  int64_t blocks = std::min<int64_t>(chip->maxClusterBlocks, kMaxClusterBlocks);
+  int64_t blocks = std::min<int64_t>(chip->maxClusterBlocks, kPortableClusterBlocks);
   limits.clusterBlocks = blocks > 1 ? int64_t(llvm::bit_floor(uint64_t(blocks))) : 0;
   return limits;
 }
@@ -81,7 +81,7 @@ RowProgramTuning nerve::gpumap::tuneRowProgram(const RowProgramShape &shape,
   t.soloStagingBytes = t.stagingBytes / 2;
   t.clusterBlocks =
       limits.clusterBlocks > 1
-          ? int64_t(llvm::bit_floor(uint64_t(std::min(limits.clusterBlocks, kMaxClusterBlocks))))
+          ? int64_t(llvm::bit_floor(uint64_t(std::min(limits.clusterBlocks, kPortableClusterBlocks))))
           : 0;
   // 64 bytes in flight a thread whatever the element type: by elements,
   // 16-bit rows had half the bytes in flight of f32 rows (f16 log_softmax

@@ -13,6 +13,7 @@
 
 using namespace mlir;
 using namespace nerve::gpumap;
+using nerve::kPortableClusterBlocks;
 using nerve::kSharedBytesWithoutOptIn;
 
 #include "nerve/Dialect/GPUMap/IR/GPUMapDialect.cpp.inc"
@@ -31,9 +32,8 @@ void GPUMapDialect::initialize() {
 /// The most threads a CUDA block may have.
 static constexpr int64_t kMaxBlockThreads = 1024;
 /// The most shared memory a block of any CUDA GPU may opt in to (sm_90's
-/// 227 KiB, rounded up), and the most blocks of a portable cluster.
+/// 227 KiB, rounded up).
 static constexpr int64_t kMaxStagingBytes = 256 * 1024;
-static constexpr int64_t kMaxClusterBlocks = 8;
 
 /// A row program's staging and cluster; a message when out of range.
 static LogicalResult verifyRowLimits(function_ref<InFlightDiagnostic()> emitError,
@@ -46,9 +46,9 @@ static LogicalResult verifyRowLimits(function_ref<InFlightDiagnostic()> emitErro
   if (staging < kSharedBytesWithoutOptIn || staging > kMaxStagingBytes)
     return emitError() << "staging must be from " << kSharedBytesWithoutOptIn << " to "
                        << kMaxStagingBytes << " bytes, not " << staging;
-  if (cluster != 0 && (cluster < 2 || cluster > kMaxClusterBlocks || !llvm::isPowerOf2_64(cluster)))
+  if (cluster != 0 && (cluster < 2 || cluster > kPortableClusterBlocks || !llvm::isPowerOf2_64(cluster)))
     return emitError() << "cluster must be 0 (none) or a power of two from 2 to "
-                       << kMaxClusterBlocks << ", not " << cluster;
+                       << kPortableClusterBlocks << ", not " << cluster;
   return success();
 }
 
