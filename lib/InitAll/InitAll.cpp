@@ -3,6 +3,7 @@
 #include "nerve/InitAll.h"
 
 #include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/Fold/IR/Fold.h"
 #include "nerve/Dialect/GPU/Transforms/Passes.h"
 #include "nerve/Dialect/GPUMap/IR/GPUMap.h"
 #include "nerve/Dialect/Neuron/IR/NeuronDialect.h"
@@ -35,7 +36,8 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
 void nerve::registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<tdim::TdimDialect, neuron::NeuronDialect, gpumap::GPUMapDialect>();
+  registry.insert<tdim::TdimDialect, neuron::NeuronDialect, gpumap::GPUMapDialect,
+                  fold::FoldDialect>();
   registry.insert<mlir::affine::AffineDialect, mlir::arith::ArithDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::gpu::GPUDialect, mlir::index::IndexDialect,

@@ -31,9 +31,9 @@ void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, int64_t neuronTimeBlock
 
 void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &options) {
   buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
+  // Folds run in order on the host: their merge regions go.
+  pm.addPass(createConvertFoldToSCF());
   pm.addPass(createSCFToControlFlowPass());
-  // Folds' combine functions (unused once the loops are branches).
-  pm.addPass(createSymbolDCEPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // bf16 conversions become integer arithmetic: the host has no bf16 unit.

@@ -60,6 +60,8 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   selection.chip = chip.name.str();
   pm.addPass(createSelectGPUStrategy(selection));
   pm.addPass(createParallelLoopsToGPU());
+  // The folds no strategy split run in order in their threads.
+  pm.addPass(createConvertFoldToSCF());
   // Launches the static sizes rule out are not compiled.
   pm.addNestedPass<func::FuncOp>(createFoldLaunchChoices());
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());

@@ -5,6 +5,7 @@
 
 #include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
 #include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
+#include "nerve/Dialect/Fold/IR/Fold.h"
 #include "nerve/Dialect/GPUMap/IR/GPUMap.h"
 #include "nerve/Dialect/Tdim/IR/TdimDialect.h"
 #include "nerve/Target/ChipProfile.h"

@@ -21,8 +21,19 @@ def ConvertTdimToSCF : Pass<"convert-tdim-to-scf", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::scf::SCFDialect", "::nerve::fold::FoldDialect"
   ];
+}
+
+def ConvertFoldToSCF : Pass<"convert-fold-to-scf"> {
+  let summary = "Runs each fold.for as it stands: an scf.for, its merge region dropped";
+  let description = [{
+    A `fold.for` that no mapping split (the fold of a thread, or of the
+    host's loops on the CPU) folds its iterations in order: it becomes the
+    `scf.for` with the same bounds, accumulators and body; its merge region,
+    which only a split needs, goes.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
 def ConvertNeuronToTdim : Pass<"convert-neuron-to-tdim"> {
@@ -91,7 +102,7 @@ def SelectGPUStrategy : Pass<"nerve-gpu-select-strategy", "::mlir::ModuleOp"> {
 
     | strategy | takes |
     |---|---|
-    | `whole_fold` | a sequential fold that carries its combine (an argmax over a whole tensor), at the top of the kernel, using nothing the device computes |
+    | `whole_fold` | a sequential fold that states its merge (a `fold.for`: an argmax over a whole tensor), at the top of the kernel, using nothing the device computes |
     | `whole_reduction` | a parallel loop with results (a whole-tensor sum) |
     | `row_program` | row statistics and the elementwise pass that reads them (softmax, layer_norm): `loops` says how many loops; `staging` and `cluster` are the chip's limits (`chip`) |
     | `row_reductions` | a loop over rows whose body folds each row |
@@ -187,8 +198,8 @@ def ParallelLoopsToGPU : Pass<"nerve-parallel-loops-to-gpu", "::mlir::ModuleOp">
     each when the host finds the buffers aligned, else scalar loads in the
     same order), thread 0 the elements after the last whole chunk. A
     sequential fold (or nest of folds) at the top of a kernel that
-    carries its combine (an argmax over a whole tensor) maps as the same
-    tree, the combine merging the partial tuples.
+    states its merge (a `fold.for`: an argmax over a whole tensor) maps as
+    the same tree, its merge region merging the partial tuples.
     Over two or more dimensions, a body whose indices only index its loads
     folds such chunks of its iterations in row-major order (a vector load
     of a flat view when the buffers are dense and aligned, else each

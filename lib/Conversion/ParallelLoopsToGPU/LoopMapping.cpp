@@ -169,32 +169,46 @@ Value reductionIdentity(OpBuilder &b, Location loc, Operation *combine) {
   return {};
 }
 
-/// The function `loop` names as its combine, when it has the signature of
-/// one for its accumulators (2N arguments, N results of their types) and
-/// its body only computes.
-func::FuncOp carriedCombine(scf::ForOp loop) {
-  auto name = loop->getAttrOfType<FlatSymbolRefAttr>(nerve::kCombineAttrName);
-  if (!name)
-    return {};
-  auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(loop, name);
-  if (!fn || fn.isExternal() || !fn.getBody().hasOneBlock())
-    return {};
-  SmallVector<Type> accs(loop.getResultTypes());
-  SmallVector<Type> twice(accs);
-  twice.append(accs);
-  if (fn.getArgumentTypes() != ArrayRef<Type>(twice) ||
-      fn.getResultTypes() != ArrayRef<Type>(accs))
-    return {};
-  for (Operation &op : fn.getBody().front().without_terminator())
-    if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op))
-      return {};
-  return fn;
+FoldLoop FoldLoop::dynCast(Operation *op) {
+  if (auto loop = dyn_cast_or_null<scf::ForOp>(op))
+    return loop;
+  if (auto loop = dyn_cast_or_null<fold::ForOp>(op))
+    return loop;
+  return {};
+}
+
+/// `f` applied to whichever kind of loop `loop` is.
+template <typename Fn>
+static auto visitLoop(Operation *loop, Fn f) {
+  if (auto fold = dyn_cast<fold::ForOp>(loop))
+    return f(fold);
+  return f(cast<scf::ForOp>(loop));
+}
+
+Value FoldLoop::getLowerBound() const {
+  return visitLoop(op, [](auto l) -> Value { return l.getLowerBound(); });
+}
+Value FoldLoop::getUpperBound() const {
+  return visitLoop(op, [](auto l) -> Value { return l.getUpperBound(); });
+}
+Value FoldLoop::getStep() const {
+  return visitLoop(op, [](auto l) -> Value { return l.getStep(); });
+}
+Value FoldLoop::getInductionVar() const {
+  return visitLoop(op, [](auto l) -> Value { return l.getInductionVar(); });
+}
+Block *FoldLoop::getBody() const { return &op->getRegion(0).front(); }
+Block::BlockArgListType FoldLoop::getRegionIterArgs() const {
+  return getBody()->getArguments().drop_front();
+}
+OperandRange FoldLoop::getInitArgs() const {
+  return visitLoop(op, [](auto l) -> OperandRange { return l.getInitArgs(); });
 }
 
 /// Whether `loop` can be a fold: accumulators, a positive constant step,
 /// iterations independent but for the accumulators (no writes, no
 /// regions).
-static bool foldsIndependently(scf::ForOp loop) {
+static bool foldsIndependently(FoldLoop loop) {
   if (loop.getNumResults() == 0 || !getConstantIntValue(loop.getStep()))
     return false;
   if (*getConstantIntValue(loop.getStep()) <= 0)
@@ -205,7 +219,7 @@ static bool foldsIndependently(scf::ForOp loop) {
   return true;
 }
 
-std::optional<LaneReduction> matchCarriedFold(scf::ForOp loop, func::FuncOp fn) {
+std::optional<LaneReduction> matchCarriedFold(FoldLoop loop, fold::ForOp stating) {
   if (!foldsIndependently(loop))
     return std::nullopt;
   // The step is every op that depends on an accumulator; each
@@ -213,7 +227,7 @@ std::optional<LaneReduction> matchCarriedFold(scf::ForOp loop, func::FuncOp fn) 
   Operation *yield = loop.getBody()->getTerminator();
   LaneReduction r;
   r.loop = loop;
-  r.combineFn = fn;
+  r.merge = &stating.getMerge();
   llvm::SmallPtrSet<Operation *, 8> inStep;
   auto fromStep = [&](Value v) {
     return llvm::is_contained(loop.getRegionIterArgs(), v) || inStep.contains(v.getDefiningOp());
@@ -236,8 +250,7 @@ std::optional<LaneReduction> matchCarriedFold(scf::ForOp loop, func::FuncOp fn) 
   // The value of a maximum-and-sum-of-exp fold: the other operand of the
   // step's maximum of m.
   Value m = loop.getRegionIterArgs()[0];
-  if (loop->hasAttr(nerve::kMaxSumExpAttrName) && loop.getNumResults() == 2 &&
-      llvm::all_of(loop.getResultTypes(), [](Type t) { return t.isF32(); })) {
+  if (stating.getMaxSumExp() && loop.getOperation() == stating.getOperation()) {
     auto isMaxOfM = [&](Operation *op) {
       return isa<arith::MaximumFOp>(op) && llvm::is_contained(op->getOperands(), m);
     };
@@ -250,10 +263,10 @@ std::optional<LaneReduction> matchCarriedFold(scf::ForOp loop, func::FuncOp fn) 
   return r;
 }
 
-std::optional<LaneReduction> matchFold(scf::ForOp loop) {
-  if (func::FuncOp fn = carriedCombine(loop)) {
+std::optional<LaneReduction> matchFold(FoldLoop loop) {
+  if (fold::ForOp carried = loop.getFoldFor()) {
     // The init values (the identities) are constants.
-    std::optional<LaneReduction> r = matchCarriedFold(loop, fn);
+    std::optional<LaneReduction> r = matchCarriedFold(loop, carried);
     if (!r || !llvm::all_of(loop.getInitArgs(), [](Value init) {
           return static_cast<bool>(init.getDefiningOp<arith::ConstantOp>());
         }))
@@ -272,7 +285,7 @@ std::optional<LaneReduction> matchFold(scf::ForOp loop) {
   if (!combine || combine->getBlock() != loop.getBody() || combine->getNumOperands() != 2 ||
       !acc.hasOneUse() || *acc.getUsers().begin() != combine || !yielded.hasOneUse())
     return std::nullopt;
-  OpBuilder probe(loop.getContext());
+  OpBuilder probe(loop->getContext());
   auto scratch = ModuleOp::create(probe, loop.getLoc());
   probe.setInsertionPointToStart(scratch.getBody());
   bool known = static_cast<bool>(reductionIdentity(probe, loop.getLoc(), combine));
@@ -510,7 +523,7 @@ SmallVector<Value> mergePartials(OpBuilder &b, const LaneReduction &r, ValueRang
     return {combineAs(b, r, lhs[0], rhs[0])};
   SmallVector<Value> args(lhs);
   llvm::append_range(args, rhs);
-  return cloneBody(b, r.combineFn.getBody().front(), args);
+  return cloneBody(b, r.merge->front(), args);
 }
 
 /// Iterations of the `inFlight` loaded together that a maximum-and-sum-of-
@@ -705,12 +718,12 @@ Value blockCombine(OpBuilder &b, Location loc, const LaneReduction &r, Value par
   return fold.getResult(0);
 }
 
-bool tripCountHoistable(scf::ForOp inner, Operation *loop) {
+bool tripCountHoistable(FoldLoop inner, Operation *loop) {
   return isInvariantIn(inner.getLowerBound(), loop) && isInvariantIn(inner.getUpperBound(), loop) &&
          isInvariantIn(inner.getStep(), loop);
 }
 
-Value hostTripCount(OpBuilder &host, scf::ForOp inner, Operation *loop, IRMapping &m) {
+Value hostTripCount(OpBuilder &host, FoldLoop inner, Operation *loop, IRMapping &m) {
   Value lb = hoistOutOf(host, inner.getLowerBound(), loop, m);
   Value ub = hoistOutOf(host, inner.getUpperBound(), loop, m);
   Value step = hoistOutOf(host, inner.getStep(), loop, m);

@@ -9,6 +9,7 @@
 #define NERVE_LIB_CONVERSION_PARALLELLOOPSTOGPU_LOOPMAPPING_H
 
 #include "nerve/Conversion/TdimToSCF/TdimToSCF.h"
+#include "nerve/Dialect/Fold/IR/Fold.h"
 #include "nerve/Dialect/GPU/Transforms/Passes.h"
 #include "nerve/Dialect/GPUMap/Heuristics/RowProgram.h"
 #include "nerve/Dialect/GPUMap/Heuristics/SplitReduction.h"
@@ -29,8 +30,6 @@
 namespace nerve::loop_mapping {
 
 constexpr int64_t kWarpSize = 32;
-/// nerve-occupancy-hints' attribute: the blocks ptxas should fit on an SM.
-using nerve::kBlocksPerSMAttr;
 /// Folds statically shorter than this are left to a thread each: splitting
 /// them over lanes, blocks or chunks costs more than it saves.
 constexpr int64_t kMinStaticTrip = 64;
@@ -78,30 +77,63 @@ void buildLaunchOver(mlir::OpBuilder &b, mlir::Location loc, mlir::Value work,
                      llvm::function_ref<void(mlir::OpBuilder &, mlir::gpu::LaunchOp)> fn,
                      mlir::Value sharedBytes = {});
 
-/// A loop `scf.for ... iter_args(%acc... = %init...)` whose iterations fold
-/// values into the accumulators, reading memory but writing none, in one of
-/// two forms:
-///  - one accumulator and one associative, commutative op with a known
-///    identity (a sum, a maximum): `combine`, which merges partial values
-///    too. Row reductions that lanes split take this form only.
-///  - any number of accumulators, the loop carrying the symbol of a function
-///    of 2N arguments and N results that merges two partial tuples
-///    (kCombineAttrName, set where tdim.reduce lowers; its init values are
-///    the identities): a fold split into chunks folds each chunk with the
-///    loop's own step, then merges the chunks with that function.
+/// The loop of a fold: an `scf.for` with accumulators (whose merge, if any,
+/// is its step's one op) or a `fold.for` (which states its merge), seen
+/// through the accessors they share.
+class FoldLoop {
+public:
+  FoldLoop() = default;
+  FoldLoop(mlir::scf::ForOp loop) : op(loop) {}
+  FoldLoop(nerve::fold::ForOp loop) : op(loop) {}
+  /// `op` as a FoldLoop when it is either kind of loop; null otherwise.
+  static FoldLoop dynCast(mlir::Operation *op);
+
+  explicit operator bool() const { return op != nullptr; }
+  operator mlir::Operation *() const { return op; }
+  mlir::Operation *operator->() const { return op; }
+  mlir::Operation *getOperation() const { return op; }
+  mlir::Location getLoc() const { return op->getLoc(); }
+  /// The fold.for, when the loop is one (it states its merge).
+  nerve::fold::ForOp getFoldFor() const { return llvm::dyn_cast_or_null<nerve::fold::ForOp>(op); }
+
+  mlir::Value getLowerBound() const;
+  mlir::Value getUpperBound() const;
+  mlir::Value getStep() const;
+  mlir::Value getInductionVar() const;
+  mlir::Block *getBody() const;
+  mlir::Block::BlockArgListType getRegionIterArgs() const;
+  mlir::OperandRange getInitArgs() const;
+  mlir::ResultRange getResults() const { return op->getResults(); }
+  unsigned getNumResults() const { return op->getNumResults(); }
+  mlir::ValueTypeRange<mlir::ResultRange> getResultTypes() const { return op->getResultTypes(); }
+
+private:
+  mlir::Operation *op = nullptr;
+};
+
+/// A loop whose iterations fold values into its accumulators, reading
+/// memory but writing none, in one of two forms:
+///  - an `scf.for` of one accumulator whose step is one associative,
+///    commutative op with a known identity (a sum, a maximum): `combine`,
+///    which merges partial values too. Row reductions that lanes split take
+///    this form only.
+///  - a `fold.for` of any number of accumulators, whose merge region merges
+///    two partial tuples (its init values are the identities): a fold split
+///    into chunks folds each chunk with the loop's own step, then merges the
+///    chunks with that region.
 struct LaneReduction {
-  mutable mlir::scf::ForOp loop; // op handles are values; accessors are not const
+  FoldLoop loop;
   mlir::Operation *combine = nullptr; ///< single form: the op producing the yielded value
   unsigned accOperand = 0;            ///< single form: which of its operands is %acc
-  mutable mlir::func::FuncOp combineFn; ///< carried form: what merges two partial tuples
+  mlir::Region *merge = nullptr;      ///< carried form: what merges two partial tuples
   /// The ops of an iteration that use the accumulators (in order), and the
   /// other values they use: what each iteration folds in.
   llvm::SmallVector<mlir::Operation *> step;
   llvm::SmallVector<mlir::Value> stepInputs;
-  /// Carried form, on a loop marked nerve::kMaxSumExpAttrName (an online
-  /// softmax's statistics, accumulators (m, s)): which of stepInputs is
-  /// the value v an iteration folds in as (v, 1). A block of iterations may
-  /// then fold as foldMaxSumExpBlock does.
+  /// Carried form, of a fold.for stating max_sum_exp (an online softmax's
+  /// statistics, accumulators (m, s)): which of stepInputs is the value v
+  /// an iteration folds in as (v, 1). A block of iterations may then fold
+  /// as foldMaxSumExpBlock does.
   std::optional<unsigned> maxSumExpValue;
 
   unsigned numAccumulators() const { return loop.getNumResults(); }
@@ -118,16 +150,12 @@ llvm::SmallVector<mlir::Value> identitiesOf(mlir::OpBuilder &b, mlir::Location l
 
 /// `loop` as a fold of values into accumulators (either form of
 /// LaneReduction), reading memory but writing none.
-std::optional<LaneReduction> matchFold(mlir::scf::ForOp loop);
+std::optional<LaneReduction> matchFold(FoldLoop loop);
 
-/// The function a fold names as its combine (nerve::kCombineAttrName),
-/// when it merges two tuples of the fold's accumulator types; null
-/// otherwise.
-mlir::func::FuncOp carriedCombine(mlir::scf::ForOp loop);
-
-/// `loop` as a fold of the carried form merged by `combine`, whatever its
-/// init values (matchFold also wants constants: the identities).
-std::optional<LaneReduction> matchCarriedFold(mlir::scf::ForOp loop, mlir::func::FuncOp combine);
+/// `loop` as a fold of the carried form, merged as `stating` (the fold.for
+/// it is or is the innermost loop of) says, whatever its init values
+/// (matchFold also wants constants: the identities).
+std::optional<LaneReduction> matchCarriedFold(FoldLoop loop, nerve::fold::ForOp stating);
 
 /// `loop` as a LaneReduction: a fold whose iterations walk the contiguous
 /// dimension of what they load.
@@ -224,7 +252,7 @@ mlir::Value stridedPartial(mlir::OpBuilder &b, mlir::Location loc, const LaneRed
                            int64_t unroll = 4);
 
 /// Folds `values` (of consecutive iterations) into the accumulators (m, s)
-/// of a fold marked nerve::kMaxSumExpAttrName as a block: m' = the larger
+/// of a fold.for stating max_sum_exp as a block: m' = the larger
 /// of m and the values' maximum, s' = s exp(m - m') + the sum of
 /// exp(v - m'), a term 1 where its two sides are equal (both infinite
 /// included, as the online merge takes them). One exp a value, as the
@@ -292,9 +320,9 @@ mapRowProgram(mlir::scf::ParallelOp first, unsigned loops,
 /// The trip count of `inner` (0 when empty), computed in host code before
 /// `loop` (its bounds hoisted with hoistOutOf, clones recorded in `m`);
 /// null when a bound depends on `loop`'s iterations.
-mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner, mlir::Operation *loop,
+mlir::Value hostTripCount(mlir::OpBuilder &host, FoldLoop inner, mlir::Operation *loop,
                           mlir::IRMapping &m);
-inline mlir::Value hostTripCount(mlir::OpBuilder &host, mlir::scf::ForOp inner,
+inline mlir::Value hostTripCount(mlir::OpBuilder &host, FoldLoop inner,
                                  mlir::Operation *loop) {
   mlir::IRMapping m;
   return hostTripCount(host, inner, loop, m);
@@ -312,7 +340,7 @@ mlir::scf::ParallelOp collapseNested(mlir::scf::ParallelOp outer);
 bool staysOnHost(mlir::Operation *op);
 
 /// Whether hostTripCount can build `inner`'s trip count before `loop`.
-bool tripCountHoistable(mlir::scf::ForOp inner, mlir::Operation *loop);
+bool tripCountHoistable(FoldLoop inner, mlir::Operation *loop);
 
 /// The matchers nerve-gpu-select-strategy asks, in its table's order; each
 /// says whether its mapping takes the loop, changing nothing.
@@ -498,14 +526,14 @@ mlir::Operation *mapWholeReduction(mlir::scf::ParallelOp loop, int64_t blockSize
 /// loads, whose whole index they are).
 bool foldsFlat(mlir::scf::ParallelOp loop);
 
-/// Whether `loop` is a fold mapWholeFold maps: one that carries its
-/// combine (LaneReduction's carried form).
-bool foldsAsWhole(mlir::scf::ForOp loop);
+/// Whether `loop` is a fold mapWholeFold maps: one that states its merge
+/// (LaneReduction's carried form).
+bool foldsAsWhole(nerve::fold::ForOp loop);
 
-/// mapWholeReduction for a sequential fold that carries its combine (an
+/// mapWholeReduction for a sequential fold that states its merge (an
 /// argmax over a whole tensor), its iterations regrouped as the tree
-/// needs (the combine merges partial tuples).
-mlir::Operation *mapWholeFold(mlir::scf::ForOp loop, int64_t blockSize);
+/// needs (the merge region merges partial tuples).
+mlir::Operation *mapWholeFold(nerve::fold::ForOp loop, int64_t blockSize);
 
 /// mapWholeReduction for a reduction over two or more dimensions whose
 /// body is not foldsFlat's (a sum weighted by a vector of columns): by

@@ -54,27 +54,12 @@ struct ParallelLoopsToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Folds' combine functions serve this pass alone (SplitReductions.cpp):
-    // they and the loops' references go once the loops are mapped, before
-    // kernels move into GPU modules where the references would dangle.
-    llvm::SetVector<Operation *> combines;
-    module.walk([&](scf::ForOp fold) {
-      if (auto name = fold->getAttrOfType<FlatSymbolRefAttr>(nerve::kCombineAttrName))
-        if (Operation *fn = SymbolTable::lookupSymbolIn(module, name))
-          combines.insert(fn);
-    });
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("nerve.kernel") || func.isExternal())
         continue;
       if (failed(mapFunction(func)))
         return signalPassFailure();
     }
-    module.walk([](scf::ForOp fold) {
-      fold->removeAttr(nerve::kCombineAttrName);
-      fold->removeAttr(nerve::kMaxSumExpAttrName);
-    });
-    for (Operation *fn : combines)
-      fn->erase();
   }
 
   LogicalResult mapFunction(func::FuncOp func) {
@@ -98,7 +83,7 @@ struct ParallelLoopsToGPUPass
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         if (failed(flush()) || failed(applyStrategy(loop, next)))
           return failure();
-      } else if (auto fold = dyn_cast<scf::ForOp>(op); fold && gpumap::strategyOf(fold)) {
+      } else if (auto fold = dyn_cast<nerve::fold::ForOp>(op); fold && gpumap::strategyOf(fold)) {
         if (usesDeviceValue || !foldsAsWhole(fold))
           return fold.emitOpError("does not fold as a whole at the kernel's top level "
                                   "(strategy 'whole_fold')");

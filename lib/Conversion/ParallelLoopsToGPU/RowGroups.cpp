@@ -110,7 +110,7 @@ void nerve::loop_mapping::chooseLanes(RowGroup &g) {
   for (scf::ParallelOp s : g.stats)
     for (Operation &op : s.getBody()->without_terminator())
       if (auto it = g.reductions.find(&op); it != g.reductions.end()) {
-        scf::ForOp loop = it->second.loop;
+        FoldLoop loop = it->second.loop;
         if (!g.sameColumns(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()) ||
             !walk(loop.getBody(), loop.getInductionVar()))
           return;

@@ -44,6 +44,7 @@
 #include "LoopMapping.h"
 #include "RowGroups.h"
 
+#include "nerve/Dialect/GPUMap/IR/GPUMap.h"
 #include "nerve/Target/ChipProfile.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -429,10 +430,9 @@ private:
     walk.firstRow = gpu::ClusterIdOp::create(ib, loc, gpu::Dimension::x);
     walk.rowStep = gpu::ClusterDimOp::create(ib, loc, gpu::Dimension::x);
     columnBase = arith::MulIOp::create(ib, loc, blockRank, h.slice);
-    auto arrive = NVVM::ClusterArriveOp::create(ib, loc, ib.getUnitAttr());
-    arrive->setAttr(kBlocksPerSMAttr,
-                    ib.getI32IntegerAttr(oneVectorAStep ? t.fiveAnSMBlocksPerSM
-                                                        : t.clusterBlocksPerSM));
+    NVVM::ClusterArriveOp::create(ib, loc, ib.getUnitAttr());
+    nerve::gpumap::OccupancyHintOp::create(
+        ib, loc, oneVectorAStep ? t.fiveAnSMBlocksPerSM : t.clusterBlocksPerSM);
   }
 
   /// The loop over the kernel's rows: each row's statistics, then its

@@ -159,7 +159,7 @@ private:
   std::optional<int64_t> shortestStaticTrip() const {
     std::optional<int64_t> shortest;
     for (auto &entry : reductions) {
-      scf::ForOp inner = entry.second.loop;
+      FoldLoop inner = entry.second.loop;
       auto lb = getConstantIntValue(inner.getLowerBound());
       auto ub = getConstantIntValue(inner.getUpperBound());
       auto step = getConstantIntValue(inner.getStep());

@@ -102,7 +102,7 @@ struct StrategyRule {
   Matcher take;
 };
 
-// A sequential fold that carries its combine (whole_fold) comes before all
+// A sequential fold that states its merge (whole_fold, a fold.for) comes before all
 // of these; it is an scf.for, not a parallel loop (selectFunction).
 const StrategyRule kStrategyTable[] = {
     {StrategyKind::whole_reduction, false, takeWholeReduction},
@@ -182,7 +182,7 @@ struct SelectGPUStrategyPass : nerve::impl::SelectGPUStrategyBase<SelectGPUStrat
         // A whole reduction's results are read back on the device.
         if (loop.getNumResults() != 0)
           pending.insert(loop);
-      } else if (auto fold = dyn_cast<scf::ForOp>(op);
+      } else if (auto fold = dyn_cast<nerve::fold::ForOp>(op);
                  fold && !usesDeviceValue &&
                  (nerve::gpumap::strategyOf(fold) || foldsAsWhole(fold))) {
         pending.clear();

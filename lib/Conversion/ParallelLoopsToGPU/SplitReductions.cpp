@@ -20,9 +20,9 @@
 // flight together), then the column's first slice combines the slices in
 // order, through shared memory, and runs the rest of the body. The
 // chunking and S depend only on the sizes: the same bits on every run. A
-// fold of several accumulators that carries its combine (an online
-// softmax's maximum and sum, an argmax; see LaneReduction) folds its chunks
-// with its own step and merges them with the combine, a partial
+// fold of several accumulators that states its merge (a fold.for: an
+// online softmax's maximum and sum, an argmax; see LaneReduction) folds its
+// chunks with its own step and merges them with its merge region, a partial
 // buffer and a shared array per accumulator.
 //
 //===----------------------------------------------------------------------===//
@@ -52,9 +52,9 @@ using nerve::gpumap::SplitReductionTuning;
 static std::optional<LaneReduction> splitFold(scf::ParallelOp loop) {
   if (loop.getNumResults() != 0)
     return std::nullopt;
-  scf::ForOp fold;
+  FoldLoop fold;
   for (Operation &op : loop.getBody()->without_terminator()) {
-    if (auto inner = dyn_cast<scf::ForOp>(op)) {
+    if (FoldLoop inner = FoldLoop::dynCast(&op)) {
       if (fold)
         return std::nullopt;
       fold = inner;
@@ -133,7 +133,7 @@ public:
 private:
   scf::ParallelOp loop;
   LaneReduction r;
-  scf::ForOp fold;
+  FoldLoop fold;
   Location loc;
   unsigned rank;
   Value column0; ///< the loop's innermost index: neighbouring columns

@@ -37,15 +37,15 @@ struct WholeReduction {
   /// The carried fold: its innermost loop, and the nest of loops (outermost
   /// first) whose iterations it folds.
   std::optional<LaneReduction> fold;
-  mutable SmallVector<scf::ForOp> nest;
+  SmallVector<FoldLoop> nest;
   SmallVector<Value> ivs, lowerBounds, steps;
 
   explicit WholeReduction(scf::ParallelOp loop)
       : op(loop), parallel(loop), ivs(loop.getInductionVars()), lowerBounds(loop.getLowerBound()),
         steps(loop.getStep()) {}
-  WholeReduction(ArrayRef<scf::ForOp> loops, const LaneReduction &r)
+  WholeReduction(ArrayRef<FoldLoop> loops, const LaneReduction &r)
       : op(loops.front()), fold(r), nest(loops) {
-    for (scf::ForOp loop : loops) {
+    for (FoldLoop loop : loops) {
       ivs.push_back(loop.getInductionVar());
       lowerBounds.push_back(loop.getLowerBound());
       steps.push_back(loop.getStep());
@@ -92,7 +92,7 @@ struct WholeReduction {
     if (parallel)
       return loop_mapping::tripCounts(b, parallel);
     SmallVector<Value> ubs;
-    for (scf::ForOp loop : nest)
+    for (FoldLoop loop : nest)
       ubs.push_back(loop.getUpperBound());
     return loop_mapping::tripCounts(b, op->getLoc(), lowerBounds, ubs, steps);
   }
@@ -784,20 +784,19 @@ Operation *mapWholeReduction(scf::ParallelOp loop, int64_t blockSize) {
   return mapWhole(WholeReduction(loop), blockSize);
 }
 
-/// `outer` as a fold that carries its combine, over one loop or a nest of
+/// `outer` as a fold that states its merge, over one loop or a nest of
 /// them (a whole-tensor argmax over a matrix): each loop's body the next
 /// loop, started from the accumulators and yielding what it ends with,
 /// its bounds defined before the nest; the innermost a carried fold. The
 /// init values are constants (the identities).
-static std::optional<WholeReduction> matchWholeFold(scf::ForOp outer) {
-  func::FuncOp combine = carriedCombine(outer);
-  if (!combine || !llvm::all_of(outer.getInitArgs(), [](Value init) {
+static std::optional<WholeReduction> matchWholeFold(fold::ForOp outer) {
+  if (!llvm::all_of(outer.getInitArgs(), [](Value init) {
         return static_cast<bool>(init.getDefiningOp<arith::ConstantOp>());
       }))
     return std::nullopt;
   auto outside = [&](Value v) { return !outer->isAncestor(v.getParentBlock()->getParentOp()); };
-  SmallVector<scf::ForOp> nest{outer};
-  for (scf::ForOp loop = outer;;) {
+  SmallVector<FoldLoop> nest{outer};
+  for (FoldLoop loop = outer;;) {
     Block *body = loop.getBody();
     auto inner = dyn_cast<scf::ForOp>(body->front());
     if (!inner || std::next(body->begin()) != std::prev(body->end()) ||
@@ -811,7 +810,7 @@ static std::optional<WholeReduction> matchWholeFold(scf::ForOp outer) {
     nest.push_back(inner);
     loop = inner;
   }
-  std::optional<LaneReduction> r = matchCarriedFold(nest.back(), combine);
+  std::optional<LaneReduction> r = matchCarriedFold(nest.back(), outer);
   if (!r)
     return std::nullopt;
   return WholeReduction(nest, *r);
@@ -822,9 +821,9 @@ bool foldsFlat(scf::ParallelOp loop) {
   return w.loadsOnly() && !walksInLockstep(loop) && flatLoadsOf(w).has_value();
 }
 
-bool foldsAsWhole(scf::ForOp loop) { return matchWholeFold(loop).has_value(); }
+bool foldsAsWhole(fold::ForOp loop) { return matchWholeFold(loop).has_value(); }
 
-Operation *mapWholeFold(scf::ForOp loop, int64_t blockSize) {
+Operation *mapWholeFold(fold::ForOp loop, int64_t blockSize) {
   std::optional<WholeReduction> w = matchWholeFold(loop);
   return w ? mapWhole(*w, blockSize) : nullptr;
 }

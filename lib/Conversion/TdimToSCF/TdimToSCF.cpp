@@ -181,7 +181,7 @@ struct ConvertTdimToSCFPass
     populateTdimToSCFConversionPatterns(converter, patterns);
     ConversionTarget target(*ctx);
     target.addIllegalDialect<TdimDialect>();
-    target.addLegalDialect<arith::ArithDialect, func::FuncDialect, math::MathDialect,
+    target.addLegalDialect<arith::ArithDialect, func::FuncDialect, math::MathDialect, fold::FoldDialect,
                            memref::MemRefDialect, scf::SCFDialect>();
     target.addLegalOp<UnrealizedConversionCastOp>();
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))

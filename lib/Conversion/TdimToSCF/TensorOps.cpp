@@ -2,12 +2,15 @@
 //
 // The independent dimensions of each op become one scf.parallel, ordered as
 // the first output is laid out (innermost = contiguous) so that neighbouring
-// iterations touch neighbouring addresses; reductions are scf.for nests
-// inside it, combining in a fixed order.
+// iterations touch neighbouring addresses; reductions are loop nests inside
+// it, combining in a fixed order, the outermost a fold.for that states how
+// partial results merge when the combine is more than one op.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Patterns.h"
+
+#include "nerve/Dialect/Fold/IR/Fold.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -62,27 +65,66 @@ static void storeAt(OpBuilder &b, Location loc, Value value, Value original,
   memref::StoreOp::create(b, loc, value, converted, indicesFor(tensor, dims, ivs));
 }
 
-/// Builds nested scf.for loops over `dims` carrying `inits`; `body` maps the
+/// How the outermost loop of a reduction's nest states its merge: the
+/// combine region it merges two partial tuples with (null: a plain scf.for)
+/// and whether it is a softmax's statistics (fold.for's max_sum_exp).
+struct FoldMerge {
+  Region *combine = nullptr;
+  bool maxSumExp = false;
+};
+
+/// The outermost loop of a nest that states its merge: a fold.for from 0 to
+/// `ub` carrying `inits`, whose body `body` builds and whose merge region is
+/// `merge.combine` inlined (the constants it uses from outside stay there).
+static SmallVector<Value>
+buildFoldFor(OpBuilder &b, Location loc, Value ub, ValueRange inits, FoldMerge merge,
+             function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)> body) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  TypeRange types = inits.getTypes();
+  auto loop = fold::ForOp::create(b, loc, types, zero, ub, one, inits,
+                                  merge.maxSumExp ? b.getUnitAttr() : UnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> bodyTypes{b.getIndexType()};
+  llvm::append_range(bodyTypes, types);
+  Block *entry = b.createBlock(&loop.getRegion(), {}, bodyTypes,
+                               SmallVector<Location>(bodyTypes.size(), loc));
+  SmallVector<Value> next = body(b, loc, entry->getArgument(0), entry->getArguments().drop_front());
+  fold::YieldOp::create(b, loc, next);
+  SmallVector<Type> mergeTypes(types);
+  llvm::append_range(mergeTypes, types);
+  Block *mergeBlock = b.createBlock(&loop.getMerge(), {}, mergeTypes,
+                                    SmallVector<Location>(mergeTypes.size(), loc));
+  fold::YieldOp::create(b, loc, inlineRegion(b, *merge.combine, mergeBlock->getArguments()));
+  return SmallVector<Value>(loop.getResults());
+}
+
+/// Builds nested loops over `dims` carrying `inits`; `body` maps the
 /// induction variables (aligned with `dims`) and the carried values to the
-/// next carried values. Returns the final values.
+/// next carried values. Returns the final values. The outermost loop is a
+/// fold.for stating `merge` when it has a combine, else every loop is an
+/// scf.for.
 static SmallVector<Value>
 buildSequential(OpBuilder &b, Location loc, ArrayRef<DimAttr> dims,
                 ArrayRef<Value> ubs, ValueRange inits,
                 function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange,
                                                 ValueRange)> body,
-                SmallVector<Value> ivs = {}) {
+                FoldMerge merge = {}, SmallVector<Value> ivs = {}) {
   if (ivs.size() == dims.size())
     return body(b, loc, ivs, inits);
+  auto next = [&](OpBuilder &nb, Location nl, Value iv, ValueRange carried) {
+    SmallVector<Value> inner(ivs);
+    inner.push_back(iv);
+    return buildSequential(nb, nl, dims, ubs, carried, body, {}, inner);
+  };
+  if (merge.combine)
+    return buildFoldFor(b, loc, ubs[ivs.size()], inits, merge, next);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   auto loop = scf::ForOp::create(
       b, loc, zero, ubs[ivs.size()], one, inits,
       [&](OpBuilder &nb, Location nl, Value iv, ValueRange carried) {
-        SmallVector<Value> inner(ivs);
-        inner.push_back(iv);
-        SmallVector<Value> next =
-            buildSequential(nb, nl, dims, ubs, carried, body, inner);
-        scf::YieldOp::create(nb, nl, next);
+        scf::YieldOp::create(nb, nl, next(nb, nl, iv, carried));
       });
   return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
 }
@@ -152,12 +194,16 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       return success();
     }
 
-    // The fold carries its combine when it is more than one op (several
-    // accumulators, say): a split of the fold merges its chunks with it.
-    func::FuncOp combineFn;
+    // The fold states its merge when its combine is more than one op
+    // (several accumulators, say): a split of the fold merges its chunks
+    // with it.
+    FoldMerge merge;
     if (!overInOrder.empty() &&
-        (acc.size() > 1 || !llvm::hasSingleElement(op.getCombine().front().without_terminator())))
-      combineFn = buildCombineFunction(rewriter, op, acc);
+        (acc.size() > 1 || !llvm::hasSingleElement(op.getCombine().front().without_terminator())) &&
+        combineIsClosed(op)) {
+      merge.combine = &op.getCombine();
+      merge.maxSumExp = op.getMaxSumExp() && overInOrder.size() == 1;
+    }
 
     buildParallel(rewriter, loc, adaptor.getOutputs().front(), outType, kept,
                   [&](OpBuilder &b, Location l, ValueRange keptIvs) {
@@ -174,15 +220,9 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
                             ValueRange carried) {
                           return combineAt(ib, il, op, adaptor, kept, keptIvs,
                                            overInOrder, overIvs, over, acc, carried);
-                        });
-                    if (combineFn)
-                      finals.front().getDefiningOp()->setAttr(
-                          kCombineAttrName, FlatSymbolRefAttr::get(combineFn));
-                    if (combineFn && overInOrder.size() == 1 &&
-                        op->hasAttr(tdim::kMaxSumExpAttrName))
-                      finals.front().getDefiningOp()->setAttr(nerve::kMaxSumExpAttrName,
-                                                              b.getUnitAttr());
-                    SmallVector<Value> results = finals;
+                        },
+                        merge);
+    SmallVector<Value> results = finals;
                     if (!op.getPost().empty()) {
                       Value count = arith::ConstantIndexOp::create(b, l, 1);
                       for (Value ub : ubs)
@@ -236,36 +276,14 @@ struct ReduceLowering : OpConversionPattern<ReduceOp> {
       storeAt(b, l, results[i], out, adaptor.getOutputs()[i], {}, {});
   }
 
-  /// A private function of `op`'s combine region, after the module's other
-  /// functions, named after the kernel; null when the region uses values
-  /// from outside it other than constants (which the function copies).
-  static func::FuncOp buildCombineFunction(OpBuilder &b, ReduceOp op, ArrayRef<Type> acc) {
+  /// Whether `op`'s combine uses nothing from outside it but constants: a
+  /// function of two partial tuples, which a fold.for's merge must be.
+  static bool combineIsClosed(ReduceOp op) {
     llvm::SetVector<Value> outside;
     getUsedValuesDefinedAbove(op.getCombine(), outside);
-    if (!llvm::all_of(outside, [](Value v) {
-          return v.getDefiningOp() && v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
-        }))
-      return {};
-    auto module = op->getParentOfType<ModuleOp>();
-    auto owner = op->getParentOfType<SymbolOpInterface>();
-    std::string base = (owner ? owner.getName().str() : std::string("reduce")) + "_combine";
-    std::string name = base;
-    for (int i = 1; module.lookupSymbol(name); ++i)
-      name = base + std::to_string(i);
-    SmallVector<Type> args(acc);
-    args.append(acc.begin(), acc.end());
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(module.getBody());
-    auto fn = func::FuncOp::create(b, op.getLoc(), name, b.getFunctionType(args, acc));
-    fn.setPrivate();
-    Block *entry = fn.addEntryBlock();
-    b.setInsertionPointToStart(entry);
-    IRMapping constants;
-    for (Value v : outside)
-      constants.map(v, b.clone(*v.getDefiningOp())->getResult(0));
-    func::ReturnOp::create(b, op.getLoc(),
-                           inlineRegion(b, op.getCombine(), entry->getArguments(), constants));
-    return fn;
+    return llvm::all_of(outside, [](Value v) {
+      return v.getDefiningOp() && v.getDefiningOp()->hasTrait<OpTrait::ConstantLike>();
+    });
   }
 
   /// The mapped values at one point of the reduced dimensions: load, map.

@@ -85,11 +85,15 @@ func.func @not_a_whole_fold(%x: memref<?xf32>, %y: memref<f32>) attributes {nerv
   %n = memref.dim %x, %c0 : memref<?xf32>
   %init = memref.load %y[] : memref<f32>
   // expected-error @below {{does not fold as a whole at the kernel's top level (strategy 'whole_fold')}}
-  %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (f32) {
+  %s = fold.for %i = %c0 to %n step %c1 iter_args(%acc = %init) -> (f32) {
     %v = memref.load %x[%i] : memref<?xf32>
     %a = arith.addf %acc, %v : f32
-    scf.yield %a : f32
-  } {gpumap.strategy = #gpumap.strategy<whole_fold, block = 256>}
+    fold.yield %a : f32
+  } merge {
+  ^bb0(%l: f32, %r: f32):
+    %m = arith.addf %l, %r : f32
+    fold.yield %m : f32
+  } attributes {gpumap.strategy = #gpumap.strategy<whole_fold, block = 256>}
   memref.store %s, %y[] : memref<f32>
   return
 }

@@ -410,7 +410,7 @@ func.func @mean_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.ker
   return
 }
 
-// A fold at the top of a kernel that carries its combine (an argmax over a
+// A fold at the top of a kernel that states its merge (an argmax over a
 // vector: a value and its position, merged together) is the same tree:
 // chunks of 16 bytes (the round's vector loads first, then the fold's own
 // step lane by lane, in order), then the blocks' threads and kernel 2's
@@ -460,14 +460,14 @@ func.func @mean_2d(%x: memref<?x?xf32>, %out: memref<f32>) attributes {nerve.ker
 // CHECK-NOT: gpu.launch
 // CHECK-NOT: scf.for
 // CHECK:     return
-// CHECK-NOT: func.func private @argmax_combine
+// CHECK-NOT: fold.for
 func.func @argmax(%x: memref<?xf32>, %out: memref<i32>) attributes {nerve.kernel} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %ninf = arith.constant 0xFF800000 : f32
   %none = arith.constant -1 : i32
   %n = memref.dim %x, %c0 : memref<?xf32>
-  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%best = %ninf, %at = %none) -> (f32, i32) {
+  %r:2 = fold.for %i = %c0 to %n step %c1 iter_args(%best = %ninf, %at = %none) -> (f32, i32) {
     %v = memref.load %x[%i] : memref<?xf32>
     %ii = arith.index_cast %i : index to i32
     %gt = arith.cmpf ogt, %v, %best : f32
@@ -477,20 +477,20 @@ func.func @argmax(%x: memref<?xf32>, %out: memref<i32>) attributes {nerve.kernel
     %take = arith.ori %gt, %tie : i1
     %nb = arith.select %take, %v, %best : f32
     %na = arith.select %take, %ii, %at : i32
-    scf.yield %nb, %na : f32, i32
-  } {nerve.combine = @argmax_combine}
+    fold.yield %nb, %na : f32, i32
+  } merge {
+  ^bb0(%b0: f32, %a0: i32, %b1: f32, %a1: i32):
+    %gt = arith.cmpf ogt, %b1, %b0 : f32
+    %eq = arith.cmpf oeq, %b1, %b0 : f32
+    %lower = arith.cmpi slt, %a1, %a0 : i32
+    %tie = arith.andi %eq, %lower : i1
+    %take = arith.ori %gt, %tie : i1
+    %nb = arith.select %take, %b1, %b0 : f32
+    %na = arith.select %take, %a1, %a0 : i32
+    fold.yield %nb, %na : f32, i32
+  }
   memref.store %r#1, %out[] : memref<i32>
   return
-}
-func.func private @argmax_combine(%b0: f32, %a0: i32, %b1: f32, %a1: i32) -> (f32, i32) {
-  %gt = arith.cmpf ogt, %b1, %b0 : f32
-  %eq = arith.cmpf oeq, %b1, %b0 : f32
-  %lower = arith.cmpi slt, %a1, %a0 : i32
-  %tie = arith.andi %eq, %lower : i1
-  %take = arith.ori %gt, %tie : i1
-  %nb = arith.select %take, %b1, %b0 : f32
-  %na = arith.select %take, %a1, %a0 : i32
-  return %nb, %na : f32, i32
 }
 
 // A nest of such folds (a row loop around a column loop, each starting
@@ -518,7 +518,7 @@ func.func @argmax_2d(%x: memref<?x?xf32>, %out: memref<i32>) attributes {nerve.k
   %none = arith.constant -1 : i32
   %n = memref.dim %x, %c0 : memref<?x?xf32>
   %m = memref.dim %x, %c1 : memref<?x?xf32>
-  %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%best = %ninf, %at = %none) -> (f32, i32) {
+  %r:2 = fold.for %i = %c0 to %n step %c1 iter_args(%best = %ninf, %at = %none) -> (f32, i32) {
     %q:2 = scf.for %j = %c0 to %m step %c1 iter_args(%b = %best, %a = %at) -> (f32, i32) {
       %v = memref.load %x[%i, %j] : memref<?x?xf32>
       %row = arith.muli %i, %m : index
@@ -533,18 +533,18 @@ func.func @argmax_2d(%x: memref<?x?xf32>, %out: memref<i32>) attributes {nerve.k
       %na = arith.select %take, %kk, %a : i32
       scf.yield %nb, %na : f32, i32
     }
-    scf.yield %q#0, %q#1 : f32, i32
-  } {nerve.combine = @argmax_2d_combine}
+    fold.yield %q#0, %q#1 : f32, i32
+  } merge {
+  ^bb0(%b0: f32, %a0: i32, %b1: f32, %a1: i32):
+    %gt = arith.cmpf ogt, %b1, %b0 : f32
+    %eq = arith.cmpf oeq, %b1, %b0 : f32
+    %lower = arith.cmpi slt, %a1, %a0 : i32
+    %tie = arith.andi %eq, %lower : i1
+    %take = arith.ori %gt, %tie : i1
+    %nb = arith.select %take, %b1, %b0 : f32
+    %na = arith.select %take, %a1, %a0 : i32
+    fold.yield %nb, %na : f32, i32
+  }
   memref.store %r#1, %out[] : memref<i32>
   return
-}
-func.func private @argmax_2d_combine(%b0: f32, %a0: i32, %b1: f32, %a1: i32) -> (f32, i32) {
-  %gt = arith.cmpf ogt, %b1, %b0 : f32
-  %eq = arith.cmpf oeq, %b1, %b0 : f32
-  %lower = arith.cmpi slt, %a1, %a0 : i32
-  %tie = arith.andi %eq, %lower : i1
-  %take = arith.ori %gt, %tie : i1
-  %nb = arith.select %take, %b1, %b0 : f32
-  %na = arith.select %take, %a1, %a0 : i32
-  return %nb, %na : f32, i32
 }

@@ -54,7 +54,8 @@
 // CLUSTER:                 %[[CID:.*]] = gpu.cluster_id x
 // CLUSTER:                 %[[NCLUSTERS:.*]] = gpu.cluster_dim x
 // CLUSTER:                 %[[BASE:.*]] = arith.muli %[[RANK]], %[[SLICE]] : index
-// CLUSTER:                 nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 5 : i32}
+// CLUSTER:                 nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:            gpumap.occupancy_hint blocks_per_sm = 5
 // CLUSTER:                 scf.for %{{.*}} = %[[CID]] to %{{.*}} step %[[NCLUSTERS]] {
 // CLUSTER-NEXT:              nvvm.cluster.wait {aligned}
 // CLUSTER:                   %[[END:.*]] = arith.addi %[[BASE]], %[[SLICE]] : index
@@ -399,10 +400,12 @@ func.func @softmax(%x: memref<?x?xf32>, %y: memref<?x?xf32>) attributes {nerve.k
 // CLUSTER:               %[[FIVE:.*]] = arith.cmpi ule, %{{.*}}, %c40960_i32 : i32
 // CLUSTER-NEXT:          scf.if %[[FIVE]] {
 // CLUSTER:                 gpu.launch clusters
-// CLUSTER:                   nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 5 : i32}
+// CLUSTER:                   nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:              gpumap.occupancy_hint blocks_per_sm = 5
 // CLUSTER:               } else {
 // CLUSTER:                 gpu.launch clusters
-// CLUSTER:                   nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 4 : i32}
+// CLUSTER:                   nvvm.cluster.arrive {aligned}
+// CLUSTER-NEXT:              gpumap.occupancy_hint blocks_per_sm = 4
 // CLUSTER:             } else {
 // CLUSTER-NEXT:          scf.if %[[FITS_ALL]] {
 // CLUSTER-NEXT:            scf.if %[[SOLO]] {

@@ -251,11 +251,11 @@ func.func @column_sum_f16(%x: memref<?x?xf16>, %s: memref<?xf32>) attributes {ne
 
 // -----
 
-// A fold of two accumulators that carries its combine (nerve.combine, as
+// A fold of two accumulators that states its merge (a fold.for, as
 // tdim.reduce lowers one): kernel 1 folds each chunk with the loop's own
 // step (the map, v * v, before it), a partial buffer per accumulator;
-// kernel 2 merges partial tuples with the combine function's body, a
-// shared array per accumulator. The function goes with the loop.
+// kernel 2 merges partial tuples with the merge region, a shared array per
+// accumulator. The fold.for goes.
 // CHECK-LABEL: func.func @sum_and_max_square
 // CHECK:       %[[PS:.*]] = gpu.alloc (%{{.*}}) : memref<?xf32>
 // CHECK:       %[[PM:.*]] = gpu.alloc (%{{.*}}) : memref<?xf32>
@@ -287,8 +287,7 @@ func.func @column_sum_f16(%x: memref<?x?xf16>, %s: memref<?xf32>) attributes {ne
 // CHECK-NEXT:        memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<?xf32>
 // CHECK:       gpu.dealloc %[[PS]]
 // CHECK-NEXT:  gpu.dealloc %[[PM]]
-// CHECK-NOT:   nerve.combine
-// CHECK-NOT:   func.func private
+// CHECK-NOT:   fold.for
 func.func @sum_and_max_square(%x: memref<?x?xf32>, %s: memref<?xf32>, %m: memref<?xf32>) attributes {nerve.kernel} {
   %zero = arith.constant 0.0 : f32
   %c0 = arith.constant 0 : index
@@ -296,29 +295,29 @@ func.func @sum_and_max_square(%x: memref<?x?xf32>, %s: memref<?xf32>, %m: memref
   %cols = memref.dim %x, %c1 : memref<?x?xf32>
   scf.parallel (%c) = (%c0) to (%cols) step (%c1) {
     %rows = memref.dim %x, %c0 : memref<?x?xf32>
-    %r:2 = scf.for %i = %c0 to %rows step %c1 iter_args(%as = %zero, %am = %zero) -> (f32, f32) {
+    %r:2 = fold.for %i = %c0 to %rows step %c1 iter_args(%as = %zero, %am = %zero) -> (f32, f32) {
       %v = memref.load %x[%i, %c] : memref<?x?xf32>
       %sq = arith.mulf %v, %v : f32
       %ns = arith.addf %as, %v : f32
       %nm = arith.maximumf %am, %sq : f32
-      scf.yield %ns, %nm : f32, f32
-    } {nerve.combine = @merge}
+      fold.yield %ns, %nm : f32, f32
+    } merge {
+    ^bb0(%s1: f32, %m1: f32, %s2: f32, %m2: f32):
+      %sum = arith.addf %s1, %s2 : f32
+      %max = arith.maximumf %m1, %m2 : f32
+      fold.yield %sum, %max : f32, f32
+    }
     memref.store %r#0, %s[%c] : memref<?xf32>
     memref.store %r#1, %m[%c] : memref<?xf32>
     scf.reduce
   }
   return
 }
-func.func private @merge(%s1: f32, %m1: f32, %s2: f32, %m2: f32) -> (f32, f32) {
-  %s = arith.addf %s1, %s2 : f32
-  %m = arith.maximumf %m1, %m2 : f32
-  return %s, %m : f32, f32
-}
 
 // -----
 
-// A fold marked nerve.max_sum_exp (an online softmax's statistics, from a
-// tdim.reduce that tdim-decompose marked): kernel 1 takes the rows in
+// A fold.for stating max_sum_exp (an online softmax's statistics, from a
+// tdim.reduce that tdim-decompose built so): kernel 1 takes the rows in
 // flight as blocks, two of four rows for f32 vectors. A block's maximum as
 // a tree, the new maximum, one exp against it per value (1 where equal)
 // summed as a tree, the running sum rescaled once; no step-by-step
@@ -359,7 +358,7 @@ func.func @max_sum_exp(%x: memref<?x?xf32>, %m: memref<?xf32>, %s: memref<?xf32>
   %cols = memref.dim %x, %c1 : memref<?x?xf32>
   scf.parallel (%c) = (%c0) to (%cols) step (%c1) {
     %rows = memref.dim %x, %c0 : memref<?x?xf32>
-    %r:2 = scf.for %i = %c0 to %rows step %c1 iter_args(%am = %ninf, %as = %zero) -> (f32, f32) {
+    %r:2 = fold.for %i = %c0 to %rows step %c1 iter_args(%am = %ninf, %as = %zero) -> (f32, f32) {
       %v = memref.load %x[%i, %c] : memref<?x?xf32>
       %hi = arith.maximumf %am, %v : f32
       %lo = arith.minimumf %am, %v : f32
@@ -372,26 +371,26 @@ func.func @max_sum_exp(%x: memref<?x?xf32>, %m: memref<?xf32>, %s: memref<?xf32>
       %scaled = arith.select %ge, %one, %as : f32
       %t = arith.mulf %scaled, %scale : f32
       %ns = arith.addf %t, %keep : f32
-      scf.yield %hi, %ns : f32, f32
-    } {nerve.combine = @online, nerve.max_sum_exp}
+      fold.yield %hi, %ns : f32, f32
+    } merge max_sum_exp {
+    ^bb0(%m1: f32, %s1: f32, %m2: f32, %s2: f32):
+      %unit = arith.constant 1.0 : f32
+      %max = arith.maximumf %m1, %m2 : f32
+      %lo = arith.minimumf %m1, %m2 : f32
+      %same = arith.cmpf oeq, %m1, %m2 : f32
+      %d = arith.subf %lo, %max : f32
+      %e = math.exp %d : f32
+      %scale = arith.select %same, %unit, %e : f32
+      %first = arith.cmpf oge, %m1, %m2 : f32
+      %larger = arith.select %first, %s1, %s2 : f32
+      %smaller = arith.select %first, %s2, %s1 : f32
+      %scaled = arith.mulf %smaller, %scale : f32
+      %sum = arith.addf %scaled, %larger : f32
+      fold.yield %max, %sum : f32, f32
+    }
     memref.store %r#0, %m[%c] : memref<?xf32>
     memref.store %r#1, %s[%c] : memref<?xf32>
     scf.reduce
   }
   return
-}
-func.func private @online(%m1: f32, %s1: f32, %m2: f32, %s2: f32) -> (f32, f32) {
-  %one = arith.constant 1.0 : f32
-  %m = arith.maximumf %m1, %m2 : f32
-  %lo = arith.minimumf %m1, %m2 : f32
-  %same = arith.cmpf oeq, %m1, %m2 : f32
-  %d = arith.subf %lo, %m : f32
-  %e = math.exp %d : f32
-  %scale = arith.select %same, %one, %e : f32
-  %first = arith.cmpf oge, %m1, %m2 : f32
-  %larger = arith.select %first, %s1, %s2 : f32
-  %smaller = arith.select %first, %s2, %s1 : f32
-  %scaled = arith.mulf %smaller, %scale : f32
-  %s = arith.addf %scaled, %larger : f32
-  return %m, %s : f32, f32
 }

@@ -23,27 +23,28 @@ tdim.kernel @map(%x: !tdim.tensor<[r: ?, c: ?], f16>, %b: !tdim.tensor<[c: ?], f
 
 // -----
 
-// A reduce: scf.parallel over the kept dimensions around scf.for loops over
-// the reduced ones carrying the accumulators from their identities; the map
+// A reduce: scf.parallel over the kept dimensions around loops over the
+// reduced ones carrying the accumulators from their identities; the map
 // region sees the position along the reduced dimension; the post region the
-// count.
+// count. A combine of more than one op makes the loop a fold.for whose merge
+// region is the combine (two partial tuples in, the merged one out), so
+// that a mapping may split the fold.
 // CHECK-LABEL: func.func @reduce
 // CHECK: scf.parallel (%[[R:.*]]) = (%c0) to (%{{.*}}) step (%c1) {
-// CHECK:   %[[RES:.*]]:2 = scf.for %[[C:.*]] = %c0 to %[[NC:.*]] step %c1 iter_args(%[[BEST:.*]] = %cst, %[[AT:.*]] = %c-1_i32) -> (f32, i32) {
+// CHECK:   %[[RES:.*]]:2 = fold.for %[[C:.*]] = %c0 to %[[NC:.*]] step %c1 iter_args(%[[BEST:.*]] = %cst, %[[AT:.*]] = %c-1_i32) -> (f32, i32) {
 // CHECK:     %[[V:.*]] = memref.load %{{.*}}[%[[R]], %[[C]]]
 // CHECK:     %[[I:.*]] = arith.index_cast %[[C]] : index to i32
 // CHECK:     arith.cmpf ogt, %[[V]], %[[BEST]]
-// CHECK:     scf.yield
-// CHECK:   } {nerve.combine = @reduce_combine}
+// CHECK:     fold.yield
+// CHECK:   } merge {
+// CHECK:   ^bb0(%[[B:.*]]: f32, %[[A:.*]]: i32, %[[V2:.*]]: f32, %[[K:.*]]: i32):
+// CHECK:     %[[GT:.*]] = arith.cmpf ogt, %[[V2]], %[[B]] : f32
+// CHECK:     %[[NB:.*]] = arith.select %[[GT]], %[[V2]], %[[B]] : f32
+// CHECK:     %[[NA:.*]] = arith.select %[[GT]], %[[K]], %[[A]] : i32
+// CHECK:     fold.yield %[[NB]], %[[NA]] : f32, i32
+// CHECK:   }
 // CHECK:   arith.index_cast %[[NC]]
 // CHECK:   memref.store %{{.*}}, %{{.*}}[%[[R]]] : memref<?xi32>
-// A combine of more than one op travels with the fold as a private
-// function (two partial tuples in, the merged one out) for a later split.
-// CHECK: func.func private @reduce_combine(%[[B:.*]]: f32, %[[A:.*]]: i32, %[[V2:.*]]: f32, %[[K:.*]]: i32) -> (f32, i32) {
-// CHECK:   %[[GT:.*]] = arith.cmpf ogt, %[[V2]], %[[B]] : f32
-// CHECK:   %[[NB:.*]] = arith.select %[[GT]], %[[V2]], %[[B]] : f32
-// CHECK:   %[[NA:.*]] = arith.select %[[GT]], %[[K]], %[[A]] : i32
-// CHECK:   return %[[NB]], %[[NA]] : f32, i32
 tdim.kernel @reduce(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%i: !tdim.tensor<[r: ?], i32>) {
   tdim.reduce ins(%x : !tdim.tensor<[r: ?, c: ?], f32>) outs(%i : !tdim.tensor<[r: ?], i32>) over [c]
       init [0xFF800000 : f32, -1 : i32]
@@ -70,23 +71,22 @@ tdim.kernel @reduce(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%i: !tdim.tensor<[r
 
 // -----
 
-// The combine function copies constants the region uses from outside it; a
-// combine of one op (a sum) needs none; a combine that uses another value
-// from outside gets none (its fold is not split).
+// A merge region may use constants from outside it; a combine of one op
+// (a sum) needs no merge region (its scf.for's step is it); a combine that
+// uses another value from outside gets none (its fold is not split).
 // CHECK-LABEL: func.func @combines
-// CHECK: scf.for {{.*}} -> (f32, f32) {
-// CHECK: } {nerve.combine = @combines_combine}
-// CHECK: scf.for {{.*}} -> (f32) {
-// CHECK-NOT: nerve.combine
-// CHECK: } 
-// CHECK: scf.for {{.*}} -> (f32, f32) {
-// CHECK-NOT: nerve.combine
-// CHECK: return
-// CHECK: func.func private @combines_combine(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32, %[[D:.*]]: f32) -> (f32, f32) {
-// CHECK:   %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: fold.for {{.*}} -> (f32, f32) {
+// CHECK: } merge {
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32, %[[D:.*]]: f32):
 // CHECK:   %[[S:.*]] = arith.addf %[[A]], %[[C]] : f32
 // CHECK:   %[[T:.*]] = arith.mulf %[[B]], %[[HALF]] : f32
-// CHECK:   return %[[S]], %[[T]] : f32, f32
+// CHECK:   fold.yield %[[S]], %[[T]] : f32, f32
+// CHECK: scf.for {{.*}} -> (f32) {
+// CHECK-NOT: merge
+// CHECK: scf.for {{.*}} -> (f32, f32) {
+// CHECK-NOT: merge
+// CHECK: return
 // CHECK-NOT: func.func
 tdim.kernel @combines(%x: !tdim.tensor<[r: ?, c: ?], f32>, %k: !tdim.tensor<[], f32>) -> (%s: !tdim.tensor<[r: ?], f32>, %t: !tdim.tensor<[r: ?], f32>, %u: !tdim.tensor<[r: ?], f32>, %v: !tdim.tensor<[r: ?], f32>, %w: !tdim.tensor<[r: ?], f32>) {
   %half = arith.constant 0.5 : f32
@@ -121,20 +121,20 @@ tdim.kernel @combines(%x: !tdim.tensor<[r: ?, c: ?], f32>, %k: !tdim.tensor<[], 
 
 // -----
 
-// A reduce marked tdim.max_sum_exp (an online softmax's statistics, as
-// tdim-decompose builds them) marks its fold nerve.max_sum_exp beside its
-// combine; an unmarked one does not.
+// A reduce stating max_sum_exp (an online softmax's statistics, as
+// tdim-decompose builds them) makes its fold.for state it too; one that
+// does not state it does not.
 // CHECK-LABEL: func.func @max_sum_exp
-// CHECK: scf.for {{.*}} -> (f32, f32) {
-// CHECK: } {nerve.combine = @max_sum_exp_combine, nerve.max_sum_exp}
-// CHECK: scf.for {{.*}} -> (f32, f32) {
-// CHECK-NOT: nerve.max_sum_exp
+// CHECK: fold.for {{.*}} -> (f32, f32) {
+// CHECK: } merge max_sum_exp {
+// CHECK: fold.for {{.*}} -> (f32, f32) {
+// CHECK-NOT: max_sum_exp
 // CHECK: return
 !mx = !tdim.tensor<[r: ?, c: ?], f32>
 !cv = !tdim.tensor<[c: ?], f32>
 tdim.kernel @max_sum_exp(%x: !mx) -> (%mo: !cv, %so: !cv, %no: !cv, %to: !cv) {
   tdim.reduce ins(%x : !mx) outs(%mo, %so : !cv, !cv) over [r]
-      init [0xFF800000 : f32, 0.0 : f32] attributes {tdim.max_sum_exp}
+      init [0xFF800000 : f32, 0.0 : f32] max_sum_exp
     map {
     ^bb0(%v: f32):
       %one = arith.constant 1.0 : f32

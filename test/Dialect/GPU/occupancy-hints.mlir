@@ -1,16 +1,16 @@
 // RUN: nerve-opt --pass-pipeline='builtin.module(gpu.module(nerve-occupancy-hints))' %s | FileCheck %s
 
-// A blocks-per-SM hint that the loop mapping left on an op of a kernel
-// becomes the kernel's `nvvm.minctasm` (PTX `.minnctapersm`), the op loses
-// it; of several, the largest. A kernel without one gets none, and a
-// function that is not a kernel only loses its ops' hints.
+// A blocks-per-SM hint that the loop mapping left in a kernel
+// (gpumap.occupancy_hint) becomes the kernel's `nvvm.minctasm` (PTX
+// `.minnctapersm`) and goes; of several, the largest. A kernel without one
+// gets none, and a function that is not a kernel only loses its hints.
 // CHECK-LABEL: gpu.func @cluster_rows
 // CHECK-SAME:    kernel attributes {nvvm.minctasm = 5 : i32}
 // CHECK:         nvvm.cluster.arrive {aligned}
-// CHECK:         nvvm.cluster.wait {aligned}
+// CHECK-NEXT:    nvvm.cluster.wait {aligned}
 // CHECK-LABEL: gpu.func @two_hints
 // CHECK-SAME:    kernel attributes {nvvm.minctasm = 4 : i32}
-// CHECK-NOT:     blocks_per_sm
+// CHECK-NOT:     occupancy_hint
 // CHECK-LABEL: gpu.func @plain
 // CHECK-NOT:     minctasm
 // CHECK:         gpu.return
@@ -20,20 +20,24 @@
 // CHECK-NEXT:    gpu.return
 gpu.module @kernels {
   gpu.func @cluster_rows(%x: memref<4xf32>) kernel {
-    nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 5 : i32}
+    nvvm.cluster.arrive {aligned}
+    gpumap.occupancy_hint blocks_per_sm = 5
     nvvm.cluster.wait {aligned}
     gpu.return
   }
   gpu.func @two_hints(%x: memref<4xf32>) kernel {
-    nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 2 : i32}
-    nvvm.cluster.wait {aligned, nerve.blocks_per_sm = 4 : i32}
+    gpumap.occupancy_hint blocks_per_sm = 2
+    nvvm.cluster.arrive {aligned}
+    gpumap.occupancy_hint blocks_per_sm = 4
+    nvvm.cluster.wait {aligned}
     gpu.return
   }
   gpu.func @plain(%x: memref<4xf32>) kernel {
     gpu.return
   }
   gpu.func @helper(%x: memref<4xf32>) {
-    nvvm.cluster.arrive {aligned, nerve.blocks_per_sm = 3 : i32}
+    nvvm.cluster.arrive {aligned}
+    gpumap.occupancy_hint blocks_per_sm = 3
     gpu.return
   }
 }

@@ -128,7 +128,7 @@ func.func @threads_with_results(%n: index) -> f32 {
 func.func @whole_fold_on_parallel(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // expected-error @below {{'whole_fold' does not fit this op: a whole_fold maps an scf.for with results}}
+  // expected-error @below {{'whole_fold' does not fit this op: a whole_fold maps a fold.for (a fold that states its merge)}}
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
   } {gpumap.strategy = #gpumap.strategy<whole_fold, block = 256>}
@@ -167,4 +167,22 @@ func.func @unknown_kind(%n: index) {
   // expected-error @below {{failed to parse GPUMap_StrategyAttr parameter 'kind'}}
   } {gpumap.strategy = #gpumap.strategy<warps, block = 256>}
   return
+}
+
+// -----
+
+func.func @hint_outside_a_kernel() {
+  // expected-error @below {{'gpumap.occupancy_hint' op must be in a gpu.launch or a gpu.func: it is a fact about a kernel}}
+  gpumap.occupancy_hint blocks_per_sm = 2
+  return
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @no_blocks() kernel {
+    // expected-error @below {{'gpumap.occupancy_hint' op attribute 'blocks_per_sm' failed to satisfy constraint: 32-bit signless integer attribute whose value is positive}}
+    gpumap.occupancy_hint blocks_per_sm = 0
+    gpu.return
+  }
 }

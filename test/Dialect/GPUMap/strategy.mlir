@@ -12,7 +12,7 @@
 // CHECK: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2>
 // CHECK: scf.parallel
 // CHECK: gpumap.strategy = #gpumap.strategy<split_reduction>
-// CHECK: scf.for
+// CHECK: fold.for
 // CHECK: gpumap.strategy = #gpumap.strategy<whole_fold, block = 1024>
 func.func @strategies(%n: index, %x: memref<?xf32>) -> f32 {
   %c0 = arith.constant 0 : index
@@ -30,10 +30,14 @@ func.func @strategies(%n: index, %x: memref<?xf32>) -> f32 {
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
   } {gpumap.strategy = #gpumap.strategy<split_reduction>}
-  %s = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
+  %s = fold.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f32) {
     %v = memref.load %x[%i] : memref<?xf32>
     %a = arith.addf %acc, %v : f32
-    scf.yield %a : f32
-  } {gpumap.strategy = #gpumap.strategy<whole_fold, block = 1024>}
+    fold.yield %a : f32
+  } merge {
+  ^bb0(%l: f32, %r: f32):
+    %m = arith.addf %l, %r : f32
+    fold.yield %m : f32
+  } attributes {gpumap.strategy = #gpumap.strategy<whole_fold, block = 1024>}
   return %s : f32
 }

@@ -54,13 +54,13 @@ tdim.kernel @log_softmax(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%y: !tdim.tens
 // and the sum in one reduction of two accumulators, an element folding in
 // as (x, 1), two partials merging by the larger max with the other side's
 // sum scaled by exp(smaller - larger), by 1 when the maxima are equal. The
-// reduce is marked as such (tdim.max_sum_exp), so that a lowering may fold
+// reduce states it (max_sum_exp), so that a lowering may fold
 // several values at once.
 // CHECK-LABEL: tdim.kernel @softmax_columns
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK-DAG: %[[MAX:.*]] = tdim.alloc(%{{.*}}) : !tdim.tensor<[c: ?], f32>
 // CHECK-DAG: %[[SUM:.*]] = tdim.alloc(%{{.*}}) : !tdim.tensor<[c: ?], f32>
-// CHECK: tdim.reduce ins(%x : {{.*}}) outs(%[[MAX]], %[[SUM]] : {{.*}}) over [r] init [0xFF800000 : f32, 0.000000e+00 : f32] attributes {tdim.max_sum_exp} map {
+// CHECK: tdim.reduce ins(%x : {{.*}}) outs(%[[MAX]], %[[SUM]] : {{.*}}) over [r] init [0xFF800000 : f32, 0.000000e+00 : f32] max_sum_exp map {
 // CHECK-NEXT: ^bb0(%[[X:.*]]: f32):
 // CHECK-NEXT: tdim.yield %[[X]], %[[ONE]] : f32, f32
 // CHECK: } combine {
@@ -94,12 +94,12 @@ tdim.kernel @softmax_columns(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%y: !tdim.
 // The layout decides, not the position: over c of a column-major [r, c],
 // the online form; over r of it (contiguous), two reductions.
 // CHECK-LABEL: tdim.kernel @column_major
-// CHECK: tdim.reduce ins(%x : {{.*}}) outs(%{{.*}}, %{{.*}} : {{.*}}) over [c] {{.*}} attributes {tdim.max_sum_exp}
+// CHECK: tdim.reduce ins(%x : {{.*}}) outs(%{{.*}}, %{{.*}} : {{.*}}) over [c] {{.*}} max_sum_exp
 // CHECK: tdim.map
 // CHECK: tdim.reduce ins(%x : {{.*}}) outs(%{{[^,]*}} : {{.*}}) over [r]
-// CHECK-NOT: tdim.max_sum_exp
+// CHECK-NOT: max_sum_exp
 // CHECK: tdim.reduce ins(%x, %{{.*}} : {{.*}}) outs(%{{[^,]*}} : {{.*}}) over [r]
-// CHECK-NOT: tdim.max_sum_exp
+// CHECK-NOT: max_sum_exp
 // CHECK: tdim.map
 !cm = !tdim.tensor<[r: ?, c: ?], f32, strides = [1, ?]>
 tdim.kernel @column_major(%x: !cm) -> (%y: !cm, %z: !cm) {

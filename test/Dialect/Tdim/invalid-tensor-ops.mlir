@@ -128,6 +128,22 @@ tdim.kernel @k(%x: !m) -> (%s: !rows) {
 !rows = !tdim.tensor<[r: ?], f32>
 
 tdim.kernel @k(%x: !m) -> (%s: !rows) {
+  // expected-error @+1 {{max_sum_exp needs two f32 accumulators (the maximum and the sum)}}
+  tdim.reduce ins(%x : !m) outs(%s : !rows) over [c] init [0.0 : f32] max_sum_exp
+    combine {
+    ^bb0(%a: f32, %b: f32):
+      %t = arith.addf %a, %b : f32
+      tdim.yield %t : f32
+    }
+  tdim.return
+}
+
+// -----
+
+!m = !tdim.tensor<[r: ?, c: ?], f32>
+!rows = !tdim.tensor<[r: ?], f32>
+
+tdim.kernel @k(%x: !m) -> (%s: !rows) {
   // expected-error @+1 {{reduces over `k`, which no input has (operand #0 has `r`, `c`)}}
   tdim.reduce ins(%x : !m) outs(%s : !rows) over [k] init [0.0 : f32]
     combine {

@@ -7,6 +7,9 @@
 
 #include "nerve/Dialect/GPUMap/IR/GPUMap.h"
 
+#include "nerve/Dialect/Fold/IR/Fold.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -22,11 +25,24 @@ using nerve::kSharedBytesWithoutOptIn;
 #define GET_ATTRDEF_CLASSES
 #include "nerve/Dialect/GPUMap/IR/GPUMapAttrs.cpp.inc"
 
+#define GET_OP_CLASSES
+#include "nerve/Dialect/GPUMap/IR/GPUMapOps.cpp.inc"
+
 void GPUMapDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "nerve/Dialect/GPUMap/IR/GPUMapAttrs.cpp.inc"
       >();
+  addOperations<
+#define GET_OP_LIST
+#include "nerve/Dialect/GPUMap/IR/GPUMapOps.cpp.inc"
+      >();
+}
+
+LogicalResult OccupancyHintOp::verify() {
+  if (!(*this)->getParentOfType<gpu::LaunchOp>() && !(*this)->getParentOfType<gpu::GPUFuncOp>())
+    return emitOpError("must be in a gpu.launch or a gpu.func: it is a fact about a kernel");
+  return success();
 }
 
 /// The most threads a CUDA block may have.
@@ -74,9 +90,8 @@ LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 /// What `kind` needs of the op it is on; a message when `op` is not that.
 static std::optional<StringRef> misplaced(StrategyKind kind, Operation *op) {
   if (kind == StrategyKind::whole_fold) {
-    auto fold = dyn_cast<scf::ForOp>(op);
-    if (!fold || fold.getNumResults() == 0)
-      return StringRef("a whole_fold maps an scf.for with results");
+    if (!isa<nerve::fold::ForOp>(op))
+      return StringRef("a whole_fold maps a fold.for (a fold that states its merge)");
     return std::nullopt;
   }
   auto loop = dyn_cast<scf::ParallelOp>(op);

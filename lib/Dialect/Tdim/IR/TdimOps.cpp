@@ -997,6 +997,11 @@ LogicalResult ReduceOp::verify() {
   }
   if (over.empty())
     return emitOpError("reduces over no dimension; list them in `over [...]`");
+  if (getMaxSumExp() &&
+      (getInit().size() != 2 || !llvm::all_of(getInit(), [](Attribute a) {
+        return llvm::cast<TypedAttr>(a).getType().isF32();
+      })))
+    return emitOpError("max_sum_exp needs two f32 accumulators (the maximum and the sum)");
   for (DimAttr d : over) {
     bool found = llvm::any_of(getInputs(), [&](Value v) {
       return llvm::cast<TdimTensorType>(v.getType()).hasDim(d);

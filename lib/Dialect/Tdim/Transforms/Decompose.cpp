@@ -76,11 +76,12 @@ onlineMaxAndSum(OpBuilder &b, Location loc, Value x, DimAttr dim, Type compute, 
   SmallVector<DimAttr> kept = dimsWithout(tensorOf(x), {dim});
   Value max = buildAllocLike(b, loc, x, kept, compute);
   Value normalizer = buildAllocLike(b, loc, x, kept, compute);
+  // Stated for f32 statistics, whose folds may take a block of values at
+  // once.
   auto reduce = ReduceOp::create(b, loc, ValueRange{x}, ValueRange{max, normalizer},
                                  b.getArrayAttr({dim}),
-                                 b.getArrayAttr({negInf, b.getFloatAttr(compute, 0.0)}));
-  if (compute.isF32())
-    reduce->setAttr(kMaxSumExpAttrName, b.getUnitAttr());
+                                 b.getArrayAttr({negInf, b.getFloatAttr(compute, 0.0)}),
+                                 compute.isF32() ? b.getUnitAttr() : UnitAttr());
   buildRegion(b, loc, reduce.getMap(), computeTypesOf({x}),
               [&](OpBuilder &rb, Location l, ValueRange a) {
                 return SmallVector<Value>{a[0], floatConst(rb, l, compute, 1.0)};

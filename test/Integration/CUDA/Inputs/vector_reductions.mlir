@@ -39,7 +39,7 @@ tdim.kernel @half_sum(%x: !h) -> (%s: !tdim.tensor<[], f32>) {
 }
 
 // Two accumulators merged together (the first maximum and its position):
-// a fold that carries its combine, mapped as the same tree, its own step
+// a fold that states its merge (fold.for), mapped as the same tree, its own step
 // folding each lane.
 tdim.kernel @argmax(%x: !v) -> (%index: !tdim.tensor<[], i32>) {
   tdim.reduce ins(%x : !v) outs(%index : !tdim.tensor<[], i32>) over [n]

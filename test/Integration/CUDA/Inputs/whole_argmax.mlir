@@ -1,5 +1,5 @@
 // The position of the first maximum of a whole matrix, flattened row-major
-// (whole-reductions.test): a nest of folds that carries its combine.
+// (whole-reductions.test): a nest of folds that states its merge.
 
 !m = !tdim.tensor<[r: ?, c: ?], f32>
 tdim.kernel @argmax(%x: !m) -> (%index: !tdim.tensor<[], i32>) {

@@ -13,12 +13,6 @@
 
 namespace nerve {
 
-/// An i32 attribute on an op of a launch's body: the blocks ptxas should fit
-/// on an SM when it allocates the kernel's registers. Outlining keeps ops,
-/// not the launch's attributes; nerve-occupancy-hints moves it onto the
-/// kernel.
-constexpr llvm::StringLiteral kBlocksPerSMAttr = "nerve.blocks_per_sm";
-
 #define GEN_PASS_DECL
 #include "nerve/Dialect/GPU/Transforms/Passes.h.inc"
 

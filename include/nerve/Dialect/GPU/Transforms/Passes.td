@@ -85,12 +85,12 @@ def OccupancyHints : Pass<"nerve-occupancy-hints", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Moves the loop mapping's blocks-per-SM hints onto the kernels";
   let description = [{
     A mapping that knows how many blocks of a kernel should share an SM
-    (a thread block cluster's row program) leaves that number on an op of
-    the launch's body as `nerve.blocks_per_sm` (i32): kernel outlining
-    keeps a launch's ops, not its attributes. This pass moves it onto the
+    (a thread block cluster's row program) says so with a
+    `gpumap.occupancy_hint` in the launch's body: kernel outlining keeps a
+    launch's ops, not its attributes. This pass moves the number onto the
     kernel as `nvvm.minctasm`, which becomes PTX's `.minnctapersm`: ptxas
-    then allocates registers so that that many blocks fit. A kernel whose
-    ops carry several hints takes the largest.
+    then allocates registers so that that many blocks fit; the hints go. A
+    kernel with several hints takes the largest.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }

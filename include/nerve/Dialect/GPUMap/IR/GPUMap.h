@@ -2,17 +2,20 @@
 //
 // The gpumap dialect: the strategy attribute nerve-gpu-select-strategy
 // writes on each top-level loop of a kernel and nerve-parallel-loops-to-gpu
-// reads (GPUMap.td).
+// reads, and the occupancy hint a strategy leaves in a launch (GPUMap.td).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef NERVE_DIALECT_GPUMAP_IR_GPUMAP_H
 #define NERVE_DIALECT_GPUMAP_IR_GPUMAP_H
 
+#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "nerve/Target/ChipProfile.h"
 
 #include "nerve/Dialect/GPUMap/IR/GPUMapDialect.h.inc"
@@ -20,6 +23,17 @@
 
 #define GET_ATTRDEF_CLASSES
 #include "nerve/Dialect/GPUMap/IR/GPUMapAttrs.h.inc"
+
+namespace nerve::gpumap {
+/// The resource gpumap.occupancy_hint writes: its kernel's occupancy, no
+/// memory.
+struct OccupancyResource : mlir::SideEffects::Resource::Base<OccupancyResource> {
+  llvm::StringRef getName() final { return "<gpumap occupancy>"; }
+};
+} // namespace nerve::gpumap
+
+#define GET_OP_CLASSES
+#include "nerve/Dialect/GPUMap/IR/GPUMapOps.h.inc"
 
 namespace nerve::gpumap {
 

@@ -12,6 +12,7 @@
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def GPUMap_Dialect : Dialect {
   let name = "gpumap";
@@ -19,10 +20,15 @@ def GPUMap_Dialect : Dialect {
   let summary = "How the loops of a kernel map onto GPU launches";
   let description = [{
     One attribute, `gpumap.strategy`, on a top-level `scf.parallel` (or a
-    sequential fold, `scf.for`) of a kernel function: the mapping onto GPU
+    sequential fold, `fold.for`) of a kernel function: the mapping onto GPU
     launches that `nerve-gpu-select-strategy` chose for it (or a test wrote
     by hand) and that `nerve-parallel-loops-to-gpu` applies. The dialect
     verifies that the strategy fits the op it is on.
+
+    One op, `gpumap.occupancy_hint`, in the body of a launch that a
+    strategy built: the blocks an SM should fit, which
+    `nerve-occupancy-hints` turns into the kernel's `nvvm.minctasm` once the
+    launch is a kernel.
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -52,9 +58,9 @@ def GPUMap_StrategyAttr : AttrDef<GPUMap_Dialect, "Strategy"> {
   let description = [{
     `kind` is the mapping (docs/compiler.md describes each):
 
-    - `whole_fold`: a sequential fold at the top of a kernel that carries
-      its combine (an argmax over a whole tensor), as a fixed tree of two
-      launches. On an `scf.for` with results.
+    - `whole_fold`: a sequential fold at the top of a kernel that states
+      its merge (an argmax over a whole tensor), as a fixed tree of two
+      launches. On a `fold.for`.
     - `whole_reduction`: a parallel loop with reductions to single values
       (a whole-tensor sum), as a fixed tree; by rows first where its rows
       are long enough at run time. On an `scf.parallel` with results.
@@ -100,6 +106,31 @@ def GPUMap_StrategyAttr : AttrDef<GPUMap_Dialect, "Strategy"> {
   ];
   let assemblyFormat = "`<` $kind (`,` struct($block, $loops, $staging, $cluster)^)? `>`";
   let genVerifyDecl = 1;
+}
+
+/// What gpumap.occupancy_hint writes: nothing in memory, a fact about its
+/// kernel, so that it is not dead code and moves past no memory access.
+def GPUMap_OccupancyResource : Resource<"::nerve::gpumap::OccupancyResource">;
+
+def GPUMap_OccupancyHintOp : Op<GPUMap_Dialect, "occupancy_hint",
+                                [MemoryEffects<[MemWrite<GPUMap_OccupancyResource>]>]> {
+  let summary = "the blocks of this kernel that an SM should fit";
+  let description = [{
+    A strategy that decides its kernel's occupancy (a thread block cluster's
+    row program: blocks whose shared memory lets several share an SM) says
+    so in the body of the `gpu.launch` it builds, since kernel outlining
+    keeps a launch's ops but not its attributes. `nerve-occupancy-hints`
+    moves the number onto the outlined kernel as `nvvm.minctasm` (PTX's
+    `.minnctapersm`), from which ptxas sets the kernel's register budget, and
+    erases the op; of several in a kernel, the largest wins.
+
+    ```mlir
+    gpumap.occupancy_hint blocks_per_sm = 5
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntPositive]>:$blocks_per_sm);
+  let assemblyFormat = "`blocks_per_sm` `=` $blocks_per_sm attr-dict";
+  let hasVerifier = 1;
 }
 
 #endif // NERVE_DIALECT_GPUMAP_IR_GPUMAP

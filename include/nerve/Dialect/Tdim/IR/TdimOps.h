@@ -26,15 +26,6 @@ class RewritePatternSet;
 
 namespace nerve::tdim {
 
-/// A unit attribute on a `tdim.reduce` of two f32 accumulators (m, s)
-/// whose map yields (v, 1) and whose combine is the online merge of a
-/// maximum and a sum of exp(x - maximum) (softmax's statistics over a
-/// dimension that is not contiguous): a lowering may fold several values at
-/// once (their maximum first, then one exp each). `convert-tdim-to-scf`
-/// marks the fold's `scf.for` likewise (nerve::kMaxSumExpAttrName).
-/// Dropping it is always correct.
-constexpr llvm::StringLiteral kMaxSumExpAttrName = "tdim.max_sum_exp";
-
 /// Whether any op strictly between `first` and `last` (same block) may
 /// write memory, which would make moving reads across it unsafe.
 bool writesBetween(mlir::Operation *first, mlir::Operation *last);

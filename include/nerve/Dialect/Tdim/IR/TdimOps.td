@@ -389,6 +389,11 @@ def Tdim_ReduceOp : Tdim_Op<"reduce", [AttrSizedOperandSegments, RecursiveMemory
     - `init` gives the identity of each accumulator.
     - `post` (optional) turns the final accumulators and the number of
       combined elements (an `index`) into the output values (mean, say).
+    - `max_sum_exp` states that the reduction is a softmax's statistics:
+      two f32 accumulators (m, s), `map` yielding (v, 1), `combine` the
+      online merge of a maximum and a sum of exp(v - maximum)
+      (`tdim-decompose` builds it so). A lowering may then fold several
+      values at once (their maximum first, then one exp each).
 
     ```mlir
     tdim.reduce ins(%x : !tdim.tensor<[r: ?, c: ?], f32>)
@@ -402,12 +407,12 @@ def Tdim_ReduceOp : Tdim_Op<"reduce", [AttrSizedOperandSegments, RecursiveMemory
   }];
   let arguments = (ins Tdim_Reads:$inputs,
                        Arg<Variadic<Tdim_AnyTensor>, "", [MemWrite]>:$outputs,
-                       Tdim_DimArrayAttr:$over, ArrayAttr:$init);
+                       Tdim_DimArrayAttr:$over, ArrayAttr:$init, UnitAttr:$max_sum_exp);
   let regions = (region MaxSizedRegion<1>:$map, SizedRegion<1>:$combine,
                         MaxSizedRegion<1>:$post);
   let assemblyFormat = [{
     `ins` `(` $inputs `:` qualified(type($inputs)) `)` `outs` `(` $outputs `:` qualified(type($outputs)) `)`
-    `over` custom<DimList>($over) `init` $init attr-dict-with-keyword
+    `over` custom<DimList>($over) `init` $init (`max_sum_exp` $max_sum_exp^)? attr-dict-with-keyword
     (`map` $map^)? `combine` $combine (`post` $post^)?
   }];
   let hasVerifier = 1;
