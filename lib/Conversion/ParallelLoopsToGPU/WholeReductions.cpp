@@ -6,14 +6,15 @@
 // then one block over the blocks' partial values. The tree's shape depends
 // only on the sizes: the same bits on every run, no atomics. Two sources
 // map alike: a parallel loop with reductions (scf.reduce, a combine per
-// result) and a sequential fold at the top of a kernel that carries its
-// combine (a LaneReduction of the carried form: several accumulators
+// result) and a sequential fold at the top of a kernel that states its
+// merge (a fold.for, a LaneReduction of the carried form: several accumulators
 // merged together, such as an argmax's value and position), which would
-// otherwise run in one thread.
+// otherwise run in one thread. An N-D reduction of flat loads folds as one
+// vector (WholeReductionFlat.cpp); the reduction is WholeReduction.h's.
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoopMapping.h"
+#include "WholeReduction.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,124 +27,15 @@
 using namespace mlir;
 
 namespace nerve::loop_mapping {
+using namespace whole;
 
-namespace {
-
-/// A reduction to single values as mapWholeReduction maps it.
-struct WholeReduction {
-  Operation *op = nullptr;
-  /// The parallel loop with reductions, or null for a carried fold.
-  mutable scf::ParallelOp parallel; // op handles are values; accessors are not const
-  /// The carried fold: its innermost loop, and the nest of loops (outermost
-  /// first) whose iterations it folds.
-  std::optional<LaneReduction> fold;
-  SmallVector<FoldLoop> nest;
-  SmallVector<Value> ivs, lowerBounds, steps;
-
-  explicit WholeReduction(scf::ParallelOp loop)
-      : op(loop), parallel(loop), ivs(loop.getInductionVars()), lowerBounds(loop.getLowerBound()),
-        steps(loop.getStep()) {}
-  WholeReduction(ArrayRef<FoldLoop> loops, const LaneReduction &r)
-      : op(loops.front()), fold(r), nest(loops) {
-    for (FoldLoop loop : loops) {
-      ivs.push_back(loop.getInductionVar());
-      lowerBounds.push_back(loop.getLowerBound());
-      steps.push_back(loop.getStep());
-    }
-  }
-
-  Block *body() const { return parallel ? parallel.getBody() : fold->loop.getBody(); }
-  ValueRange inits() const {
-    return parallel ? parallel.getInitVals() : nest.front().getInitArgs();
-  }
-  ResultRange results() const { return op->getResults(); }
-  scf::ReduceOp reduce() const { return llvm::cast<scf::ReduceOp>(body()->getTerminator()); }
-
-  /// What the iteration that `m` binds the induction variables to folds in,
-  /// from a copy of the body (a fold's: all but its step).
-  SmallVector<Value> valuesAt(OpBuilder &b, IRMapping &m) const {
-    if (parallel)
-      return reducedValues(b, parallel, m);
-    for (Operation &op : body()->without_terminator())
-      if (!fold->isStep(&op))
-        b.clone(op, m);
-    return mapped(m, fold->stepInputs);
-  }
-  /// `acc` with an iteration's `values` folded in.
-  SmallVector<Value> step(OpBuilder &b, ValueRange acc, ValueRange values) const {
-    return parallel ? combineEach(b, reduce(), acc, values) : stepAs(b, *fold, acc, values);
-  }
-  /// Two partial tuples merged.
-  SmallVector<Value> merge(OpBuilder &b, ValueRange lhs, ValueRange rhs) const {
-    return parallel ? combineEach(b, reduce(), lhs, rhs) : mergePartials(b, *fold, lhs, rhs);
-  }
-
-  /// What chunks of a 1-D reduction copy (foldChunksAhead).
-  ChunkSource chunkSource() const {
-    return parallel ? ChunkSource::of(parallel) : ChunkSource::of(*fold);
-  }
-
-  /// Whether the body reads memory but writes none (a fold's always does).
-  bool loadsOnly() const { return !parallel || loop_mapping::loadsOnly(parallel); }
-
-  /// The trip count of each dimension and their product, built as host
-  /// code before the reduction.
-  std::pair<SmallVector<Value>, Value> tripCounts(OpBuilder &b) const {
-    if (parallel)
-      return loop_mapping::tripCounts(b, parallel);
-    SmallVector<Value> ubs;
-    for (FoldLoop loop : nest)
-      ubs.push_back(loop.getUpperBound());
-    return loop_mapping::tripCounts(b, op->getLoc(), lowerBounds, ubs, steps);
-  }
-
-  /// The induction variables at flat iteration `linear`.
-  SmallVector<Value> ivsAt(OpBuilder &b, Location loc, ArrayRef<Value> counts, Value linear) const;
-};
-
-/// Combines each thread's `values` over the block, pairwise in a fixed
-/// tree through workgroup memory `shared`; the block's result ends in
-/// element 0.
-void blockTree(OpBuilder &b, Location loc, const WholeReduction &w, ValueRange shared, Value tid,
-               ValueRange values, int64_t threads) {
-  for (auto [buffer, v] : llvm::zip(shared, values))
-    memref::StoreOp::create(b, loc, v, buffer, ValueRange{tid});
-  gpu::BarrierOp::create(b, loc);
-  for (int64_t half = threads / 2; half >= 1; half /= 2) {
-    Value active =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, indexConstant(b, loc, half));
-    auto guard = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
-    OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-    Value other = arith::AddIOp::create(gb, loc, tid, indexConstant(gb, loc, half));
-    SmallVector<Value> mine, theirs;
-    for (Value buffer : shared) {
-      mine.push_back(memref::LoadOp::create(gb, loc, buffer, ValueRange{tid}));
-      theirs.push_back(memref::LoadOp::create(gb, loc, buffer, ValueRange{other}));
-    }
-    for (auto [buffer, r] : llvm::zip(shared, w.merge(gb, mine, theirs)))
-      memref::StoreOp::create(gb, loc, r, buffer, ValueRange{tid});
-    gpu::BarrierOp::create(b, loc);
-  }
-}
+namespace whole {
 
 /// The tree's sizes (loads ahead, chunks a round), from the whole
 /// reduction's heuristics (nerve/Dialect/GPUMap/Heuristics/WholeReduction.h).
-static const nerve::gpumap::WholeReductionTuning &tuning() {
+const nerve::gpumap::WholeReductionTuning &tuning() {
   static const nerve::gpumap::WholeReductionTuning t = nerve::gpumap::tuneWholeReduction();
   return t;
-}
-
-/// The reduction over iterations first, first + stride, ... below `total`,
-/// in that order, one iteration at a time; its results.
-SmallVector<Value> foldStrided(OpBuilder &b, Location loc, const WholeReduction &w,
-                               ArrayRef<Value> counts, Value total, Value first, Value stride) {
-  auto strided = scf::ForOp::create(b, loc, first, total, stride, w.inits());
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(strided.getBody());
-  IRMapping mapping;
-  mapping.map(w.ivs, w.ivsAt(b, loc, counts, strided.getInductionVar()));
-  scf::YieldOp::create(b, loc, w.step(b, strided.getRegionIterArgs(), w.valuesAt(b, mapping)));
-  return SmallVector<Value>(strided.getResults());
 }
 
 /// `linear`'s digits in the mixed radix of `counts` (the outermost one
@@ -236,6 +128,48 @@ SmallVector<Value> foldRest(OpBuilder &b, Location loc, const WholeReduction &w,
   return SmallVector<Value>(tail.getResults());
 }
 
+} // namespace whole
+
+namespace {
+
+/// Combines each thread's `values` over the block, pairwise in a fixed
+/// tree through workgroup memory `shared`; the block's result ends in
+/// element 0.
+void blockTree(OpBuilder &b, Location loc, const WholeReduction &w, ValueRange shared, Value tid,
+               ValueRange values, int64_t threads) {
+  for (auto [buffer, v] : llvm::zip(shared, values))
+    memref::StoreOp::create(b, loc, v, buffer, ValueRange{tid});
+  gpu::BarrierOp::create(b, loc);
+  for (int64_t half = threads / 2; half >= 1; half /= 2) {
+    Value active =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tid, indexConstant(b, loc, half));
+    auto guard = scf::IfOp::create(b, loc, active, /*withElseRegion=*/false);
+    OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+    Value other = arith::AddIOp::create(gb, loc, tid, indexConstant(gb, loc, half));
+    SmallVector<Value> mine, theirs;
+    for (Value buffer : shared) {
+      mine.push_back(memref::LoadOp::create(gb, loc, buffer, ValueRange{tid}));
+      theirs.push_back(memref::LoadOp::create(gb, loc, buffer, ValueRange{other}));
+    }
+    for (auto [buffer, r] : llvm::zip(shared, w.merge(gb, mine, theirs)))
+      memref::StoreOp::create(gb, loc, r, buffer, ValueRange{tid});
+    gpu::BarrierOp::create(b, loc);
+  }
+}
+
+/// The reduction over iterations first, first + stride, ... below `total`,
+/// in that order, one iteration at a time; its results.
+SmallVector<Value> foldStrided(OpBuilder &b, Location loc, const WholeReduction &w,
+                               ArrayRef<Value> counts, Value total, Value first, Value stride) {
+  auto strided = scf::ForOp::create(b, loc, first, total, stride, w.inits());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(strided.getBody());
+  IRMapping mapping;
+  mapping.map(w.ivs, w.ivsAt(b, loc, counts, strided.getInductionVar()));
+  scf::YieldOp::create(b, loc, w.step(b, strided.getRegionIterArgs(), w.valuesAt(b, mapping)));
+  return SmallVector<Value>(strided.getResults());
+}
+
 /// foldStrided for a body that only loads: the tuning's stridedLoadsAhead
 /// iterations a round, all their loads issued before any is folded in, then folded
 /// in the same order (the same bits). A thread's position advances by
@@ -326,182 +260,6 @@ SmallVector<Value> foldChunksAhead(OpBuilder &b, Location loc, const WholeReduct
         foldRound(b, loc, w, SmallVector<Value>(rounds.getRegionIterArgs()), values, present));
   }
   return foldRest(b, loc, w, {total}, chunks, lanesValue, total, first, rounds.getResults());
-}
-
-/// The loads of an N-D parallel reduction from 0 by 1 whose induction
-/// variables serve only as the whole index of loads (`x[i, j]`, in order),
-/// in a straight-line body: the reduction can then walk its iterations in
-/// row-major order as one vector of all of them (foldFlatChunksAhead).
-struct FlatLoads {
-  SmallVector<memref::LoadOp> loads;
-  SmallVector<Value> buffers;
-  int64_t lanes = 0;
-};
-
-std::optional<FlatLoads> flatLoadsOf(const WholeReduction &w) {
-  scf::ParallelOp loop = w.parallel;
-  auto isConstant = [](ValueRange values, int64_t c) {
-    return llvm::all_of(values, [&](Value v) { return getConstantIntValue(v) == c; });
-  };
-  if (!loop || loop.getNumLoops() < 2 || !isConstant(loop.getLowerBound(), 0) ||
-      !isConstant(loop.getStep(), 1) ||
-      llvm::any_of(loop.getBody()->without_terminator(),
-                   [](Operation &op) { return op.getNumRegions() != 0; }))
-    return std::nullopt;
-  SmallVector<Value> ivs(loop.getInductionVars());
-  FlatLoads flat;
-  for (Value iv : ivs)
-    for (Operation *user : iv.getUsers()) {
-      auto load = dyn_cast<memref::LoadOp>(user);
-      if (!load || !llvm::equal(load.getIndices(), ivs))
-        return std::nullopt;
-      if (Operation *def = load.getMemRef().getDefiningOp(); def && loop->isAncestor(def))
-        return std::nullopt;
-      if (llvm::is_contained(flat.loads, load))
-        continue;
-      Type element = load.getMemRefType().getElementType();
-      unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
-      if (bits == 0 || bits % 8 != 0 || bits > 64)
-        return std::nullopt;
-      flat.loads.push_back(load);
-      if (!llvm::is_contained(flat.buffers, load.getMemRef()))
-        flat.buffers.push_back(load.getMemRef());
-      flat.lanes = std::max<int64_t>(flat.lanes, 128 / bits);
-    }
-  if (flat.loads.empty())
-    return std::nullopt;
-  flat.lanes = std::min(flat.lanes, kMaxVectorLanes);
-  return flat;
-}
-
-/// Whether every buffer of `flat` holds the iterations in row-major order
-/// without gaps (innermost stride 1, each other stride the product of the
-/// counts inside it) from an address aligned to 16 bytes: the vector form
-/// of foldFlatChunksAhead, reading flat views, applies.
-Value flatVectorsFit(OpBuilder &b, Location loc, const FlatLoads &flat, ArrayRef<Value> counts) {
-  Value one = indexConstant(b, loc, 1);
-  Value ok = arith::ConstantIntOp::create(b, loc, b.getI1Type(), 1);
-  auto both = [&](Value x, Value y) { return arith::AndIOp::create(b, loc, x, y).getResult(); };
-  auto equal = [&](Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y).getResult();
-  };
-  for (Value buffer : flat.buffers) {
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
-    ValueRange strides = meta.getStrides();
-    Value dense = one;
-    for (size_t d = strides.size(); d-- > 0;) {
-      ok = both(ok, equal(strides[d], dense));
-      if (d > 0)
-        dense = arith::MulIOp::create(b, loc, dense, counts[d]);
-    }
-    ok = both(ok, startsAligned(b, loc, buffer, meta.getOffset(), 16));
-  }
-  return ok;
-}
-
-/// One-dimensional views of `flat`'s buffers over `total` elements, for
-/// buffers flatVectorsFit found dense.
-SmallVector<Value> flatViews(OpBuilder &b, Location loc, const FlatLoads &flat, Value total) {
-  return llvm::map_to_vector(flat.buffers, [&](Value buffer) -> Value {
-    auto type = cast<MemRefType>(buffer.getType());
-    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
-    auto viewType = MemRefType::get(
-        {ShapedType::kDynamic}, type.getElementType(),
-        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic, {1}), type.getMemorySpace());
-    OpFoldResult offset = meta.getOffset(), size = total, unit = b.getIndexAttr(1);
-    return memref::ReinterpretCastOp::create(b, loc, viewType, buffer, offset, {size}, {unit});
-  });
-}
-
-/// An N-D reduction of flat loads (flatLoadsOf) folded by chunks of its
-/// iterations in row-major order, as foldChunksAhead folds a vector's: the
-/// thread `first` of `stride` takes the whole chunks first, first +
-/// stride, ..., the tuning's chunksAhead a round, their loads first, each
-/// chunk's lanes in order; then thread 0 the iterations after the last whole
-/// chunk. With `views` (flatViews), a chunk's loads are one vector load of
-/// each view; without, each lane loads at its position, a digit a
-/// dimension: the chunk's, advanced by `chunkStrideDigits` (the digits of
-/// stride x lanes) a chunk, plus `laneDigits[k]` (those of k) for lane k.
-/// Both forms fold the same values in the same order: the same bits,
-/// whatever the buffers' strides and alignment.
-SmallVector<Value> foldFlatChunksAhead(OpBuilder &b, Location loc, const WholeReduction &w,
-                                       const FlatLoads &flat, ArrayRef<Value> counts, Value total,
-                                       Value first, Value stride, ArrayRef<Value> views,
-                                       ArrayRef<Value> chunkStrideDigits,
-                                       ArrayRef<SmallVector<Value>> laneDigits) {
-  int64_t lanes = flat.lanes;
-  size_t rank = counts.size();
-  bool byVectors = !views.empty();
-  Value lanesValue = indexConstant(b, loc, lanes);
-  Value chunks = arith::DivUIOp::create(b, loc, total, lanesValue);
-  Block *body = w.body();
-  auto isFlatLoad = [&](Operation &op) {
-    auto load = dyn_cast<memref::LoadOp>(op);
-    return load && llvm::is_contained(flat.loads, load);
-  };
-  // The values lane by lane, from `maps` (the loads' results mapped by the
-  // vector form, the induction variables by the scalar one).
-  auto laneValues = [&](OpBuilder &lb, MutableArrayRef<IRMapping> maps) {
-    SmallVector<SmallVector<Value>> values;
-    for (IRMapping &m : maps) {
-      for (Operation &op : body->without_terminator())
-        if (!byVectors || !isFlatLoad(op))
-          lb.clone(op, m);
-      values.push_back(mapped(m, body->getTerminator()->getOperands()));
-    }
-    return values;
-  };
-  SmallVector<Value> inits;
-  if (!byVectors)
-    inits = digitsOf(b, loc, counts, arith::MulIOp::create(b, loc, first, lanesValue));
-  llvm::append_range(inits, w.inits());
-  Value roundStride =
-      arith::MulIOp::create(b, loc, stride, indexConstant(b, loc, tuning().chunksAhead));
-  auto rounds = scf::ForOp::create(b, loc, first, chunks, roundStride, inits);
-  size_t carriedDigits = byVectors ? 0 : rank;
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(rounds.getBody());
-    ValueRange carried = rounds.getRegionIterArgs();
-    SmallVector<Value> roundStart(carried.take_front(carriedDigits)), at = roundStart;
-    Value roundFirst = rounds.getInductionVar(), chunkAt = roundFirst;
-    SmallVector<Value> present;
-    SmallVector<SmallVector<SmallVector<Value>>> values;
-    for (int64_t k = 0, n = tuning().chunksAhead; k < n; ++k) {
-      Value chunk = roundFirst;
-      SmallVector<Value> position = at;
-      if (k > 0) {
-        chunkAt = arith::AddIOp::create(b, loc, chunkAt, stride);
-        Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, chunkAt, chunks);
-        present.push_back(in);
-        chunk = arith::SelectOp::create(b, loc, in, chunkAt, roundFirst);
-        for (auto [p, safe] : llvm::zip(position, roundStart))
-          p = arith::SelectOp::create(b, loc, in, p, safe);
-      }
-      SmallVector<IRMapping> maps(lanes);
-      if (byVectors) {
-        Value flatIndex = arith::MulIOp::create(b, loc, chunk, lanesValue);
-        for (memref::LoadOp load : flat.loads) {
-          Value view = views[llvm::find(flat.buffers, load.getMemRef()) - flat.buffers.begin()];
-          unpackLanes(b, loc, vectorLoad(b, loc, view, ValueRange{flatIndex}, lanes),
-                      load.getResult(), maps);
-        }
-      } else {
-        for (int64_t j = 0; j < lanes; ++j)
-          maps[j].map(w.ivs,
-                      j == 0 ? position : addDigits(b, loc, counts, position, laneDigits[j]));
-        at = addDigits(b, loc, counts, at, chunkStrideDigits);
-      }
-      values.push_back(laneValues(b, maps));
-    }
-    SmallVector<Value> yielded = at;
-    llvm::append_range(yielded,
-                       foldRound(b, loc, w, SmallVector<Value>(carried.drop_front(carriedDigits)),
-                                 values, present));
-    scf::YieldOp::create(b, loc, yielded);
-  }
-  return foldRest(b, loc, w, counts, chunks, lanesValue, total, first,
-                  rounds.getResults().drop_front(carriedDigits));
 }
 
 /// The store that is `result`'s only use, when the reduction's last kernel
