@@ -103,6 +103,10 @@ if [[ $parts == *" latency "* ]]; then
   # Every example spec's cold compile and where it goes.
   timeout 200 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 5 --all >"$out/latency-all.log" 2>&1
   summary+=("cold compiles (ms): $(grep -E '^(neuron|tdim)/' "$out/latency-all.log" | awk '{printf "%s %s; ", $1, $3}')")
+  # The same with each kernel's PTX generated at its first launch.
+  timeout 200 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 5 --all \
+    --lazy-kernels >"$out/latency-lazy.log" 2>&1
+  summary+=("lazy kernels, compile / +1st launch (ms): $(grep -E '^(neuron|tdim)/' "$out/latency-lazy.log" | awk '{printf "%s %s/%s; ", $1, $2, $3}')")
   for run in cold warm; do
     timeout 60 nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
       --write-outputs=false --output-dir /tmp/bench-out --cache-dir /tmp/nerve-timing-cache --timing \

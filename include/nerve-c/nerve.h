@@ -130,6 +130,10 @@ NERVE_CAPI_EXPORTED void nerveCompileOptionsSetOptLevel(NerveCompileOptions opti
                                                         int level);
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetFastMath(NerveCompileOptions options,
                                                         bool fastMath);
+/* Each kernel's PTX generated at its first launch, not in compile
+   (nerve::CompileOptions::lazyKernels). */
+NERVE_CAPI_EXPORTED void nerveCompileOptionsSetLazyKernels(NerveCompileOptions options,
+                                                           bool lazyKernels);
 /* IEEE math in every kernel, 16-bit ones included (nerve::CompileOptions::exactMath). */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetExactMath(NerveCompileOptions options,
                                                          bool exactMath);

@@ -60,6 +60,14 @@ struct CompileOptions {
   /// time is the contiguous dimension): more loads in flight, more
   /// registers.
   int neuronTimeBlock = 0;
+  /// CUDA: generate each kernel's PTX at the first launch of its module
+  /// instead of in compile. A spec compiles to alternatives (vectors or
+  /// elements, block sizes, row widths) of which a run launches a few:
+  /// compile then does only nerve's passes and the host code, the first
+  /// module (loaded at once, so that compile finds out whether the driver
+  /// takes it) and each later one at its first launch the rest. The PTX is
+  /// the same either way.
+  bool lazyKernels = false;
   /// The name diagnostics give the spec (compileFile: the file's path).
   std::string sourceName = "spec";
 
@@ -240,6 +248,12 @@ CacheStats cacheStats();
 /// Forgets the modules the in-process cache holds (modules still in use
 /// stay alive); the next compile of each goes to the disk cache.
 void clearMemoryCache();
+
+/// Blocks until the kernels that compiles with lazyKernels left to the
+/// background threads are generated. A program never needs it (a launch
+/// waits for its own kernels); benchmarks call it so that one compile's
+/// background work does not run into the next one's timing.
+void waitForBackgroundKernels();
 
 /// The disk cache's directory for `options` (after $NERVE_CACHE_DIR and
 /// the other defaults), and whether it is used at all ($NERVE_CACHE=0 and

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeferredKernels.h"
 #include "HostJIT.h"
 #include "KernelCache.h"
 #include "Lowering.h"
@@ -97,7 +98,10 @@ Result<std::string> nerve::emit(const std::string &spec, const CompileOptions &o
       resolveTarget(options, what == Emit::PTX ? Target::CUDA : Target::CPU);
   if (what == Emit::PTX && *target != Target::CUDA)
     return Status::error("PTX is emitted for the CUDA target only");
-  Result<LoweredSpec> lowered = lowerSpec(spec, options, *target, /*wantHostObject=*/false);
+  // What is emitted is the whole device code, generated now.
+  CompileOptions eager = options;
+  eager.lazyKernels = false;
+  Result<LoweredSpec> lowered = lowerSpec(spec, eager, *target, /*wantHostObject=*/false);
   if (!lowered)
     return lowered.status();
   if (what == Emit::PTX)
@@ -184,6 +188,13 @@ Result<int64_t> nerve::clearDiskCache(const CompileOptions &options) {
   return DiskCache(resolveCacheSettings(options)).clear();
 }
 
+/// Whether `code` holds device code generated at its first launch.
+static bool anyDeferred(const DeviceCode &code) {
+  return llvm::any_of(code, [](const auto &module) {
+    return cuda::isDeferredDeviceCode(module.second.c_str());
+  });
+}
+
 /// Links the host object and loads the device code (the host code's
 /// `_nerve_init` hands the PTX to the driver).
 static Result<std::shared_ptr<Module>>
@@ -213,16 +224,26 @@ loadArtifacts(const CompiledArtifacts &artifacts,
     if (Status s = (*device)->usable(); !s)
       return s;
   }
+  // Deferred device code (lazyKernels) is generated at its modules' loads.
+  if (artifacts.target == Target::CUDA)
+    registerDeferredPTXGenerator();
   (void)cuda::takeModuleLoads(); // drop what an earlier compile left
   // Kernels load at their first launch; the first one now, so that PTX the
-  // driver refuses (too new for it, another chip's) fails the compile.
-  if (artifacts.target == Target::CUDA)
+  // driver refuses (too new for it, another chip's) fails the compile. Not
+  // when kernels are generated at their first launch: that would generate
+  // one a run may never launch (the driver's refusal then fails the launch).
+  bool deferred = anyDeferred(artifacts.deviceCode);
+  if (artifacts.target == Target::CUDA && !deferred)
     cuda::loadNextModuleNow();
+  if (deferred)
+    impl->generations.start(impl->deviceCode);
   (*host)->initialize();
   cuda::loadNextModuleNow(false);
   cuda::ModuleLoads loads = cuda::takeModuleLoads();
   if (!loads.status)
     return loads.status;
+  if (loads.generateMilliseconds > 0)
+    times.push_back({"the first module's PTX, generated at its load", loads.generateMilliseconds});
   // With the level the driver compiled at, which nothing else shows.
   if (artifacts.target == Target::CUDA)
     times.push_back({"load module (driver PTX JIT" +
@@ -294,6 +315,14 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
   // A cache that cannot be written costs speed, never the compile.
   if (disk.store(keyText, artifacts))
     ++counters().stores;
+  // Deferred device code is stored again as PTX once it is all generated:
+  // a later process then loads PTX, as after an eager compile.
+  if (anyDeferred(artifacts.deviceCode))
+    (*module)->impl_->generations.whenGenerated(
+        [disk, keyText, artifacts](const DeviceCode &ptx) mutable {
+          artifacts.deviceCode = ptx;
+          (void)disk.store(keyText, artifacts);
+        });
   memoryCache().insert(keyText, *module);
   return module;
 }
@@ -320,7 +349,7 @@ Module::~Module() = default;
 Target Module::target() const { return impl_->target; }
 const std::vector<EntryInfo> &Module::entries() const { return impl_->entries; }
 const std::string &Module::ptx() const {
-  std::call_once(impl_->ptxOnce, [&] { impl_->ptx = joinedPTX(impl_->deviceCode); });
+  std::call_once(impl_->ptxOnce, [&] { impl_->ptx = generatedPTX(impl_->deviceCode); });
   return impl_->ptx;
 }
 

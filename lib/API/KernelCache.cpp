@@ -140,6 +140,9 @@ std::string nerve::cacheKeyText(const std::string &spec, const CompileOptions &o
       << options.neuronTimeBlock << "\n";
   if (target == Target::CUDA) {
     key << "chip " << options.chip << "\n";
+    // The artifacts hold deferred device code instead of PTX.
+    if (options.lazyKernels)
+      key << "lazy-kernels\n";
     std::optional<std::string> libdevice = findLibdevice(options.libdevice);
     key << "libdevice ";
     struct stat st {};

@@ -1,6 +1,7 @@
 //===- Lowering.cpp - spec text to lowered host and device code ----------===//
 
 #include "Lowering.h"
+#include "DeferredKernels.h"
 #include "Entries.h"
 #include "HostObject.h"
 
@@ -89,11 +90,11 @@ private:
   std::map<std::thread::id, std::vector<std::chrono::steady_clock::time_point>> starts;
 };
 
-/// The threads every compile shares (MLIR's passes over sibling ops, the
-/// gpu.modules' code generation), started on first use. A forked child has
-/// none of its parent's threads: it gets a pool of its own (the parent's is
-/// left alone, unusable there).
-llvm::ThreadPoolInterface *compileThreads() {
+} // namespace
+
+/// A forked child has none of its parent's threads: it gets a pool of its
+/// own (the parent's is left alone, unusable there).
+llvm::ThreadPoolInterface *nerve::compileThreads() {
   static std::mutex mutex;
   static llvm::DefaultThreadPool *pool = nullptr;
   static pid_t owner = 0;
@@ -106,8 +107,6 @@ llvm::ThreadPoolInterface *compileThreads() {
   }
   return pool;
 }
-
-} // namespace
 
 /// Joins a thread however the scope is left.
 struct JoiningThread {
@@ -191,6 +190,28 @@ static Status emitHostObjectOf(LoweredSpec &lowered, const CompileOptions &optio
   return Status();
 }
 
+/// The rest of a compile with lazyKernels: each gpu.module's text becomes
+/// its device code (generated at its first launch: DeferredKernels.h), the
+/// host code is lowered and compiled against the placeholders.
+static Status lowerHostDeferringKernels(LoweredSpec &lowered, const CompileOptions &options,
+                                        bool wantHostObject, DiagnosticCollector &diags) {
+  auto start = std::chrono::steady_clock::now();
+  OwningOpRef<ModuleOp> device = takeGPUModules(*lowered.module);
+  for (gpu::GPUModuleOp module : device->getOps<gpu::GPUModuleOp>())
+    lowered.deviceCode.push_back({module.getName().str(), deferDeviceCode(module)});
+  lowered.times.push_back({"device code kept for its first launch", millisecondsSince(start)});
+  registerDeferredPTXGenerator();
+  PassManager hostPM(lowered.context.get());
+  hostPM.addInstrumentation(std::make_unique<PassTimer>(lowered.times));
+  buildNerveToHostLLVMPipeline(hostPM);
+  initializeHostTarget();
+  if (failed(hostPM.run(*lowered.module)))
+    return diags.fail("lowering the spec failed");
+  if (wantHostObject)
+    return emitHostObjectOf(lowered, options);
+  return Status();
+}
+
 Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptions &options,
                                      Target target, bool wantHostObject) {
   if (options.optLevel < 0 || options.optLevel > 3)
@@ -251,9 +272,18 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
     return lowered;
   }
 
-  buildNerveToNVVMPipeline(pm, ptxOptions);
+  // With lazyKernels the gpu.modules wait for their own passes: deferred
+  // when there are several to choose from at run time, run below beside the
+  // host code when there is one (its first launch would need it at once).
+  bool lazy = options.lazyKernels;
+  buildNerveToNVVMPipeline(pm, ptxOptions, /*withDeviceCode=*/!lazy);
   if (failed(pm.run(*lowered.module)))
     return diags.fail("lowering the spec failed");
+  if (lazy && llvm::range_size(lowered.module->getOps<gpu::GPUModuleOp>()) > 1) {
+    if (Status s = lowerHostDeferringKernels(lowered, options, wantHostObject, diags); !s)
+      return s;
+    return lowered;
+  }
 
   // The rest of nerve-to-ptx in two halves at once: the PTX of the
   // gpu.modules (moved out of the way) and the host code.
@@ -262,6 +292,9 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   PassManager devicePM(ctx), hostPM(ctx);
   devicePM.addInstrumentation(std::make_unique<PassTimer>(deviceTimes));
   hostPM.addInstrumentation(std::make_unique<PassTimer>(lowered.times));
+  if (lazy)
+    buildNerveDeviceCodePipeline(devicePM.nest<gpu::GPUModuleOp>(), ptxOptions.chip,
+                                 findLibdevice(ptxOptions.libdevice).has_value());
   buildNerveSerializePTXPipeline(devicePM);
   buildNerveToHostLLVMPipeline(hostPM);
   loadDependentDialects(ctx, {&devicePM, &hostPM});

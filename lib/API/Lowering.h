@@ -20,6 +20,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -33,6 +34,11 @@ namespace nerve {
 /// Every dialect a spec (and its lowering) can meet, registered once per
 /// process.
 const mlir::DialectRegistry &specDialects();
+
+/// The threads every compile shares (MLIR's passes over sibling ops, the
+/// gpu.modules' code generation, deferred kernels generated in the
+/// background), started on first use; null on a single core.
+llvm::ThreadPoolInterface *compileThreads();
 
 /// Collects MLIR's diagnostics into a string while alive.
 class DiagnosticCollector {

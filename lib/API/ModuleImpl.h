@@ -5,6 +5,7 @@
 
 #include "nerve/nerve.h"
 
+#include "DeferredKernels.h"
 #include "HostJIT.h"
 #include "KernelCache.h"
 
@@ -19,6 +20,9 @@ struct Module::Impl {
   /// The linked host code points into these PTX texts, so they are
   /// declared before (and outlive) `host`.
   DeviceCode deviceCode;
+  /// deviceCode's deferred modules (lazyKernels), generated in the
+  /// background; declared after it, so it goes first.
+  BackgroundGenerations generations;
   std::vector<std::pair<std::string, double>> times;
   /// The linked host code: a packed entry point per entry.
   std::unique_ptr<LoadedHost> host;

@@ -147,6 +147,10 @@ void nerveCompileOptionsSetFastMath(NerveCompileOptions o, bool fastMath) {
   unwrap(o)->fastMath = fastMath;
 }
 
+void nerveCompileOptionsSetLazyKernels(NerveCompileOptions o, bool lazyKernels) {
+  unwrap(o)->lazyKernels = lazyKernels;
+}
+
 void nerveCompileOptionsSetExactMath(NerveCompileOptions o, bool exactMath) {
   unwrap(o)->exactMath = exactMath;
 }

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -43,6 +44,7 @@ void nerve::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::gpu::GPUDialect, mlir::index::IndexDialect,
                   mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
+                  mlir::nvgpu::NVGPUDialect,
                   mlir::scf::SCFDialect, mlir::ub::UBDialect,
                   mlir::vector::VectorDialect>();
   // Interface models (convert-to-llvm, inliner, bufferization, NVVM target)

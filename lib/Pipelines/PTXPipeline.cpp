@@ -46,7 +46,8 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
   buildNerveToHostLLVMPipeline(pm);
 }
 
-void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions &options) {
+void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions &options,
+                                     bool withDeviceCode) {
   buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all
@@ -86,12 +87,17 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   // (none with exact math).
   if (!options.exactMath)
     pm.addPass(createHalfStorageMath());
-  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  if (withDeviceCode)
+    buildNerveDeviceCodePipeline(pm.nest<gpu::GPUModuleOp>(), options.chip, libdevice.has_value());
+}
+
+void nerve::buildNerveDeviceCodePipeline(OpPassManager &device, GpuChip chipName, bool libdevice) {
+  const ChipProfile &chip = chipProfile(chipName);
   if (chip.programmaticDependentLaunch)
     device.addPass(createGridDependencies());
   device.addPass(createOccupancyHints());
   LowerGPUMathOptions math;
-  math.libdevice = libdevice.has_value();
+  math.libdevice = libdevice;
   device.addPass(createLowerGPUMath(math));
   device.addPass(createPairTruncations());
   device.addPass(createSCFToControlFlowPass());

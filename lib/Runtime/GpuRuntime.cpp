@@ -3,6 +3,7 @@
 #include "nerve/Runtime/GpuRuntime.h"
 #include "nerve/Target/ChipProfile.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -22,10 +23,14 @@ struct ThreadState {
   std::string error;
   std::string loadError;
   double loadMilliseconds = 0;
+  double generateMilliseconds = 0;
   int loadLevel = 0;
   bool loadNextModuleNow = false;
 };
 thread_local ThreadState state;
+
+/// What generates deferred device code's PTX (set by nerve's compiler).
+std::atomic<DeferredPTXGenerator> deferredGenerator{nullptr};
 
 /// Records the first failure of the current call.
 void record(std::string &slot, const std::string &message) {
@@ -61,6 +66,9 @@ bool ok(const Device *d, CUresult r, const char *what, std::string &slot) {
 struct LazyModule {
   const void *ptx; ///< the host code's constant, alive as long as it is
   int optLevel;
+  /// The PTX generated from deferred device code (isDeferredDeviceCode),
+  /// once it was.
+  std::string generated;
   CUmodule module = nullptr;
   std::string error; ///< why the driver refused it, once it did
   /// Its kernels begin with griddepcontrol (nerve-grid-dependencies): they
@@ -141,11 +149,38 @@ cuda::ModuleLoads cuda::takeModuleLoads() {
   if (!state.loadError.empty())
     loads.status = Status::error(state.loadError);
   loads.milliseconds = state.loadMilliseconds;
+  loads.generateMilliseconds = state.generateMilliseconds;
   loads.level = state.loadLevel;
   state.loadError.clear();
   state.loadMilliseconds = 0;
+  state.generateMilliseconds = 0;
   state.loadLevel = 0;
   return loads;
+}
+
+/// `m`'s PTX: the host code's text, or the PTX generated from it when it is
+/// deferred device code (once); null, with the error recorded in `slot` and
+/// `m`, when generating it failed.
+static const char *generatedPTX(LazyModule &m, std::string &slot) {
+  const char *text = static_cast<const char *>(m.ptx);
+  if (!isDeferredDeviceCode(text))
+    return text;
+  if (!m.generated.empty())
+    return m.generated.c_str();
+  auto start = std::chrono::steady_clock::now();
+  DeferredPTXGenerator generate = deferredGenerator.load();
+  Result<std::string> ptx =
+      generate ? generate(text)
+               : Result<std::string>(Status::error("no compiler is there to generate it"));
+  state.generateMilliseconds +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!ptx) {
+    m.error = "generating a kernel's PTX at its first launch failed: " + ptx.message();
+    record(slot, m.error);
+    return nullptr;
+  }
+  m.generated = ptx.take();
+  return m.generated.c_str();
 }
 
 /// JIT-compiles `m` unless it is loaded; false, with the error recorded in
@@ -164,6 +199,10 @@ static bool loadModule(LazyModule &m, std::string &slot) {
     record(slot, s.message());
     return false;
   }
+  const char *ptx = generatedPTX(m, slot);
+  if (!ptx)
+    return false;
+  m.gridDependent = std::strstr(ptx, "griddepcontrol.wait");
   // The driver JIT-compiles the PTX; its own cache (~/.nv/ComputeCache)
   // keeps the result, so loading PTX it has seen before is fast.
   auto start = std::chrono::steady_clock::now();
@@ -175,7 +214,7 @@ static bool loadModule(LazyModule &m, std::string &slot) {
   void *values[] = {errorLog, reinterpret_cast<void *>(sizeof(errorLog) - 1),
                     reinterpret_cast<void *>(static_cast<intptr_t>(level))};
   CUmodule module = nullptr;
-  CUresult r = d->api().cuModuleLoadDataEx(&module, m.ptx, 3, options, values);
+  CUresult r = d->api().cuModuleLoadDataEx(&module, ptx, 3, options, values);
   state.loadMilliseconds +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (r == CUDA_SUCCESS) {
@@ -205,14 +244,21 @@ static bool loadModule(LazyModule &m, std::string &slot) {
 
 void cuda::loadNextModuleNow(bool now) { state.loadNextModuleNow = now; }
 
+bool cuda::isDeferredDeviceCode(const char *text) {
+  return text && std::strncmp(text, kDeferredDeviceCodePrefix,
+                              std::strlen(kDeferredDeviceCodePrefix)) == 0;
+}
+
+void cuda::setDeferredPTXGenerator(DeferredPTXGenerator generator) {
+  deferredGenerator.store(generator);
+}
+
 extern "C" {
 
 /// Runs in the host code's global constructors: the module loads at its
 /// first launch, or now when compile asked for it (loadNextModuleNow).
 static void *nerve_mgpuModuleLoadJIT(void *ptx, int optLevel) {
-  auto *m = new LazyModule{ptx, optLevel, nullptr, {}};
-  // The PTX text, as the driver takes it (NUL-terminated).
-  m->gridDependent = std::strstr(static_cast<const char *>(ptx), "griddepcontrol.wait");
+  auto *m = new LazyModule{ptx, optLevel, {}, nullptr, {}};
   if (state.loadNextModuleNow) {
     state.loadNextModuleNow = false;
     std::lock_guard<std::mutex> lock(loadMutex);

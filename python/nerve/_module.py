@@ -32,6 +32,8 @@ class CompileOptions:
     opt_level: int = 3
     fast_math: bool = False
     exact_math: bool = False  # IEEE math in 16-bit kernels too (CompileOptions::exactMath)
+    # Each kernel's PTX generated at its first launch (CompileOptions::lazyKernels).
+    lazy_kernels: bool = False
     libdevice: str = ""
     neuron_time_block: int = 0
     cache: bool = True
@@ -63,6 +65,7 @@ class _OptionsHandle:
         lib.nerveCompileOptionsSetOptLevel(h, int(o.opt_level))
         lib.nerveCompileOptionsSetFastMath(h, bool(o.fast_math))
         lib.nerveCompileOptionsSetExactMath(h, bool(o.exact_math))
+        lib.nerveCompileOptionsSetLazyKernels(h, bool(o.lazy_kernels))
         lib.nerveCompileOptionsSetLibdevice(h, StringRef.of(o.libdevice))
         lib.nerveCompileOptionsSetNeuronTimeBlock(h, int(o.neuron_time_block))
         lib.nerveCompileOptionsSetSourceName(h, StringRef.of(self.source_name))
@@ -489,8 +492,8 @@ def compile(spec: Union[str, os.PathLike], target: str = "auto", chip: Optional[
 
     target: "auto" (CUDA when a GPU is usable, else the CPU), "cpu" or "cuda".
     chip: sm_80, sm_89, sm_90 or sm_100; None: the GPU's own.
-    options: opt_level, fast_math, exact_math, libdevice, neuron_time_block,
-    cache, cache_dir, cache_max_bytes (nerve::CompileOptions).
+    options: opt_level, fast_math, exact_math, lazy_kernels, libdevice,
+    neuron_time_block, cache, cache_dir, cache_max_bytes (nerve::CompileOptions).
     """
     opts = CompileOptions(target=target, chip=chip, **options)
     text, name = _spec_text(spec)

@@ -181,6 +181,31 @@ def test_exact_math_keeps_16_bit_kernels_ieee(device):
             assert ("rcp.rn.f32" in m.ptx) == exact
 
 
+SOFTMAX = """
+!m = !tdim.tensor<[r: ?, c: ?], f32>
+tdim.kernel @softmax(%x: !m) -> (%y: !m) {
+  tdim.softmax ins(%x : !m) outs(%y : !m) over c
+  tdim.return
+}
+"""
+
+
+def test_lazy_kernels_give_the_same_results(device):
+    """lazy_kernels generates each kernel's PTX at its first launch (on the
+    GPU; the CPU compiles as ever): the same PTX, so the same bits, and the
+    float64 softmax either way, for rows that take different kernels."""
+    eager = nerve.compile(SOFTMAX, target=target(device), cache=False)
+    lazy = nerve.compile(SOFTMAX, target=target(device), cache=False, lazy_kernels=True)
+    for rows, cols in ((37, 4097), (5, 33), (2, 70000)):
+        x = torch.randn(rows, cols, device=device)
+        want = torch.softmax(x.double(), dim=1)
+        y = lazy.softmax(x)
+        assert torch.equal(y, eager.softmax(x))
+        torch.testing.assert_close(y.double(), want, rtol=1e-5, atol=1e-7)
+    if device == "cuda":
+        assert lazy.ptx == eager.ptx
+
+
 def test_builders(device):
     axpy = nerve.elementwise_kernel("axpy", "f32 x[n], f32 y[n], f32 a", "f32 z[n]",
                                     "z = a * x + y", target=target(device))

@@ -76,6 +76,10 @@ static cl::opt<int> timeBlock("time-block",
                               cl::desc("Time steps of a neuron whose loads are issued together "
                                        "(1-128; default 0: automatic)"),
                               cl::init(0), cl::cat(category));
+static cl::opt<bool> lazyKernels("lazy-kernels",
+                                 cl::desc("Generate each kernel's PTX at its first launch, not "
+                                          "in compile (CUDA)"),
+                                 cl::init(false), cl::cat(category));
 static cl::opt<bool> showTiming("timing",
                                 cl::desc("Print how long parsing, each pass, code generation, "
                                          "the cache, the module load and the first launch took"),
@@ -133,6 +137,7 @@ static Result<CompileOptions> compileOptions() {
   options.optLevel = static_cast<int>(optLevel);
   options.libdevice = libdevicePath;
   options.neuronTimeBlock = timeBlock;
+  options.lazyKernels = lazyKernels;
   options.cache = useCache;
   options.cacheDir = cacheDir;
   return options;

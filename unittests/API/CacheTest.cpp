@@ -1,6 +1,8 @@
 //===- CacheTest.cpp - the in-process and on-disk kernel caches ----------===//
 
+#include "../../lib/API/DeferredKernels.h"
 #include "../../lib/API/KernelCache.h"
+#include "nerve/Runtime/GpuRuntime.h"
 #include "ScratchDir.h"
 #include "nerve/nerve.h"
 
@@ -323,3 +325,18 @@ TEST_F(Cache, AnUnwritableDirectoryCostsOnlySpeed) {
 }
 
 } // namespace
+
+TEST(DeferredKernels, BadDeferredCodeIsAnErrorNotACrash) {
+  // Not deferred code at all, not base64, base64 of no bytecode, and a
+  // module that parses but is no gpu.module: each an error with a message.
+  Result<std::string> plain = generateDeferredPTX("// PTX");
+  ASSERT_FALSE(plain);
+  EXPECT_NE(plain.message().find("not deferred device code"), std::string::npos);
+  std::string prefix = cuda::kDeferredDeviceCodePrefix;
+  Result<std::string> notBase64 = generateDeferredPTX((prefix + "%%%").c_str());
+  ASSERT_FALSE(notBase64);
+  EXPECT_NE(notBase64.message().find("not base64"), std::string::npos);
+  Result<std::string> notBytecode = generateDeferredPTX((prefix + "bm90IGJ5dGVjb2Rl").c_str());
+  ASSERT_FALSE(notBytecode);
+  EXPECT_FALSE(notBytecode.message().empty());
+}

@@ -218,6 +218,100 @@ TEST_F(FakeDriverFault, KernelsLoadAtTheirFirstLaunch) {
   EXPECT_EQ(fakeModulesLoaded() - before, 2);
 }
 
+/// kRowSoftmax compiled without caches, each kernel's PTX generated at its
+/// first launch.
+Result<std::shared_ptr<Module>> compileLazily(const char *spec) {
+  CompileOptions o;
+  o.target = Target::CUDA;
+  o.cache = false;
+  o.lazyKernels = true;
+  return compile(spec, o);
+}
+
+TEST_F(FakeDriverFault, LazyKernelsGenerateThePTXAnEagerCompileDoes) {
+  auto eager = compileUncached(kRowSoftmax);
+  auto lazy = compileLazily(kRowSoftmax);
+  ASSERT_TRUE(eager) << eager.message();
+  ASSERT_TRUE(lazy) << lazy.message();
+  // ptx() generates the deferred modules: every kernel, byte for byte.
+  EXPECT_FALSE((*eager)->ptx().empty());
+  EXPECT_EQ((*lazy)->ptx(), (*eager)->ptx());
+  // The compile kept the device code for later and said so; it generated
+  // no PTX itself (the background threads do, and a launch waits for its
+  // module).
+  bool kept = false, generated = false;
+  for (const auto &[stage, ms] : (*lazy)->compileTimes()) {
+    kept |= stage == "device code kept for its first launch";
+    generated |= stage.find("(beside the host code)") != std::string::npos ||
+                 stage.find("generated at its load") != std::string::npos;
+  }
+  EXPECT_TRUE(kept);
+  EXPECT_FALSE(generated);
+}
+
+TEST_F(FakeDriverFault, LazyKernelsAreGeneratedAtTheirFirstLaunch) {
+  int before = fakeModulesLoaded();
+  ASSERT_GE(before, 0) << "the stand-in driver does not count its modules";
+  auto module = compileLazily(kRowSoftmax);
+  ASSERT_TRUE(module) << module.message();
+  // Nothing loaded: the first module's PTX is not generated for the driver
+  // to check, as an eager compile's is.
+  EXPECT_EQ(fakeModulesLoaded() - before, 0);
+  // The kernel for rows of 1024 f32: loaded at its launch, once.
+  Status s = runRowSoftmax(**module, 2, 1024);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(fakeModulesLoaded() - before, 1);
+  s = runRowSoftmax(**module, 3, 1024);
+  ASSERT_TRUE(s) << s.message();
+  EXPECT_EQ(fakeModulesLoaded() - before, 1);
+  // A module dropped while its kernels are still being generated in the
+  // background leaves nothing behind that a later compile trips on.
+  for (int i = 0; i < 3; ++i) {
+    auto dropped = compileLazily(kRowSoftmax);
+    ASSERT_TRUE(dropped) << dropped.message();
+  }
+  auto after = compileLazily(kRowSoftmax);
+  ASSERT_TRUE(after) << after.message();
+  s = runRowSoftmax(**after, 2, 1024);
+  EXPECT_TRUE(s) << s.message();
+}
+
+TEST_F(FakeDriverFault, LazyKernelsComeBackFromTheDiskCache) {
+  ScratchDir scratch("nerve-fake-driver-lazy");
+  ASSERT_FALSE(scratch.path.empty());
+  CompileOptions o;
+  o.target = Target::CUDA;
+  o.cacheDir = scratch.path.string();
+  o.lazyKernels = true;
+  clearMemoryCache();
+  auto cold = compile(kRowSoftmax, o);
+  ASSERT_TRUE(cold) << cold.message();
+  std::string ptx = (*cold)->ptx();
+  // Once the background threads have generated every kernel, the entry is
+  // stored again with their PTX: a later compile loads PTX, and the first
+  // module at once, as after an eager compile.
+  waitForBackgroundKernels();
+  clearMemoryCache();
+  int before = fakeModulesLoaded();
+  auto warm = compile(kRowSoftmax, o);
+  ASSERT_TRUE(warm) << warm.message();
+  EXPECT_EQ(fakeModulesLoaded() - before, 1);
+  bool loadedAtOnce = false;
+  for (const auto &[stage, ms] : (*warm)->compileTimes())
+    loadedAtOnce |= stage.rfind("load module", 0) == 0;
+  EXPECT_TRUE(loadedAtOnce);
+  Status s = runRowSoftmax(**warm, 2, 1024);
+  EXPECT_TRUE(s) << s.message();
+  EXPECT_EQ((*warm)->ptx(), ptx);
+  // An eager compile of the same spec is another entry, not this one.
+  o.lazyKernels = false;
+  clearMemoryCache();
+  CacheStats stats = cacheStats();
+  auto eager = compile(kRowSoftmax, o);
+  ASSERT_TRUE(eager) << eager.message();
+  EXPECT_EQ(cacheStats().misses - stats.misses, 1u);
+}
+
 /// How many launches the stand-in driver was asked to let overlap the
 /// kernel before (programmatic dependent launch).
 int fakeDependentLaunches() { return fakeCounter("nerveFakeDependentLaunches"); }

@@ -94,8 +94,15 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
 void buildNerveToPTXPipeline(mlir::OpPassManager &pm, const NerveToPTXOptions &options);
 
 /// The first part: kernels out into gpu.modules in the NVVM dialect, the
-/// host code still in func/memref/gpu ops.
-void buildNerveToNVVMPipeline(mlir::OpPassManager &pm, const NerveToPTXOptions &options);
+/// host code still in func/memref/gpu ops. Without `withDeviceCode`, the
+/// gpu.modules stop before their own passes (buildNerveDeviceCodePipeline),
+/// as a compile that generates each kernel at its first launch keeps them.
+void buildNerveToNVVMPipeline(mlir::OpPassManager &pm, const NerveToPTXOptions &options,
+                              bool withDeviceCode = true);
+/// The first part's passes on one gpu.module (`pm` runs on gpu.module):
+/// from nerve's math to the NVVM dialect. They take all they need from the
+/// module's #nvvm.target: the chip and whether libdevice is linked.
+void buildNerveDeviceCodePipeline(mlir::OpPassManager &pm, GpuChip chip, bool libdevice);
 /// The second: every gpu.module to a gpu.binary holding its PTX, checked.
 /// Touches nothing but the gpu.modules, so nerve's compile runs it on them
 /// moved into a module of their own, beside the third part.

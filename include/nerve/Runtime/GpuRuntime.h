@@ -57,11 +57,26 @@ struct ModuleLoads {
   /// The optimization level (ptxas -O0 to -O4) the driver was asked to
   /// compile the last module loaded at; 0 if none was loaded.
   int level = 0;
+  /// Milliseconds spent generating deferred device code's PTX.
+  double generateMilliseconds = 0;
 };
 
 /// What loading modules on this thread came to since the last call,
 /// cleared by the call.
 ModuleLoads takeModuleLoads();
+
+/// How device code generated at its first launch reads until then: these
+/// bytes, then what the generator takes (a compile with lazyKernels hands
+/// the host code such text in place of PTX).
+constexpr const char *kDeferredDeviceCodePrefix = "// nerve: generated at the first launch\n";
+
+/// Whether `text` is device code to generate at its first launch.
+bool isDeferredDeviceCode(const char *text);
+
+/// What turns deferred device code into PTX (nerve's compiler, which sets
+/// it): PTX, or an error.
+using DeferredPTXGenerator = Result<std::string> (*)(const char *deferred);
+void setDeferredPTXGenerator(DeferredPTXGenerator generator);
 
 /// The mgpu* functions, for the ExecutionEngine's symbol table.
 std::vector<std::pair<const char *, void *>> getMgpuSymbols();
