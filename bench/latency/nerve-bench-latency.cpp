@@ -192,8 +192,7 @@ Stages stagesOf(const Module &module) {
   Stages s;
   for (const auto &[stage, ms] : module.compileTimes()) {
     std::string_view name = stage;
-    if (name.find("(beside the host code)") != std::string_view::npos ||
-        name.find("generated at its load") != std::string_view::npos)
+    if (name.find("(beside the host code)") != std::string_view::npos)
       s.ptx += ms;
     else if (name == "host code generation")
       s.host += ms;
@@ -218,8 +217,8 @@ void coldAll(const std::string &examples, int runs, bool gpu, bool lazyKernels) 
   std::sort(paths.begin(), paths.end());
   std::printf("\ncold compile of each example (caches off; median of %d after one more), ms;\n"
               "stages of the last compile: nerve's passes, PTX beside the host code (with\n"
-              "--lazy-kernels: the first module's, generated at its load), host code, its link,\n"
-              "the driver's JIT of the first kernel%s\n\n",
+              "--lazy-kernels: a spec of one module's only), host code, its link, the\n"
+              "driver's JIT of the first kernel%s\n\n",
               runs, lazyKernels ? "; kernels generated at their first launch" : "");
   std::printf("%-34s %8s %11s %8s %8s %8s %6s %8s\n", "spec", "compile", "+1st launch",
               "passes", "ptx", "host", "link", "driver");

@@ -105,7 +105,7 @@ Result<std::string> nerve::emit(const std::string &spec, const CompileOptions &o
   if (!lowered)
     return lowered.status();
   if (what == Emit::PTX)
-    return joinedPTX(lowered->deviceCode);
+    return generatedPTX(lowered->deviceCode);
   std::string ir = printLLVMIR(*lowered->module);
   if (ir.empty())
     return Status::error("translating the host code to LLVM IR failed");
@@ -242,8 +242,6 @@ loadArtifacts(const CompiledArtifacts &artifacts,
   cuda::ModuleLoads loads = cuda::takeModuleLoads();
   if (!loads.status)
     return loads.status;
-  if (loads.generateMilliseconds > 0)
-    times.push_back({"the first module's PTX, generated at its load", loads.generateMilliseconds});
   // With the level the driver compiled at, which nothing else shows.
   if (artifacts.target == Target::CUDA)
     times.push_back({"load module (driver PTX JIT" +

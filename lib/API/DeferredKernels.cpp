@@ -22,8 +22,8 @@
 #include "llvm/Support/SourceMgr.h"
 
 #include <condition_variable>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -95,20 +95,6 @@ Result<std::string> nerve::generateDeferredPTX(const char *deferred) {
   for (gpu::BinaryOp binary : top->getOps<gpu::BinaryOp>())
     for (Attribute object : binary.getObjects())
       ptx += llvm::cast<gpu::ObjectAttr>(object).getObject().getValue().str();
-  return ptx;
-}
-
-std::string nerve::generatedPTX(const DeviceCode &code) {
-  std::string ptx;
-  for (const auto &[binary, text] : code) {
-    if (!cuda::isDeferredDeviceCode(text.c_str())) {
-      ptx += text;
-      continue;
-    }
-    Result<std::string> generated = generateDeferredPTX(text.c_str());
-    ptx += generated ? generated.take()
-                     : "// @" + binary + ": generating its PTX failed: " + generated.message() + "\n";
-  }
   return ptx;
 }
 
@@ -190,6 +176,20 @@ Result<std::string> generateOrWait(const char *deferred) {
 
 void nerve::waitForBackgroundKernels() { waitForRunning(); }
 
+std::string nerve::generatedPTX(const DeviceCode &code) {
+  std::string ptx;
+  for (const auto &[binary, text] : code) {
+    if (!cuda::isDeferredDeviceCode(text.c_str())) {
+      ptx += text;
+      continue;
+    }
+    Result<std::string> generated = generateOrWait(text.c_str());
+    ptx += generated ? generated.take()
+                     : "// @" + binary + ": generating its PTX failed: " + generated.message() + "\n";
+  }
+  return ptx;
+}
+
 void nerve::registerDeferredPTXGenerator() {
   static std::once_flag once;
   std::call_once(once, [] { cuda::setDeferredPTXGenerator(&generateOrWait); });
@@ -233,14 +233,15 @@ void BackgroundGenerations::whenGenerated(std::function<void(const DeviceCode &)
   threads->async([modules = modules, then = std::move(then)] {
     DeviceCode ptx;
     bool generated = true;
-    for (const auto &[binary, g] : modules) {
-      g->run(); // one still queued is generated here, not waited for
-      std::unique_lock<std::mutex> lock(g->mutex);
-      g->done.wait(lock, [&] { return g->finished; });
-      if (!g->ptx)
+    for (const auto &module : modules) {
+      Generation &g = *module.second;
+      g.run(); // one still queued is generated here, not waited for
+      std::unique_lock<std::mutex> lock(g.mutex);
+      g.done.wait(lock, [&] { return g.finished; });
+      if (!g.ptx)
         generated = false;
       else
-        ptx.push_back({binary, *g->ptx});
+        ptx.push_back({module.first, *g.ptx});
     }
     if (generated)
       then(ptx);

@@ -33,8 +33,9 @@ std::string deferDeviceCode(mlir::gpu::GPUModuleOp module);
 /// serialisation, as an eager compile runs them, in a context of its own.
 Result<std::string> generateDeferredPTX(const char *deferred);
 
-/// The PTX of every module of `code`, deferred ones generated now; a
-/// module whose generation fails contributes a comment saying why.
+/// All of `code`'s PTX, one binary after another: deferred modules'
+/// generated now (or taken from their background generation); a module
+/// whose generation fails contributes a comment saying why.
 std::string generatedPTX(const DeviceCode &code);
 
 /// Registers the runtime's generator of deferred device code (once): it

@@ -161,13 +161,6 @@ std::string nerve::cacheKeyText(const std::string &spec, const CompileOptions &o
 
 std::string nerve::cacheKeyHash(const std::string &keyText) { return sha256Hex(keyText); }
 
-std::string nerve::joinedPTX(const DeviceCode &code) {
-  std::string ptx;
-  for (const auto &[binary, text] : code)
-    ptx += text;
-  return ptx;
-}
-
 std::string DiskCache::entryPath(const std::string &keyText) const {
   return settings_.dir + "/" + cacheKeyHash(keyText) + kSuffix;
 }

@@ -50,9 +50,6 @@ std::string cacheKeyHash(const std::string &keyText);
 /// Each gpu.binary's name and PTX, in the module's order.
 using DeviceCode = std::vector<std::pair<std::string, std::string>>;
 
-/// All of `code`'s PTX, one binary after another.
-std::string joinedPTX(const DeviceCode &code);
-
 /// What a compiled module is made of.
 struct CompiledArtifacts {
   Target target = Target::CPU;

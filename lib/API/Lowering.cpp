@@ -200,7 +200,6 @@ static Status lowerHostDeferringKernels(LoweredSpec &lowered, const CompileOptio
   for (gpu::GPUModuleOp module : device->getOps<gpu::GPUModuleOp>())
     lowered.deviceCode.push_back({module.getName().str(), deferDeviceCode(module)});
   lowered.times.push_back({"device code kept for its first launch", millisecondsSince(start)});
-  registerDeferredPTXGenerator();
   PassManager hostPM(lowered.context.get());
   hostPM.addInstrumentation(std::make_unique<PassTimer>(lowered.times));
   buildNerveToHostLLVMPipeline(hostPM);

@@ -23,7 +23,6 @@ struct ThreadState {
   std::string error;
   std::string loadError;
   double loadMilliseconds = 0;
-  double generateMilliseconds = 0;
   int loadLevel = 0;
   bool loadNextModuleNow = false;
 };
@@ -149,11 +148,9 @@ cuda::ModuleLoads cuda::takeModuleLoads() {
   if (!state.loadError.empty())
     loads.status = Status::error(state.loadError);
   loads.milliseconds = state.loadMilliseconds;
-  loads.generateMilliseconds = state.generateMilliseconds;
   loads.level = state.loadLevel;
   state.loadError.clear();
   state.loadMilliseconds = 0;
-  state.generateMilliseconds = 0;
   state.loadLevel = 0;
   return loads;
 }
@@ -167,13 +164,10 @@ static const char *generatedPTX(LazyModule &m, std::string &slot) {
     return text;
   if (!m.generated.empty())
     return m.generated.c_str();
-  auto start = std::chrono::steady_clock::now();
   DeferredPTXGenerator generate = deferredGenerator.load();
   Result<std::string> ptx =
       generate ? generate(text)
                : Result<std::string>(Status::error("no compiler is there to generate it"));
-  state.generateMilliseconds +=
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!ptx) {
     m.error = "generating a kernel's PTX at its first launch failed: " + ptx.message();
     record(slot, m.error);

@@ -57,8 +57,6 @@ struct ModuleLoads {
   /// The optimization level (ptxas -O0 to -O4) the driver was asked to
   /// compile the last module loaded at; 0 if none was loaded.
   int level = 0;
-  /// Milliseconds spent generating deferred device code's PTX.
-  double generateMilliseconds = 0;
 };
 
 /// What loading modules on this thread came to since the last call,
