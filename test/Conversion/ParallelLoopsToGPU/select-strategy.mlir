@@ -141,6 +141,7 @@
 // VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
 // VECTOR_LANES: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
 // VECTOR_LANES: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
 // VECTOR_LANES-NOT: gpumap.strategy
 
 // warp-rows.mlir

@@ -347,3 +347,74 @@ func.func @row_sum(%x: memref<?x?xf32>, %s: memref<?xf32>) attributes {nerve.ker
   }
   return
 }
+
+// -----
+
+// A straight-line body that loads many values (a neuron whose time loop
+// had one block of steps, its length known: here 17 f16 loads) keeps the
+// scalar mapping: 8 lanes would load 136 values, over the 128 that bound
+// the copies of a straight-line body.
+// CHECK-LABEL: func.func @one_time_block
+// CHECK-NOT:   vector.load
+// CHECK:       gpu.launch
+// CHECK-NOT:   gpu.launch
+func.func @one_time_block(%x: memref<17x?xf16>, %y: memref<?xf16>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c1 : memref<17x?xf16>
+  scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+    %c0_t = arith.constant 0 : index
+    %l0 = memref.load %x[%c0_t, %j] : memref<17x?xf16>
+    %c1_t = arith.constant 1 : index
+    %l1 = memref.load %x[%c1_t, %j] : memref<17x?xf16>
+    %c2_t = arith.constant 2 : index
+    %l2 = memref.load %x[%c2_t, %j] : memref<17x?xf16>
+    %c3_t = arith.constant 3 : index
+    %l3 = memref.load %x[%c3_t, %j] : memref<17x?xf16>
+    %c4_t = arith.constant 4 : index
+    %l4 = memref.load %x[%c4_t, %j] : memref<17x?xf16>
+    %c5_t = arith.constant 5 : index
+    %l5 = memref.load %x[%c5_t, %j] : memref<17x?xf16>
+    %c6_t = arith.constant 6 : index
+    %l6 = memref.load %x[%c6_t, %j] : memref<17x?xf16>
+    %c7_t = arith.constant 7 : index
+    %l7 = memref.load %x[%c7_t, %j] : memref<17x?xf16>
+    %c8_t = arith.constant 8 : index
+    %l8 = memref.load %x[%c8_t, %j] : memref<17x?xf16>
+    %c9_t = arith.constant 9 : index
+    %l9 = memref.load %x[%c9_t, %j] : memref<17x?xf16>
+    %c10_t = arith.constant 10 : index
+    %l10 = memref.load %x[%c10_t, %j] : memref<17x?xf16>
+    %c11_t = arith.constant 11 : index
+    %l11 = memref.load %x[%c11_t, %j] : memref<17x?xf16>
+    %c12_t = arith.constant 12 : index
+    %l12 = memref.load %x[%c12_t, %j] : memref<17x?xf16>
+    %c13_t = arith.constant 13 : index
+    %l13 = memref.load %x[%c13_t, %j] : memref<17x?xf16>
+    %c14_t = arith.constant 14 : index
+    %l14 = memref.load %x[%c14_t, %j] : memref<17x?xf16>
+    %c15_t = arith.constant 15 : index
+    %l15 = memref.load %x[%c15_t, %j] : memref<17x?xf16>
+    %c16_t = arith.constant 16 : index
+    %l16 = memref.load %x[%c16_t, %j] : memref<17x?xf16>
+    %s0 = arith.addf %l0, %l1 : f16
+    %s1 = arith.addf %s0, %l2 : f16
+    %s2 = arith.addf %s1, %l3 : f16
+    %s3 = arith.addf %s2, %l4 : f16
+    %s4 = arith.addf %s3, %l5 : f16
+    %s5 = arith.addf %s4, %l6 : f16
+    %s6 = arith.addf %s5, %l7 : f16
+    %s7 = arith.addf %s6, %l8 : f16
+    %s8 = arith.addf %s7, %l9 : f16
+    %s9 = arith.addf %s8, %l10 : f16
+    %s10 = arith.addf %s9, %l11 : f16
+    %s11 = arith.addf %s10, %l12 : f16
+    %s12 = arith.addf %s11, %l13 : f16
+    %s13 = arith.addf %s12, %l14 : f16
+    %s14 = arith.addf %s13, %l15 : f16
+    %s15 = arith.addf %s14, %l16 : f16
+    memref.store %s15, %y[%j] : memref<?xf16>
+    scf.reduce
+  }
+  return
+}
