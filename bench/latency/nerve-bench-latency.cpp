@@ -86,6 +86,8 @@ public:
       for (size_t d = 0; d < a.dims.size(); ++d) {
         int64_t s = a.sizes[d] >= 0 ? a.sizes[d] : size;
         sizes.push_back(s);
+        if (s > 0 && elements > (int64_t(1) << 40) / s)
+          die("argument " + a.name + " has over 2^40 elements: the benchmark launches small sizes");
         elements *= s;
       }
       size_t bytes = static_cast<size_t>(std::max<int64_t>(elements, 1) * 8);
@@ -99,6 +101,8 @@ public:
         p = reinterpret_cast<void *>(d);
       } else {
         p = std::calloc(bytes, 1);
+        if (!p)
+          die("cannot allocate host memory");
       }
       pointers.push_back(p);
       args.push_back(Arg::tensor(p, sizes));
@@ -210,10 +214,15 @@ Stages stagesOf(const Module &module) {
 /// not counted (the process's one-time set-up), and the stages of the last.
 void coldAll(const std::string &examples, int runs, bool gpu, bool lazyKernels) {
   std::vector<std::string> paths;
-  for (const char *folder : {"neuron", "tdim"})
-    for (const auto &e : fs::directory_iterator(examples + "/" + folder))
+  for (const char *folder : {"neuron", "tdim"}) {
+    std::error_code error;
+    fs::directory_iterator it(examples + "/" + folder, error);
+    if (error)
+      die("cannot list " + examples + "/" + folder + ": " + error.message());
+    for (const auto &e : it)
       if (e.path().extension() == ".mlir")
         paths.push_back(e.path().string());
+  }
   std::sort(paths.begin(), paths.end());
   std::printf("\ncold compile of each example (caches off; median of %d after one more), ms;\n"
               "stages of the last compile: nerve's passes, PTX beside the host code (with\n"
