@@ -20,9 +20,13 @@
 // PTX, the PTX (LLVM's NVPTX back end, beside the host code), the host
 // code, linking it, and the driver's PTX JIT of the first kernel; with
 // --lazy-kernels, compiled so that each kernel's PTX is generated at its
-// first launch (CompileOptions::lazyKernels).
+// first launch (CompileOptions::lazyKernels); with --specialize-sizes, each
+// kernel compiled at its first launch for that launch's sizes
+// (CompileOptions::specializeSizes). --size sets every dynamic size of the
+// first launch (default 32).
 //
-//   nerve-bench-latency [--examples DIR] [--runs N] [--all [--lazy-kernels]]
+//   nerve-bench-latency [--examples DIR] [--runs N]
+//                       [--all [--lazy-kernels] [--specialize-sizes] [--size N]]
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +40,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -71,10 +76,17 @@ std::string readFile(const std::string &path) {
   return s.str();
 }
 
-/// Device (or host) buffers for one launch of an entry at small sizes.
+/// Device (or host) buffers for one launch of an entry: its first two
+/// dynamic dimensions of size `size`, the others 4 (a 5-d neuron's tensors
+/// at 1024 in every dimension would not fit).
 class Buffers {
 public:
   Buffers(const EntryInfo &entry, bool gpu, int64_t size) : gpu(gpu) {
+    std::map<std::string, int64_t> dimSizes;
+    auto sizeOf = [&](const std::string &dim) {
+      auto [it, inserted] = dimSizes.try_emplace(dim, dimSizes.size() < 2 ? size : 4);
+      return it->second;
+    };
     for (const ArgInfo &a : entry.args) {
       if (!a.isTensor) {
         args.push_back(a.dtype == DType::F32 || a.dtype == DType::F64 ? Arg::scalar(1.0)
@@ -84,7 +96,7 @@ public:
       std::vector<int64_t> sizes;
       int64_t elements = 1;
       for (size_t d = 0; d < a.dims.size(); ++d) {
-        int64_t s = a.sizes[d] >= 0 ? a.sizes[d] : size;
+        int64_t s = a.sizes[d] >= 0 ? a.sizes[d] : sizeOf(a.dims[d]);
         sizes.push_back(s);
         if (s > 0 && elements > (int64_t(1) << 40) / s)
           die("argument " + a.name + " has over 2^40 elements: the benchmark launches small sizes");
@@ -131,7 +143,7 @@ void synchronize(bool gpu) {
 /// Compile (as `options` say) and launch once, synchronised: milliseconds
 /// in all, and of compiling alone in `compileOnly`.
 double compileAndLaunch(const std::string &spec, const CompileOptions &options, bool gpu,
-                        double *compileOnly = nullptr) {
+                        double *compileOnly = nullptr, int64_t size = 32) {
   auto start = Clock::now();
   Result<std::shared_ptr<Module>> m = compile(spec, options);
   if (!m)
@@ -140,7 +152,7 @@ double compileAndLaunch(const std::string &spec, const CompileOptions &options, 
   double compileMs = msSince(start);
   if (compileOnly)
     *compileOnly = compileMs;
-  Buffers buffers(entry, gpu, 32);
+  Buffers buffers(entry, gpu, size);
   auto launchStart = Clock::now();
   if (Status s = (*m)->launch(entry.name, buffers.args); !s)
     die(s.message());
@@ -210,9 +222,19 @@ Stages stagesOf(const Module &module) {
   return s;
 }
 
+/// What --all measures.
+struct AllOptions {
+  int runs = 7;
+  bool lazyKernels = false;
+  /// Each kernel compiled at its first launch for the launch's sizes.
+  bool specializeSizes = false;
+  /// The size of every dynamic dimension at the first launch.
+  int64_t size = 32;
+};
+
 /// --all: every example spec compiled cold, the median of `runs` after one
 /// not counted (the process's one-time set-up), and the stages of the last.
-void coldAll(const std::string &examples, int runs, bool gpu, bool lazyKernels) {
+void coldAll(const std::string &examples, bool gpu, const AllOptions &all) {
   std::vector<std::string> paths;
   for (const char *folder : {"neuron", "tdim"}) {
     std::error_code error;
@@ -227,20 +249,25 @@ void coldAll(const std::string &examples, int runs, bool gpu, bool lazyKernels) 
   std::printf("\ncold compile of each example (caches off; median of %d after one more), ms;\n"
               "stages of the last compile: nerve's passes, PTX beside the host code (with\n"
               "--lazy-kernels: a spec of one module's only), host code, its link, the\n"
-              "driver's JIT of the first kernel%s\n\n",
-              runs, lazyKernels ? "; kernels generated at their first launch" : "");
+              "driver's JIT of the first kernel%s%s; dynamic sizes %lld at the first launch\n\n",
+              all.runs, all.lazyKernels ? "; kernels generated at their first launch" : "",
+              all.specializeSizes ? "; kernels compiled at their first launch for its sizes "
+                                    "(stages not shown)"
+                                  : "",
+              static_cast<long long>(all.size));
   std::printf("%-34s %8s %11s %8s %8s %8s %6s %8s\n", "spec", "compile", "+1st launch",
               "passes", "ptx", "host", "link", "driver");
   CompileOptions cold;
   cold.cache = false;
-  cold.lazyKernels = lazyKernels;
+  cold.lazyKernels = all.lazyKernels;
+  cold.specializeSizes = all.specializeSizes;
   for (const std::string &path : paths) {
     std::string spec = readFile(path);
-    compileAndLaunch(spec, cold, gpu);
+    compileAndLaunch(spec, cold, gpu, nullptr, all.size);
     std::vector<double> compiles, totals;
-    for (int i = 0; i < runs; ++i) {
+    for (int i = 0; i < all.runs; ++i) {
       double compileMs = 0;
-      totals.push_back(compileAndLaunch(spec, cold, gpu, &compileMs));
+      totals.push_back(compileAndLaunch(spec, cold, gpu, &compileMs, all.size));
       compiles.push_back(compileMs);
     }
     Result<std::shared_ptr<Module>> m = compile(spec, cold);
@@ -261,7 +288,8 @@ int main(int argc, char **argv) {
     return warmChild(argv[2], argv[3]);
   std::string examples = "examples";
   int runs = 7;
-  bool all = false, lazyKernels = false;
+  bool all = false;
+  AllOptions allOptions;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--examples" && i + 1 < argc)
@@ -271,9 +299,14 @@ int main(int argc, char **argv) {
     else if (a == "--all")
       all = true;
     else if (a == "--lazy-kernels")
-      lazyKernels = true;
+      allOptions.lazyKernels = true;
+    else if (a == "--specialize-sizes")
+      allOptions.specializeSizes = true;
+    else if (a == "--size" && i + 1 < argc)
+      allOptions.size = std::max<int64_t>(1, std::atoll(argv[++i]));
     else
-      die("usage: nerve-bench-latency [--examples DIR] [--runs N] [--all [--lazy-kernels]]");
+      die("usage: nerve-bench-latency [--examples DIR] [--runs N] [--all [--lazy-kernels] "
+          "[--specialize-sizes] [--size N]]");
   }
   std::string self = fs::canonical("/proc/self/exe").string();
   std::string why;
@@ -290,7 +323,8 @@ int main(int argc, char **argv) {
   }
 
   if (all) {
-    coldAll(examples, runs, gpu, lazyKernels);
+    allOptions.runs = runs;
+    coldAll(examples, gpu, allOptions);
     return 0;
   }
 

@@ -39,7 +39,7 @@ extern "C" {
 
 /* The version of this interface: it grows by one whenever a declaration
  * here changes, so that a binding can check it matches the library. */
-#define NERVE_C_API_VERSION 2
+#define NERVE_C_API_VERSION 3
 
 #define NERVE_DEFINE_C_API_STRUCT(name, storage)                               \
   struct name {                                                                \
@@ -134,6 +134,17 @@ NERVE_CAPI_EXPORTED void nerveCompileOptionsSetFastMath(NerveCompileOptions opti
    (nerve::CompileOptions::lazyKernels). */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetLazyKernels(NerveCompileOptions options,
                                                            bool lazyKernels);
+/* Compile each kernel at its launches for the sizes they bind
+   (nerve::CompileOptions::specializeSizes). */
+NERVE_CAPI_EXPORTED void nerveCompileOptionsSetSpecializeSizes(NerveCompileOptions options,
+                                                               bool specializeSizes);
+/* Compile for `size` in dimension `name` (nerve::CompileOptions::staticSizes);
+   a second call with the same name replaces the size. */
+NERVE_CAPI_EXPORTED void nerveCompileOptionsSetStaticSize(NerveCompileOptions options,
+                                                          NerveStringRef name, int64_t size);
+/* Compile only this kernel of the spec; empty: all (nerve::CompileOptions::entry). */
+NERVE_CAPI_EXPORTED void nerveCompileOptionsSetEntry(NerveCompileOptions options,
+                                                     NerveStringRef entry);
 /* IEEE math in every kernel, 16-bit ones included (nerve::CompileOptions::exactMath). */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetExactMath(NerveCompileOptions options,
                                                          bool exactMath);

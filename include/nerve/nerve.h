@@ -68,6 +68,22 @@ struct CompileOptions {
   /// takes it) and each later one at its first launch the rest. The PTX is
   /// the same either way.
   bool lazyKernels = false;
+  /// Compile for these sizes (dimension name -> size): every argument of a
+  /// kernel with a dimension of that name (not a fold of it, not one a
+  /// concat joins along) has that size, fixed at compile time. The kernels
+  /// carry no alternatives for other sizes and fold their index arithmetic;
+  /// launching with other sizes is an error.
+  std::vector<std::pair<std::string, int64_t>> staticSizes;
+  /// Compile each kernel at its first launch for the sizes that launch
+  /// binds (as staticSizes would, that kernel alone), and again for every
+  /// new set of sizes; each such compile goes through the caches like any
+  /// other. compile() itself only parses and verifies the spec. After
+  /// kMaxSizeSpecializations sets of sizes for one kernel, launches with
+  /// further sizes share one compile for dynamic sizes.
+  bool specializeSizes = false;
+  static constexpr int kMaxSizeSpecializations = 8;
+  /// Compile only this kernel of the spec (empty: all of them).
+  std::string entry;
   /// The name diagnostics give the spec (compileFile: the file's path).
   std::string sourceName = "spec";
 
@@ -127,6 +143,8 @@ struct Arg {
 };
 
 /// A compiled spec: its kernels, ready to launch.
+class PreparedLaunch;
+
 class Module {
 public:
   virtual ~Module();
@@ -172,6 +190,8 @@ protected:
   friend Result<std::shared_ptr<Module>> compile(const std::string &,
                                                  const CompileOptions &);
   friend class PreparedLaunch;
+  friend Result<std::unique_ptr<PreparedLaunch>>
+  prepareLaunch(std::shared_ptr<const Module>, const std::string &, const std::vector<Arg> &);
 };
 
 /// One entry's launch with its arguments checked and packed once (sizes,

@@ -256,10 +256,14 @@ loadArtifacts(const CompiledArtifacts &artifacts,
   impl->spec = spec;
   impl->options = options;
   impl->options.target = artifacts.target;
+  return makeModule(std::move(impl));
+}
+
+std::shared_ptr<Module> nerve::makeModule(std::unique_ptr<Module::Impl> impl) {
   struct Access : Module {
     explicit Access(std::unique_ptr<Impl> i) : Module(std::move(i)) {}
   };
-  return std::shared_ptr<Module>(std::make_shared<Access>(std::move(impl)));
+  return std::make_shared<Access>(std::move(impl));
 }
 
 Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
@@ -280,6 +284,13 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
       ++counters().memoryHits;
       return module;
     }
+    // Nothing compiled to store: its launches' compiles use the disk cache.
+    if (options.specializeSizes) {
+      Result<std::shared_ptr<Module>> module = specializingModule(spec, options, target);
+      if (module)
+        memoryCache().insert(keyText, *module);
+      return module;
+    }
     bool discarded = false;
     if (std::optional<CompiledArtifacts> artifacts = disk.load(keyText, &discarded)) {
       Result<std::shared_ptr<Module>> module = loadArtifacts(
@@ -298,6 +309,8 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
     ++counters().misses;
   }
 
+  if (options.specializeSizes)
+    return specializingModule(spec, options, target);
   Result<LoweredSpec> lowered = lowerSpec(spec, options, target, /*wantHostObject=*/true);
   if (!lowered)
     return lowered.status();
@@ -376,6 +389,12 @@ Status Module::launch(const std::string &entryName, const std::vector<Arg> &args
   const EntryInfo *entry = findEntry(entryName);
   if (!entry)
     return Status::error("the module has no kernel @" + entryName);
+  if (impl_->specializations) {
+    Result<std::shared_ptr<Module>> specialized = impl_->specializationFor(*entry, args);
+    if (!specialized)
+      return specialized.status();
+    return (*specialized)->launch(entryName, args, stream);
+  }
   ArgPacker packer;
   if (Status s = packer.pack(*entry, args); !s)
     return s;

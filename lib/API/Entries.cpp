@@ -6,6 +6,9 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <map>
+#include <set>
+
 using namespace mlir;
 using namespace nerve;
 
@@ -53,4 +56,65 @@ std::vector<EntryInfo> nerve::collectEntries(ModuleOp module) {
     entries.push_back(std::move(entry));
   });
   return entries;
+}
+
+Status nerve::selectEntry(ModuleOp module, std::vector<EntryInfo> &entries,
+                          const std::string &entry) {
+  if (entry.empty())
+    return Status();
+  auto kept = llvm::find_if(entries, [&](const EntryInfo &e) { return e.name == entry; });
+  if (kept == entries.end())
+    return Status::error("the spec has no kernel @" + entry + " to compile");
+  EntryInfo info = *kept;
+  entries = {std::move(info)};
+  for (tdim::KernelOp kernel : llvm::to_vector(module.getOps<tdim::KernelOp>()))
+    if (kernel.getSymName() != entry)
+      kernel.erase();
+  return Status();
+}
+
+/// `shape` as nerve-specialize-shapes writes it: 64x?x16.
+static std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text;
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? "x" : "") + (shape[d] < 0 ? std::string("?") : std::to_string(shape[d]));
+  return text;
+}
+
+Result<std::vector<std::string>>
+nerve::bindStaticSizes(std::vector<EntryInfo> &entries,
+                       const std::vector<std::pair<std::string, int64_t>> &staticSizes) {
+  std::map<std::string, int64_t> sizes;
+  for (const auto &[name, size] : staticSizes) {
+    if (size < 0)
+      return Status::error("static size " + std::to_string(size) + " of dimension `" + name +
+                           "` is negative");
+    if (!sizes.emplace(name, size).second && sizes[name] != size)
+      return Status::error("dimension `" + name + "` has two static sizes");
+  }
+  std::set<std::string> used;
+  std::vector<std::string> shapes;
+  for (EntryInfo &entry : entries)
+    for (ArgInfo &arg : entry.args) {
+      bool changed = false;
+      for (size_t d = 0; d < arg.dims.size(); ++d) {
+        auto it = sizes.find(arg.dims[d]);
+        if (it == sizes.end() || llvm::is_contained(entry.variableDims, arg.dims[d]))
+          continue;
+        used.insert(it->first);
+        if (arg.sizes[d] >= 0 && arg.sizes[d] != it->second)
+          return Status::error("dimension `" + it->first + "` of " + arg.name + " in @" +
+                               entry.name + " is " + std::to_string(arg.sizes[d]) +
+                               ", not the static size " + std::to_string(it->second));
+        changed |= arg.sizes[d] < 0;
+        arg.sizes[d] = it->second;
+      }
+      if (changed)
+        shapes.push_back(entry.name + ":" + arg.name + "=" + shapeText(arg.sizes));
+    }
+  for (const auto &[name, size] : sizes)
+    if (!used.count(name))
+      return Status::error("static size of dimension `" + name +
+                           "`, which no kernel argument has");
+  return shapes;
 }

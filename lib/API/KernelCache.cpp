@@ -155,6 +155,14 @@ std::string nerve::cacheKeyText(const std::string &spec, const CompileOptions &o
       key << "driver " << (*d)->driverVersion() << " device " << (*d)->name() << " cc "
           << (*d)->computeCapability() << "\n";
   }
+  // Lines that only options away from their defaults add: the keys of
+  // every other compile stay as they were.
+  if (!options.entry.empty())
+    key << "entry " << options.entry << "\n";
+  for (const auto &[name, size] : options.staticSizes)
+    key << "static-size " << name << " " << size << "\n";
+  if (options.specializeSizes)
+    key << "specialize-sizes\n";
   key << "spec " << sha256Hex(canonicalSpecText(spec)) << "\n";
   return key.str();
 }

@@ -211,6 +211,50 @@ static Status lowerHostDeferringKernels(LoweredSpec &lowered, const CompileOptio
   return Status();
 }
 
+/// A context for one spec: every dialect it may meet, the compile threads.
+static std::unique_ptr<MLIRContext> makeSpecContext() {
+  auto ctx = std::make_unique<MLIRContext>(specDialects(), MLIRContext::Threading::DISABLED);
+  if (llvm::ThreadPoolInterface *threads = compileThreads())
+    ctx->setThreadPool(*threads);
+  // Messages name the user's ops, without dumping the IR they sit in.
+  ctx->printOpOnDiagnostic(false);
+  return ctx;
+}
+
+/// Parses and verifies the spec in `sourceMgr` into `lowered` (its module
+/// and entries), keeps `options.entry` alone if set and binds
+/// `options.staticSizes`: the shapes nerve-specialize-shapes then gives.
+static Result<std::vector<std::string>> parseSpec(LoweredSpec &lowered,
+                                                  llvm::SourceMgr &sourceMgr,
+                                                  DiagnosticCollector &diags,
+                                                  const CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  lowered.module = parseSourceFile<ModuleOp>(sourceMgr, lowered.context.get());
+  lowered.times.push_back({"parse and verify", millisecondsSince(start)});
+  if (!lowered.module)
+    return diags.fail("the spec does not parse");
+  lowered.entries = collectEntries(*lowered.module);
+  if (lowered.entries.empty())
+    return Status::error("the spec has no tdim.kernel to compile");
+  if (Status s = selectEntry(*lowered.module, lowered.entries, options.entry); !s)
+    return s;
+  return bindStaticSizes(lowered.entries, options.staticSizes);
+}
+
+Result<std::vector<EntryInfo>> nerve::checkSpec(const std::string &spec,
+                                                const CompileOptions &options) {
+  LoweredSpec parsed;
+  parsed.context = makeSpecContext();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(spec, options.sourceName),
+                               llvm::SMLoc());
+  DiagnosticCollector diags(sourceMgr, parsed.context.get());
+  if (Result<std::vector<std::string>> shapes = parseSpec(parsed, sourceMgr, diags, options);
+      !shapes)
+    return shapes.status();
+  return std::move(parsed.entries);
+}
+
 Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptions &options,
                                      Target target, bool wantHostObject) {
   if (options.optLevel < 0 || options.optLevel > 3)
@@ -238,26 +282,17 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
 
   LoweredSpec lowered;
   lowered.target = target;
-  lowered.context = std::make_unique<MLIRContext>(specDialects(),
-                                                  MLIRContext::Threading::DISABLED);
+  lowered.context = makeSpecContext();
   MLIRContext *ctx = lowered.context.get();
-  if (llvm::ThreadPoolInterface *threads = compileThreads())
-    ctx->setThreadPool(*threads);
-  // Messages name the user's ops, without dumping the IR they sit in.
-  ctx->printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(spec, options.sourceName),
                                llvm::SMLoc());
   DiagnosticCollector diags(sourceMgr, ctx);
-
-  auto start = std::chrono::steady_clock::now();
-  lowered.module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
-  lowered.times.push_back({"parse and verify", millisecondsSince(start)});
-  if (!lowered.module)
-    return diags.fail("the spec does not parse");
-  lowered.entries = collectEntries(*lowered.module);
-  if (lowered.entries.empty())
-    return Status::error("the spec has no tdim.kernel to compile");
+  Result<std::vector<std::string>> shapes = parseSpec(lowered, sourceMgr, diags, options);
+  if (!shapes)
+    return shapes.status();
+  ptxOptions.shapes = *shapes;
+  cpuOptions.shapes = *shapes;
 
   PassManager pm(ctx);
   pm.addInstrumentation(std::make_unique<PassTimer>(lowered.times));

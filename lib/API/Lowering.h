@@ -75,6 +75,10 @@ struct LoweredSpec {
 Result<LoweredSpec> lowerSpec(const std::string &spec, const CompileOptions &options,
                               Target target, bool wantHostObject);
 
+/// Parses and verifies `spec` as lowerSpec does (options.entry and
+/// options.staticSizes applied), lowering nothing: its kernels' signatures.
+Result<std::vector<EntryInfo>> checkSpec(const std::string &spec, const CompileOptions &options);
+
 /// Milliseconds from `start` to now, for Module::compileTimes().
 inline double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

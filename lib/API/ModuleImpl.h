@@ -10,9 +10,20 @@
 #include "KernelCache.h"
 
 #include <array>
+#include <map>
 #include <mutex>
 
 namespace nerve {
+
+/// What a module that compiles at its launches (specializeSizes) keeps:
+/// a compile per kernel and set of sizes.
+struct SizeSpecializations {
+  std::mutex mutex;
+  /// "entry;dim=size;..." (or "entry;dynamic") -> the module compiled so.
+  std::map<std::string, std::shared_ptr<Module>> modules;
+  /// Per kernel, the sets of sizes that got a compile of their own.
+  std::map<std::string, int> counts;
+};
 
 struct Module::Impl {
   Target target = Target::CPU;
@@ -30,12 +41,27 @@ struct Module::Impl {
   std::string spec;
   CompileOptions options;
 
+  /// Set when the module compiles at its launches (specializeSizes).
+  std::unique_ptr<SizeSpecializations> specializations;
+  /// The module compiled for `entry` at the sizes `args` bind, compiled
+  /// now if it was not yet (specializations set).
+  Result<std::shared_ptr<Module>> specializationFor(const EntryInfo &entry,
+                                                    const std::vector<Arg> &args);
+
   mutable std::once_flag llvmIROnce;
   mutable std::string llvmIR;
   /// All of the PTX, joined at the first Module::ptx().
   mutable std::once_flag ptxOnce;
   mutable std::string ptx;
 };
+
+/// A module holding `impl`.
+std::shared_ptr<Module> makeModule(std::unique_ptr<Module::Impl> impl);
+
+/// What compile() returns with specializeSizes: the spec parsed and
+/// verified, each kernel compiled at its launches (SizeSpecialization.cpp).
+Result<std::shared_ptr<Module>> specializingModule(const std::string &spec,
+                                                   const CompileOptions &options, Target target);
 
 /// Checks `args` against `entry` and builds the memref descriptors and the
 /// pointer array the packed entry point takes. Tensor data pointers are

@@ -45,6 +45,13 @@ nerve::prepareLaunch(std::shared_ptr<const Module> module, const std::string &en
   const EntryInfo *entry = module->findEntry(entryName);
   if (!entry)
     return Status::error("the module has no kernel @" + entryName);
+  if (module->impl_->specializations) {
+    Result<std::shared_ptr<Module>> specialized =
+        module->impl_->specializationFor(*entry, args);
+    if (!specialized)
+      return specialized.status();
+    return prepareLaunch(*specialized, entryName, args);
+  }
   ArgPacker packer;
   if (Status s = packer.pack(*entry, args, ArgPacker::Data::AtLaunch); !s)
     return s;

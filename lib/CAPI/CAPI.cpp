@@ -151,6 +151,25 @@ void nerveCompileOptionsSetLazyKernels(NerveCompileOptions o, bool lazyKernels) 
   unwrap(o)->lazyKernels = lazyKernels;
 }
 
+void nerveCompileOptionsSetSpecializeSizes(NerveCompileOptions o, bool specializeSizes) {
+  unwrap(o)->specializeSizes = specializeSizes;
+}
+
+void nerveCompileOptionsSetStaticSize(NerveCompileOptions o, NerveStringRef name, int64_t size) {
+  std::vector<std::pair<std::string, int64_t>> &sizes = unwrap(o)->staticSizes;
+  std::string dim = unwrap(name);
+  for (auto &[d, s] : sizes)
+    if (d == dim) {
+      s = size;
+      return;
+    }
+  sizes.push_back({dim, size});
+}
+
+void nerveCompileOptionsSetEntry(NerveCompileOptions o, NerveStringRef entry) {
+  unwrap(o)->entry = unwrap(entry);
+}
+
 void nerveCompileOptionsSetExactMath(NerveCompileOptions o, bool exactMath) {
   unwrap(o)->exactMath = exactMath;
 }

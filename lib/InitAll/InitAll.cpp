@@ -12,6 +12,7 @@
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
 #include "nerve/Pipelines/Pipelines.h"
 #include "nerve/Target/PTX/Passes.h"
+#include "nerve/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,5 +68,6 @@ void nerve::registerAllPasses() {
   registerNerveConversionPasses();
   registerNerveGPUPasses();
   registerNervePTXPasses();
+  registerNerveTransformsPasses();
   registerNervePipelines();
 }

@@ -5,6 +5,7 @@
 #include "nerve/Conversion/Passes.h"
 #include "nerve/Dialect/Neuron/Transforms/Passes.h"
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
+#include "nerve/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -16,7 +17,8 @@
 
 using namespace mlir;
 
-void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, int64_t neuronTimeBlock) {
+void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, int64_t neuronTimeBlock,
+                                      ArrayRef<std::string> shapes) {
   pm.addPass(neuron::createNeuronGeneralize());
   ConvertNeuronToTdimOptions neurons;
   neurons.timeBlock = neuronTimeBlock;
@@ -25,12 +27,17 @@ void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, int64_t neuronTimeBlock
   pm.addPass(tdim::createTdimFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertTdimToSCF());
+  if (!shapes.empty()) {
+    SpecializeShapesOptions specialize;
+    specialize.shapes = llvm::to_vector(shapes);
+    pm.addPass(createSpecializeShapes(specialize));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
 void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &options) {
-  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
+  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock, options.shapes);
   // Folds run in order on the host: their merge regions go.
   pm.addPass(createConvertFoldToSCF());
   pm.addPass(createSCFToControlFlowPass());
@@ -61,7 +68,7 @@ void nerve::registerNervePipelines() {
       "nerve-to-loops",
       "Lowers nerve's dialects to loop nests over memrefs (shared by every target)",
       [](OpPassManager &pm, const NerveToLoopsOptions &options) {
-        buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
+        buildNerveToLoopsPipeline(pm, options.neuronTimeBlock, options.shapes);
       });
   PassPipelineRegistration<NerveToCPUOptions>(
       "nerve-to-cpu", "Lowers a nerve spec to the LLVM dialect for the host CPU",

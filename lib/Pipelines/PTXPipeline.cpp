@@ -48,7 +48,7 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
 
 void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions &options,
                                      bool withDeviceCode) {
-  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock);
+  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock, options.shapes);
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all
   // launches of a call on one stream.

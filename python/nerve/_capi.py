@@ -16,7 +16,7 @@ from ctypes import (POINTER, Structure, c_bool, c_char, c_double, c_int, c_int32
                     c_int64, c_size_t, c_ssize_t, c_uint64, c_void_p)
 from typing import Callable, Optional
 
-C_API_VERSION = 2
+C_API_VERSION = 3
 
 
 class NerveError(RuntimeError):
@@ -124,6 +124,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nerveCompileOptionsSetFastMath": (None, [H, c_bool]),
         "nerveCompileOptionsSetExactMath": (None, [H, c_bool]),
         "nerveCompileOptionsSetLazyKernels": (None, [H, c_bool]),
+        "nerveCompileOptionsSetSpecializeSizes": (None, [H, c_bool]),
+        "nerveCompileOptionsSetStaticSize": (None, [H, S, c_int64]),
+        "nerveCompileOptionsSetEntry": (None, [H, S]),
         "nerveCompileOptionsSetLibdevice": (None, [H, S]),
         "nerveCompileOptionsSetNeuronTimeBlock": (None, [H, c_int]),
         "nerveCompileOptionsSetSourceName": (None, [H, S]),

@@ -34,6 +34,14 @@ class CompileOptions:
     exact_math: bool = False  # IEEE math in 16-bit kernels too (CompileOptions::exactMath)
     # Each kernel's PTX generated at its first launch (CompileOptions::lazyKernels).
     lazy_kernels: bool = False
+    # Each kernel compiled at its launches for the sizes they bind
+    # (CompileOptions::specializeSizes).
+    specialize_sizes: bool = False
+    # Dimension sizes fixed at compile time, (name, size) pairs
+    # (CompileOptions::staticSizes); compile() also takes a dict.
+    static_sizes: Tuple[Tuple[str, int], ...] = ()
+    # Compile only this kernel (CompileOptions::entry); empty: all.
+    entry: str = ""
     libdevice: str = ""
     neuron_time_block: int = 0
     cache: bool = True
@@ -66,6 +74,10 @@ class _OptionsHandle:
         lib.nerveCompileOptionsSetFastMath(h, bool(o.fast_math))
         lib.nerveCompileOptionsSetExactMath(h, bool(o.exact_math))
         lib.nerveCompileOptionsSetLazyKernels(h, bool(o.lazy_kernels))
+        lib.nerveCompileOptionsSetSpecializeSizes(h, bool(o.specialize_sizes))
+        for name, size in o.static_sizes:
+            lib.nerveCompileOptionsSetStaticSize(h, StringRef.of(name), size)
+        lib.nerveCompileOptionsSetEntry(h, StringRef.of(o.entry))
         lib.nerveCompileOptionsSetLibdevice(h, StringRef.of(o.libdevice))
         lib.nerveCompileOptionsSetNeuronTimeBlock(h, int(o.neuron_time_block))
         lib.nerveCompileOptionsSetSourceName(h, StringRef.of(self.source_name))
@@ -492,12 +504,34 @@ def compile(spec: Union[str, os.PathLike], target: str = "auto", chip: Optional[
 
     target: "auto" (CUDA when a GPU is usable, else the CPU), "cpu" or "cuda".
     chip: sm_80, sm_89, sm_90 or sm_100; None: the GPU's own.
-    options: opt_level, fast_math, exact_math, lazy_kernels, libdevice,
-    neuron_time_block, cache, cache_dir, cache_max_bytes (nerve::CompileOptions).
+    options: opt_level, fast_math, exact_math, lazy_kernels, specialize_sizes,
+    static_sizes (a dict of dimension sizes), entry, libdevice, neuron_time_block,
+    cache, cache_dir, cache_max_bytes (nerve::CompileOptions).
     """
+    if "static_sizes" in options:
+        options["static_sizes"] = _static_sizes(options["static_sizes"])
     opts = CompileOptions(target=target, chip=chip, **options)
     text, name = _spec_text(spec)
     return Module(text, opts, name)
+
+
+def _static_sizes(sizes: Any) -> Tuple[Tuple[str, int], ...]:
+    """static_sizes as CompileOptions keeps them, checked."""
+    items = sizes.items() if isinstance(sizes, dict) else sizes
+    try:
+        pairs = [(name, size) for name, size in items]
+    except (TypeError, ValueError):
+        raise TypeError("static_sizes must map dimension names to sizes, not "
+                        f"{type(sizes).__name__}") from None
+    for name, size in pairs:
+        if not isinstance(name, str):
+            raise TypeError(f"static_sizes: dimension name {name!r} is not a str")
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"static_sizes[{name!r}] must be an int, not "
+                            f"{type(size).__name__}")
+        if size < 0:
+            raise ValueError(f"static_sizes[{name!r}] is {size}: sizes are not negative")
+    return tuple(sorted(pairs))
 
 
 def _spec_text(spec: Union[str, os.PathLike]) -> Tuple[str, str]:

@@ -206,6 +206,34 @@ def test_lazy_kernels_give_the_same_results(device):
         assert lazy.ptx == eager.ptx
 
 
+def test_size_specialization_gives_the_same_results(device):
+    """specialize_sizes compiles each kernel at its launches for their sizes;
+    static_sizes fixes sizes at compile time: the float64 softmax either way,
+    and a launch at other sizes than the static ones is an error naming the
+    argument."""
+    eager = nerve.compile(SOFTMAX, target=target(device), cache=False)
+    special = nerve.compile(SOFTMAX, target=target(device), cache=False, specialize_sizes=True)
+    for rows, cols in ((37, 4097), (5, 33), (37, 4097)):
+        x = torch.randn(rows, cols, device=device)
+        y = special.softmax(x)
+        torch.testing.assert_close(y.double(), torch.softmax(x.double(), dim=1),
+                                   rtol=1e-5, atol=1e-7)
+        torch.testing.assert_close(y, eager.softmax(x), rtol=1e-6, atol=1e-8)
+    fixed = nerve.compile(SOFTMAX, target=target(device), cache=False,
+                          static_sizes={"r": 5, "c": 33})
+    x = torch.randn(5, 33, device=device)
+    torch.testing.assert_close(fixed.softmax(x).double(), torch.softmax(x.double(), dim=1),
+                               rtol=1e-5, atol=1e-7)
+    with pytest.raises(nerve.NerveError, match="argument %x: dimension `c` is 33"):
+        fixed.softmax(torch.randn(5, 34, device=device))
+    with pytest.raises(TypeError, match=r"static_sizes\['r'\] must be an int"):
+        nerve.compile(SOFTMAX, target=target(device), static_sizes={"r": 2.5})
+    with pytest.raises(ValueError, match=r"static_sizes\['r'\] is -1"):
+        nerve.compile(SOFTMAX, target=target(device), static_sizes={"r": -1})
+    with pytest.raises(nerve.NerveError, match="dimension `q`, which no kernel argument has"):
+        nerve.compile(SOFTMAX, target=target(device), static_sizes={"q": 3})
+
+
 def test_builders(device):
     axpy = nerve.elementwise_kernel("axpy", "f32 x[n], f32 y[n], f32 a", "f32 z[n]",
                                     "z = a * x + y", target=target(device))

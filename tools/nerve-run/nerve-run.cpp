@@ -76,6 +76,11 @@ static cl::opt<int> timeBlock("time-block",
                               cl::desc("Time steps of a neuron whose loads are issued together "
                                        "(1-128; default 0: automatic)"),
                               cl::init(0), cl::cat(category));
+static cl::opt<bool> specializeSizes(
+    "specialize-sizes",
+    cl::desc("Compile the kernel at its launch for the sizes of its inputs (fewer alternatives, "
+             "folded index arithmetic)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> lazyKernels("lazy-kernels",
                                  cl::desc("Generate each kernel's PTX at its first launch, not "
                                           "in compile (CUDA)"),
@@ -138,6 +143,7 @@ static Result<CompileOptions> compileOptions() {
   options.libdevice = libdevicePath;
   options.neuronTimeBlock = timeBlock;
   options.lazyKernels = lazyKernels;
+  options.specializeSizes = specializeSizes;
   options.cache = useCache;
   options.cacheDir = cacheDir;
   return options;

@@ -1,7 +1,8 @@
 //===- nerve-translate.cpp - the PTX or LLVM IR of a spec ---------------===//
 //
 //   nerve-translate SPEC.mlir --emit=ptx|llvm [--target cpu|cuda] [--chip sm_90]
-//                   [--opt-level N] [--libdevice PATH|none] [-o FILE]
+//                   [--opt-level N] [--libdevice PATH|none] [--entry NAME]
+//                   [--static-size NAME=SIZE ...] [-o FILE]
 //
 // Lowers a spec and prints the PTX of its device code or the LLVM IR of its
 // host code. Needs no GPU.
@@ -11,6 +12,7 @@
 #include "nerve/Support/Version.h"
 #include "nerve/nerve.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -43,6 +45,11 @@ static cl::opt<int> timeBlock("time-block",
 static cl::opt<std::string> libdevice(
     "libdevice", cl::desc("libdevice.10.bc to link, or 'none' (default: find a CUDA toolkit)"),
     cl::init(""), cl::cat(category));
+static cl::opt<std::string> entry("entry", cl::desc("Compile this kernel alone"),
+                                  cl::value_desc("NAME"), cl::init(""), cl::cat(category));
+static cl::list<std::string> staticSizes("static-size",
+                                         cl::desc("Compile for this size of a dimension"),
+                                         cl::value_desc("NAME=SIZE"), cl::cat(category));
 static cl::opt<std::string> outputPath("o", cl::desc("Output file"), cl::init("-"),
                                        cl::value_desc("FILE"), cl::cat(category));
 
@@ -67,6 +74,18 @@ int main(int argc, char **argv) {
   options.optLevel = static_cast<int>(optLevel);
   options.libdevice = libdevice;
   options.neuronTimeBlock = timeBlock;
+  options.entry = entry;
+  for (const std::string &text : staticSizes) {
+    size_t eq = text.find('=');
+    long long size = -1;
+    if (eq == std::string::npos || eq == 0 ||
+        !llvm::to_integer(llvm::StringRef(text).substr(eq + 1), size, 10)) {
+      llvm::errs() << "nerve-translate: error: --static-size expects NAME=SIZE, not '" << text
+                   << "'\n";
+      return 1;
+    }
+    options.staticSizes.push_back({text.substr(0, eq), size});
+  }
   if (targetName == "cuda")
     options.target = Target::CUDA;
   else if (targetName == "cpu")

@@ -154,6 +154,16 @@ TEST_F(Cache, EveryOptionThatChangesCodeChangesTheKey) {
   EXPECT_EQ(cacheKeyText(kSpec, a, Target::CPU), cacheKeyText(kSpec, b, Target::CPU));
   EXPECT_NE(cacheKeyText(kSpec, a, Target::CUDA), cacheKeyText(kSpec, b, Target::CUDA));
   EXPECT_NE(cacheKeyText(kSpec, a, Target::CUDA), cacheKeyText(kSpec, a, Target::CPU));
+  // Compiling one kernel, for static sizes or at launches, is its own key;
+  // the options' defaults add nothing to it.
+  CompileOptions entry = options(), sized = options(), special = options();
+  entry.entry = "axpb";
+  sized.staticSizes = {{"n", 3}};
+  special.specializeSizes = true;
+  std::string plain = cacheKeyText(kSpec, a, Target::CPU);
+  for (const CompileOptions &o : {entry, sized, special})
+    EXPECT_NE(cacheKeyText(kSpec, o, Target::CPU), plain);
+  EXPECT_EQ(plain.find("entry"), std::string::npos) << plain;
   std::string key = cacheKeyText(kSpec, a, Target::CPU);
   EXPECT_NE(key.find("nerve " + versionString()), std::string::npos) << key;
 }

@@ -124,6 +124,35 @@ TEST(CAPI, DescribesEntriesAndArguments) {
   nerveModuleDestroy(m);
 }
 
+TEST(CAPI, StaticSizesEntryAndSpecialization) {
+  NerveCompileOptions o = cpuOptions();
+  nerveCompileOptionsSetStaticSize(o, ref("r"), 5);
+  nerveCompileOptionsSetStaticSize(o, ref("r"), 2); // replaces the 5
+  nerveCompileOptionsSetEntry(o, ref("scale"));
+  NerveModule m{nullptr};
+  ASSERT_EQ(take(nerveCompile(ref(kScaleSpec), o, &m)), "");
+  NerveArgInfo x = nerveEntryGetArg(nerveModuleGetEntry(m, 0), 0);
+  EXPECT_EQ(nerveArgInfoGetStaticSize(x, 0), 2);
+  EXPECT_EQ(nerveArgInfoGetStaticSize(x, 1), -1);
+  nerveModuleDestroy(m);
+
+  nerveCompileOptionsSetEntry(o, ref("nope"));
+  EXPECT_EQ(take(nerveCompile(ref(kScaleSpec), o, &m)), "the spec has no kernel @nope to compile");
+
+  NerveCompileOptions special = cpuOptions();
+  nerveCompileOptionsSetSpecializeSizes(special, true);
+  ASSERT_EQ(take(nerveCompile(ref(kScaleSpec), special, &m)), "");
+  NerveEntry e = nerveModuleLookupEntry(m, ref("scale"));
+  std::vector<float> in = {1, 2, 3}, out(3, 0);
+  std::vector<int64_t> sizes = {1, 3};
+  NerveArgValue args[] = {tensor(in.data(), sizes), scalar(2.0), tensor(out.data(), sizes)};
+  EXPECT_EQ(take(nerveEntryRun(m, e, args, 3)), "");
+  EXPECT_EQ(out, (std::vector<float>{2, 4, 6}));
+  nerveModuleDestroy(m);
+  nerveCompileOptionsDestroy(special);
+  nerveCompileOptionsDestroy(o);
+}
+
 TEST(CAPI, LaunchesOnHostArrays) {
   NerveModule m = compileCPU(kScaleSpec);
   ASSERT_NE(m.ptr, nullptr);

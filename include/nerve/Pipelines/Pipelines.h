@@ -26,14 +26,20 @@ class OpPassManager;
 namespace nerve {
 
 /// From nerve's dialects to loops over memrefs: the part the CPU and GPU
-/// pipelines share.
-void buildNerveToLoopsPipeline(mlir::OpPassManager &pm, int64_t neuronTimeBlock = 0);
+/// pipelines share. `shapes` (nerve-specialize-shapes' entries) gives
+/// kernel arguments the static sizes they are compiled for.
+void buildNerveToLoopsPipeline(mlir::OpPassManager &pm, int64_t neuronTimeBlock = 0,
+                               llvm::ArrayRef<std::string> shapes = {});
 
 struct NerveToLoopsOptions : mlir::PassPipelineOptions<NerveToLoopsOptions> {
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",
       llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),
       llvm::cl::init(0)};
+  ListOption<std::string> shapes{
+      *this, "shapes",
+      llvm::cl::desc("Static sizes of kernel arguments, kernel:arg=SIZExSIZE... "
+                     "(nerve-specialize-shapes)")};
 };
 
 struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {
@@ -41,6 +47,10 @@ struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {
       *this, "neuron-time-block",
       llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),
       llvm::cl::init(0)};
+  ListOption<std::string> shapes{
+      *this, "shapes",
+      llvm::cl::desc("Static sizes of kernel arguments, kernel:arg=SIZExSIZE... "
+                     "(nerve-specialize-shapes)")};
 };
 
 /// Everything to the LLVM dialect for the host CPU, ready for MLIR's
@@ -86,6 +96,10 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
       *this, "neuron-time-block",
       llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),
       llvm::cl::init(0)};
+  ListOption<std::string> shapes{
+      *this, "shapes",
+      llvm::cl::desc("Static sizes of kernel arguments, kernel:arg=SIZExSIZE... "
+                     "(nerve-specialize-shapes)")};
 };
 
 /// Everything to a host module in the LLVM dialect whose device code is

@@ -1,0 +1,24 @@
+//===- Passes.h - nerve's passes over any dialect ----------------*- C++ -*-===//
+//
+// Transforms of upstream dialects that no nerve dialect owns (Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_TRANSFORMS_PASSES_H
+#define NERVE_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace nerve {
+
+#define GEN_PASS_DECL
+#include "nerve/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "nerve/Transforms/Passes.h.inc"
+
+} // namespace nerve
+
+#endif // NERVE_TRANSFORMS_PASSES_H

@@ -1,0 +1,72 @@
+//===- SizeSpecialization.cpp - kernels compiled for their launches' sizes ===//
+//
+// With CompileOptions::specializeSizes, compile() parses and verifies the
+// spec and returns a module that compiles each kernel at its first launch
+// for the sizes that launch binds (staticSizes, that kernel alone), and
+// again for each new set of sizes, up to kMaxSizeSpecializations a kernel;
+// later sets share one compile for dynamic sizes. Every such compile goes
+// through the memory and disk caches like any other.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lowering.h"
+#include "ModuleImpl.h"
+
+using namespace nerve;
+
+Result<std::shared_ptr<Module>> Module::Impl::specializationFor(const EntryInfo &entry,
+                                                                const std::vector<Arg> &args) {
+  Result<std::vector<std::pair<std::string, int64_t>>> bound = bindDimensions(entry, args);
+  if (!bound)
+    return bound.status();
+  CompileOptions compileFor = options;
+  compileFor.specializeSizes = false;
+  compileFor.entry = entry.name;
+  std::string key = entry.name;
+  for (const auto &[dim, size] : *bound) {
+    // A fold's size follows from its dimension's, which another argument
+    // binds; alone it stays dynamic.
+    if (dim.find('/') != std::string::npos)
+      continue;
+    compileFor.staticSizes.push_back({dim, size});
+    key += ";" + dim + "=" + std::to_string(size);
+  }
+  std::lock_guard<std::mutex> lock(specializations->mutex);
+  if (auto it = specializations->modules.find(key); it != specializations->modules.end())
+    return it->second;
+  int &count = specializations->counts[entry.name];
+  if (count >= CompileOptions::kMaxSizeSpecializations) {
+    key = entry.name + ";dynamic";
+    compileFor.staticSizes = options.staticSizes;
+    if (auto it = specializations->modules.find(key); it != specializations->modules.end())
+      return it->second;
+  } else {
+    ++count;
+  }
+  Result<std::shared_ptr<Module>> module = compile(spec, compileFor);
+  if (!module)
+    return module.status();
+  specializations->modules[key] = *module;
+  return module;
+}
+
+/// The module compile() returns for specializeSizes: the spec's kernels,
+/// nothing compiled yet.
+Result<std::shared_ptr<Module>> nerve::specializingModule(const std::string &spec,
+                                                          const CompileOptions &options,
+                                                          Target target) {
+  auto start = std::chrono::steady_clock::now();
+  Result<std::vector<EntryInfo>> entries = checkSpec(spec, options);
+  if (!entries)
+    return entries.status();
+  auto impl = std::make_unique<Module::Impl>();
+  impl->target = target;
+  impl->entries = entries.take();
+  impl->times.push_back({"parse and verify (kernels compile at their launches)",
+                         millisecondsSince(start)});
+  impl->spec = spec;
+  impl->options = options;
+  impl->options.target = target;
+  impl->specializations = std::make_unique<SizeSpecializations>();
+  return makeModule(std::move(impl));
+}
