@@ -107,6 +107,14 @@ if [[ $parts == *" latency "* ]]; then
   timeout 200 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 5 --all \
     --lazy-kernels >"$out/latency-lazy.log" 2>&1
   summary+=("lazy kernels, compile / +1st launch (ms): $(grep -E '^(neuron|tdim)/' "$out/latency-lazy.log" | awk '{printf "%s %s/%s; ", $1, $2, $3}')")
+  # Each kernel compiled at its first launch for that launch's sizes, next
+  # to the eager compile at the same sizes (1024 in the first two
+  # dimensions): compile plus first launch.
+  timeout 300 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 5 --all \
+    --size 1024 >"$out/latency-1024.log" 2>&1
+  timeout 300 "$bundle/bench/nerve-bench-latency" --examples "$root/examples" --runs 5 --all \
+    --size 1024 --specialize-sizes >"$out/latency-specialized.log" 2>&1
+  summary+=("at 1024, eager / specialized compile +1st launch (ms): $(paste <(grep -E '^(neuron|tdim)/' "$out/latency-1024.log") <(grep -E '^(neuron|tdim)/' "$out/latency-specialized.log") | awk '{printf "%s %s/%s; ", $1, $3, $11}')")
   for run in cold warm; do
     timeout 60 nerve-run "$root/examples/neuron/lif_train.mlir" --target cuda --random 1 --dim t=64 --dim n=65536 \
       --write-outputs=false --output-dir /tmp/bench-out --cache-dir /tmp/nerve-timing-cache --timing \
