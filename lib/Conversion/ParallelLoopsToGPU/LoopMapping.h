@@ -615,6 +615,11 @@ bool mapVectorLanes(mlir::OpBuilder &b, mlir::scf::ParallelOp loop,
                     llvm::ArrayRef<mlir::Value> counts, mlir::Value total, int64_t threads,
                     int64_t groups, llvm::function_ref<void(mlir::OpBuilder &)> scalarMapping);
 
+/// The lanes mapVectorLanes takes `loop` by (2, 4 or 8), or 0 when its
+/// body does not suit vectors: what nerve-gpu-select-strategy records in a
+/// `threads` strategy.
+int64_t vectorLanesFor(mlir::scf::ParallelOp loop);
+
 } // namespace nerve::loop_mapping
 
 #endif // NERVE_LIB_CONVERSION_PARALLELLOOPSTOGPU_LOOPMAPPING_H

@@ -152,7 +152,7 @@ struct ParallelLoopsToGPUPass
                                         {strategy.getStaging(), strategy.getCluster()},
                                         [&](scf::ParallelOp alone, int64_t minColumns) {
                                           if (!mapRowReductions(alone, block, minColumns))
-                                            mapParallel(alone, block, minColumns);
+                                            mapParallel(alone, block, std::nullopt, minColumns);
                                         });
       if (!resume)
         return notTaken();
@@ -169,13 +169,12 @@ struct ParallelLoopsToGPUPass
       FailureOr<scf::ParallelOp> tiled = mapTiledTranspose(collapseNested(loop));
       if (failed(tiled))
         return notTaken();
-      if (*tiled)
-        mapParallel(*tiled, block); // the shapes the tiles do not suit
+      if (*tiled) // the shapes the tiles do not suit
+        mapParallel(*tiled, block, std::nullopt);
       return success();
     }
     case gpumap::StrategyKind::threads:
-      mapParallel(loop, block);
-      return success();
+      return mapParallel(loop, block, strategy.getLanes()) ? success() : notTaken();
     case gpumap::StrategyKind::whole_fold:
       break;
     }
@@ -205,8 +204,16 @@ struct ParallelLoopsToGPUPass
   /// iterations to be at least (half a tile or more: only the tiled mapping
   /// is built).
   /// `blockSize`: the most threads a block has.
-  void mapParallel(scf::ParallelOp loop, int64_t blockSize, int64_t minColumns = 0) {
+  /// `lanes`: iterations a thread takes as one vector (a threads
+  /// strategy's), 0 for elements, none for what the body suits (a loop
+  /// another strategy leaves to this one); false, changing nothing, when
+  /// the body does not take that many.
+  bool mapParallel(scf::ParallelOp loop, int64_t blockSize, std::optional<int64_t> wanted,
+                   int64_t minColumns = 0) {
     loop = collapseNested(loop);
+    int64_t lanes = wanted.value_or(vectorLanesFor(loop));
+    if (lanes != 0 && vectorLanesFor(loop) != lanes)
+      return false;
     Location loc = loop.getLoc();
     OpBuilder b(loop);
     SmallVector<Value> counts;
@@ -256,10 +263,11 @@ struct ParallelLoopsToGPUPass
     };
     // Two 16-byte vectors per access in flight per thread (straight-line
     // bodies), as many bytes as `coarsen` f32 iterations twice over.
-    if (!mapVectorLanes(b, loop, counts, total, threads, std::max<int64_t>(perThread / 2, 1),
-                        scalarMapping))
+    if (lanes == 0 || !mapVectorLanes(b, loop, counts, total, threads,
+                                      std::max<int64_t>(perThread / 2, 1), scalarMapping))
       scalarMapping(b);
     loop.erase();
+    return true;
   }
 
   /// Clones `loop`'s body once per mapping, op by op (their loads in flight

@@ -40,6 +40,7 @@ struct StrategyParams {
   int64_t loops = 1;
   int64_t staging = nerve::kSharedBytesWithoutOptIn;
   int64_t cluster = 0;
+  int64_t lanes = 0;
 };
 
 using Matcher = std::optional<StrategyParams> (*)(scf::ParallelOp, const SelectionFacts &);
@@ -89,8 +90,11 @@ std::optional<StrategyParams> takeTiledTranspose(scf::ParallelOp loop, const Sel
   return StrategyParams{f.blockSize};
 }
 
-std::optional<StrategyParams> takeThreads(scf::ParallelOp, const SelectionFacts &f) {
-  return StrategyParams{f.blockSize};
+/// Every loop; by 16-byte vectors where its body suits them.
+std::optional<StrategyParams> takeThreads(scf::ParallelOp loop, const SelectionFacts &f) {
+  StrategyParams params{f.blockSize};
+  params.lanes = vectorLanesFor(loop);
+  return params;
 }
 
 /// A row of the priority table: the first whose matcher takes a loop
@@ -117,7 +121,7 @@ const StrategyRule kStrategyTable[] = {
 void setStrategy(Operation *op, StrategyKind kind, StrategyParams params) {
   op->setAttr(nerve::gpumap::GPUMapDialect::kStrategyAttrName,
               StrategyAttr::get(op->getContext(), kind, params.block, params.loops,
-                                params.staging, params.cluster));
+                                params.staging, params.cluster, params.lanes));
 }
 
 /// The strategy of `loop` from the table (the last row takes every loop);

@@ -414,6 +414,11 @@ void findRowInvariantLoads(scf::ParallelOp loop, LanePlan &plan) {
 
 } // namespace
 
+int64_t vectorLanesFor(scf::ParallelOp loop) {
+  std::optional<LanePlan> plan = planLanes(loop);
+  return plan && plan->lanes > 1 ? plan->lanes : 0;
+}
+
 bool mapVectorLanes(OpBuilder &b, scf::ParallelOp loop, ArrayRef<Value> counts, Value total,
                     int64_t threads, int64_t groups,
                     function_ref<void(OpBuilder &)> scalarMapping) {

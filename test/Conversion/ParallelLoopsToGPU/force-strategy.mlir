@@ -97,3 +97,64 @@ func.func @not_a_whole_fold(%x: memref<?xf32>, %y: memref<f32>) attributes {nerv
   memref.store %s, %y[] : memref<f32>
   return
 }
+
+// -----
+
+// A map the table gives 4 lanes (16-byte f32 vectors), forced to elements
+// (lanes omitted: 0): no vector access, no host check of the buffers.
+
+// CHECK-LABEL: func.func @map_by_elements
+// CHECK-NOT: memref.extract_aligned_pointer_as_index
+// CHECK-NOT: vector.load
+// CHECK: gpu.launch
+// CHECK-NOT: vector.load
+// CHECK: return
+func.func @map_by_elements(%x: memref<?xf32>, %y: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %y[%i] : memref<?xf32>
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<threads, block = 256>}
+  return
+}
+
+// -----
+
+// The same map by 4 lanes, as the table would choose; 8 lanes it cannot
+// take (its vectors are 16 bytes of f32).
+
+// CHECK-LABEL: func.func @map_by_four_lanes
+// CHECK: gpu.launch
+// CHECK: vector.load %{{.*}} : memref<?xf32>, vector<4xf32>
+func.func @map_by_four_lanes(%x: memref<?xf32>, %y: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %y[%i] : memref<?xf32>
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>}
+  return
+}
+
+// -----
+
+func.func @map_by_eight_lanes(%x: memref<?xf32>, %y: memref<?xf32>) attributes {nerve.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  // expected-error @below {{does not have the shape strategy 'threads' maps}}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %v = memref.load %x[%i] : memref<?xf32>
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %y[%i] : memref<?xf32>
+    scf.reduce
+  } {gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 8>}
+  return
+}

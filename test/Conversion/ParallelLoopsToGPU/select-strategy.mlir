@@ -19,50 +19,50 @@
 
 
 // coarsen.mlir
+// COARSEN: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // COARSEN: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// COARSEN: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// COARSEN: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// COARSEN: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // COARSEN-NOT: gpumap.strategy
 
 // fuse-lockstep-walks.mlir
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // FUSE_LOCKSTEP_WALKS: gpumap.strategy = #gpumap.strategy<split_reduction>
 // FUSE_LOCKSTEP_WALKS-NOT: gpumap.strategy
 
 // fuse-reductions.mlir
 // FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
 // FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
-// FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
 // FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
 // FUSE_REDUCTIONS: gpumap.strategy = #gpumap.strategy<whole_reduction, block = 256>
 // FUSE_REDUCTIONS-NOT: gpumap.strategy
 
 // lockstep-loops.mlir
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 8>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 8>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
 // LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// LOCKSTEP_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // LOCKSTEP_LOOPS-NOT: gpumap.strategy
 
 // parallel-loops.mlir
-// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// PARALLEL_LOOPS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // PARALLEL_LOOPS-NOT: gpumap.strategy
 
 // reduction.mlir
@@ -82,9 +82,9 @@
 // ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 3>
 // ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<row_program, block = 256, loops = 2>
 // ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<row_reductions, block = 256>
+// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// ROW_PROGRAMS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // ROW_PROGRAMS-NOT: gpumap.strategy
 
 // With a chip, a row program records its limits: sm_90's opt-in 227 KiB of
@@ -101,8 +101,8 @@
 
 // split-reductions.mlir
 // SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
-// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
 // SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
 // SPLIT_REDUCTIONS: gpumap.strategy = #gpumap.strategy<split_reduction>
@@ -116,7 +116,7 @@
 // TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
 // TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
 // TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256>
 // TILED_TRANSPOSE: gpumap.strategy = #gpumap.strategy<threads, block = 256>
 // TILED_TRANSPOSE-NOT: gpumap.strategy
@@ -126,15 +126,15 @@
 // TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<transposed_staging, block = 256>
 // TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<transposed_staging, block = 256>
 // TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// TRANSPOSED_STAGING: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // TRANSPOSED_STAGING-NOT: gpumap.strategy
 
 // vector-lanes.mlir
-// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
-// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 8>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 8>
+// VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 4>
 // VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>
 // VECTOR_LANES: gpumap.strategy = #gpumap.strategy<tiled_transpose, block = 256>
 // VECTOR_LANES: gpumap.strategy = #gpumap.strategy<threads, block = 256>

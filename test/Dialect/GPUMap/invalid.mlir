@@ -186,3 +186,27 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+func.func @lanes_elsewhere(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{only a threads mapping takes lanes}}
+  } {gpumap.strategy = #gpumap.strategy<row_reductions, block = 256, lanes = 4>}
+  return
+}
+
+// -----
+
+func.func @lanes_not_a_vector(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  // expected-error @below {{lanes must be 0 (elements) or 2, 4 or 8, not 3}}
+  } {gpumap.strategy = #gpumap.strategy<threads, block = 256, lanes = 3>}
+  return
+}

@@ -70,9 +70,13 @@ static LogicalResult verifyRowLimits(function_ref<InFlightDiagnostic()> emitErro
 
 LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    StrategyKind kind, int64_t block, int64_t loops,
-                                   int64_t staging, int64_t cluster) {
+                                   int64_t staging, int64_t cluster, int64_t lanes) {
   if (failed(verifyRowLimits(emitError, kind, staging, cluster)))
     return failure();
+  if (lanes != 0 && kind != StrategyKind::threads)
+    return emitError() << "only a threads mapping takes lanes";
+  if (lanes != 0 && (lanes < 2 || lanes > 8 || !llvm::isPowerOf2_64(lanes)))
+    return emitError() << "lanes must be 0 (elements) or 2, 4 or 8, not " << lanes;
   if (kind == StrategyKind::split_reduction) {
     if (block != 0)
       return emitError() << "a split_reduction sizes its launches itself: it takes no block";

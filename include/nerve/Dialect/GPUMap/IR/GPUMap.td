@@ -91,20 +91,30 @@ def GPUMap_StrategyAttr : AttrDef<GPUMap_Dialect, "Strategy"> {
     cluster that splits a wide row (a power of two from 2 to 8; 0, the
     default, for none). The rest of its sizes follow from these and the
     program's shape (include/nerve/Dialect/GPUMap/Heuristics/RowProgram.h).
+
+    A `threads` mapping records `lanes`: the consecutive iterations a
+    thread takes as one vector of each access along the contiguous
+    dimension (16 bytes of the narrowest element type: 2, 4 or 8), which a
+    host check still replaces by elements where the buffers do not allow
+    it; 0, the default, for elements only. The selection finds it from the
+    loop's body (nerve/Conversion/ParallelLoopsToGPU: planLanes); a test may
+    write 0 to keep a vectorisable loop by elements. No other strategy
+    takes it.
   }];
   let parameters = (ins
     EnumParameter<GPUMap_StrategyKind>:$kind,
     DefaultValuedParameter<"int64_t", "0">:$block,
     DefaultValuedParameter<"int64_t", "1">:$loops,
     DefaultValuedParameter<"int64_t", "::nerve::kSharedBytesWithoutOptIn">:$staging,
-    DefaultValuedParameter<"int64_t", "0">:$cluster
+    DefaultValuedParameter<"int64_t", "0">:$cluster,
+    DefaultValuedParameter<"int64_t", "0">:$lanes
   );
   let builders = [
     AttrBuilder<(ins "StrategyKind":$kind, "int64_t":$block, "int64_t":$loops), [{
-      return $_get($_ctxt, kind, block, loops, ::nerve::kSharedBytesWithoutOptIn, 0);
+      return $_get($_ctxt, kind, block, loops, ::nerve::kSharedBytesWithoutOptIn, 0, 0);
     }]>
   ];
-  let assemblyFormat = "`<` $kind (`,` struct($block, $loops, $staging, $cluster)^)? `>`";
+  let assemblyFormat = "`<` $kind (`,` struct($block, $loops, $staging, $cluster, $lanes)^)? `>`";
   let genVerifyDecl = 1;
 }
 
