@@ -176,6 +176,14 @@ public:
   Status launch(const std::string &entry, const std::vector<Arg> &args,
                 void *stream = nullptr) const;
 
+  /// The module whose kernel a launch of `entry` with `args` runs: for a
+  /// module compiled with specializeSizes, the one compiled for the sizes
+  /// `args` bind (compiled now if no launch compiled it yet: a warm-up, and
+  /// its compileTimes() say where that compile went), owned by this module;
+  /// otherwise this module. Only the sizes of `args` are read.
+  Result<const Module *> compiledFor(const std::string &entry,
+                                     const std::vector<Arg> &args) const;
+
   /// Runs `entry` on host memory and waits for it: for CUDA, every tensor
   /// is copied to the device, and the outputs are copied back.
   Status run(const std::string &entry, const std::vector<Arg> &args) const;

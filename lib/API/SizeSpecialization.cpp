@@ -50,6 +50,19 @@ Result<std::shared_ptr<Module>> Module::Impl::specializationFor(const EntryInfo 
   return module;
 }
 
+Result<const Module *> Module::compiledFor(const std::string &entryName,
+                                           const std::vector<Arg> &args) const {
+  const EntryInfo *entry = findEntry(entryName);
+  if (!entry)
+    return Status::error("the module has no kernel @" + entryName);
+  if (!impl_->specializations)
+    return this;
+  Result<std::shared_ptr<Module>> specialized = impl_->specializationFor(*entry, args);
+  if (!specialized)
+    return specialized.status();
+  return static_cast<const Module *>(specialized->get());
+}
+
 /// The module compile() returns for specializeSizes: the spec's kernels,
 /// nothing compiled yet.
 Result<std::shared_ptr<Module>> nerve::specializingModule(const std::string &spec,

@@ -150,6 +150,40 @@ TEST_F(SizeSpecialization, LaunchesFromManyThreadsShareTheCompiles) {
   EXPECT_EQ(misses() - before, 2u);
 }
 
+TEST_F(SizeSpecialization, CompiledForWarmsUpAndReportsItsCompile) {
+  CompileOptions o = options();
+  o.specializeSizes = true;
+  Result<std::shared_ptr<Module>> m = compile(kSpec, o);
+  ASSERT_TRUE(m) << m.message();
+  std::vector<float> x(4 * 9), y(4 * 9);
+  std::vector<Arg> args = {Arg::tensor(x.data(), {4, 9}), Arg::tensor(y.data(), {4, 9})};
+  uint64_t before = misses();
+  Result<const Module *> compiled = (*m)->compiledFor("softmax", args);
+  ASSERT_TRUE(compiled) << compiled.message();
+  EXPECT_EQ(misses() - before, 1u);
+  ASSERT_EQ((*compiled)->entries().size(), 1u);
+  EXPECT_EQ((*compiled)->entries()[0].args[0].sizes, (std::vector<int64_t>{4, 9}));
+  bool bound = false;
+  for (const auto &[stage, ms] : (*compiled)->compileTimes())
+    bound |= stage == "nerve-specialize-shapes";
+  EXPECT_TRUE(bound);
+  // The launch finds it; asking again gives the same module.
+  expectSoftmax(**m, 4, 9);
+  EXPECT_EQ(misses() - before, 1u);
+  Result<const Module *> again = (*m)->compiledFor("softmax", args);
+  ASSERT_TRUE(again) << again.message();
+  EXPECT_EQ(*again, *compiled);
+  Result<const Module *> none = (*m)->compiledFor("nope", args);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.message().find("no kernel @nope"), std::string::npos);
+  // A module compiled as ever is its own.
+  Result<std::shared_ptr<Module>> plain = compile(kSpec, options());
+  ASSERT_TRUE(plain) << plain.message();
+  Result<const Module *> self = (*plain)->compiledFor("softmax", args);
+  ASSERT_TRUE(self) << self.message();
+  EXPECT_EQ(*self, plain->get());
+}
+
 TEST_F(SizeSpecialization, BadArgumentsAndSpecsAreErrors) {
   CompileOptions o = options();
   o.specializeSizes = true;
