@@ -10,6 +10,7 @@
 #include "KernelCache.h"
 
 #include <array>
+#include <future>
 #include <map>
 #include <mutex>
 
@@ -19,8 +20,9 @@ namespace nerve {
 /// a compile per kernel and set of sizes.
 struct SizeSpecializations {
   std::mutex mutex;
-  /// "entry;dim=size;..." (or "entry;dynamic") -> the module compiled so.
-  std::map<std::string, std::shared_ptr<Module>> modules;
+  /// "entry;dim=size;..." (or "entry;dynamic") -> the module compiled so,
+  /// or being compiled (the lock is not held while compiling).
+  std::map<std::string, std::shared_future<Result<std::shared_ptr<Module>>>> modules;
   /// Per kernel, the sets of sizes that got a compile of their own.
   std::map<std::string, int> counts;
 };

@@ -31,22 +31,36 @@ Result<std::shared_ptr<Module>> Module::Impl::specializationFor(const EntryInfo 
     compileFor.staticSizes.push_back({dim, size});
     key += ";" + dim + "=" + std::to_string(size);
   }
-  std::lock_guard<std::mutex> lock(specializations->mutex);
-  if (auto it = specializations->modules.find(key); it != specializations->modules.end())
-    return it->second;
-  int &count = specializations->counts[entry.name];
-  if (count >= CompileOptions::kMaxSizeSpecializations) {
-    key = entry.name + ";dynamic";
-    compileFor.staticSizes = options.staticSizes;
-    if (auto it = specializations->modules.find(key); it != specializations->modules.end())
-      return it->second;
-  } else {
-    ++count;
+  std::promise<Result<std::shared_ptr<Module>>> promise;
+  std::shared_future<Result<std::shared_ptr<Module>>> pending;
+  {
+    std::lock_guard<std::mutex> lock(specializations->mutex);
+    auto known = specializations->modules.find(key);
+    int &count = specializations->counts[entry.name];
+    if (known == specializations->modules.end() &&
+        count >= CompileOptions::kMaxSizeSpecializations) {
+      key = entry.name + ";dynamic";
+      compileFor.staticSizes = options.staticSizes;
+      known = specializations->modules.find(key);
+    } else if (known == specializations->modules.end()) {
+      ++count;
+    }
+    if (known != specializations->modules.end())
+      pending = known->second;
+    else
+      specializations->modules.emplace(key, promise.get_future().share());
   }
+  // Waited for without the lock: launches at other sizes go on meanwhile.
+  if (pending.valid())
+    return pending.get();
+  // Compiled without the lock; a failure is given to whoever waited and
+  // forgotten, so that a later launch tries again.
   Result<std::shared_ptr<Module>> module = compile(spec, compileFor);
-  if (!module)
-    return module.status();
-  specializations->modules[key] = *module;
+  promise.set_value(module);
+  if (!module) {
+    std::lock_guard<std::mutex> lock(specializations->mutex);
+    specializations->modules.erase(key);
+  }
   return module;
 }
 
