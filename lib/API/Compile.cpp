@@ -277,20 +277,23 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
   CacheSettings settings = resolveCacheSettings(options);
   DiskCache disk(settings);
   std::string keyText;
+  auto start = std::chrono::steady_clock::now();
   if (settings.enabled) {
-    auto start = std::chrono::steady_clock::now();
     keyText = cacheKeyText(spec, options, target);
     if (std::shared_ptr<Module> module = memoryCache().find(keyText)) {
       ++counters().memoryHits;
       return module;
     }
-    // Nothing compiled to store: its launches' compiles use the disk cache.
-    if (options.specializeSizes) {
-      Result<std::shared_ptr<Module>> module = specializingModule(spec, options, target);
-      if (module)
-        memoryCache().insert(keyText, *module);
-      return module;
-    }
+  }
+  // Nothing compiled, nothing for the disk cache: its launches' compiles
+  // use both caches.
+  if (options.specializeSizes) {
+    Result<std::shared_ptr<Module>> module = specializingModule(spec, options, target);
+    if (module && settings.enabled)
+      memoryCache().insert(keyText, *module);
+    return module;
+  }
+  if (settings.enabled) {
     bool discarded = false;
     if (std::optional<CompiledArtifacts> artifacts = disk.load(keyText, &discarded)) {
       Result<std::shared_ptr<Module>> module = loadArtifacts(
@@ -309,8 +312,6 @@ Result<std::shared_ptr<Module>> nerve::compile(const std::string &spec,
     ++counters().misses;
   }
 
-  if (options.specializeSizes)
-    return specializingModule(spec, options, target);
   Result<LoweredSpec> lowered = lowerSpec(spec, options, target, /*wantHostObject=*/true);
   if (!lowered)
     return lowered.status();

@@ -221,6 +221,13 @@ static std::unique_ptr<MLIRContext> makeSpecContext() {
   return ctx;
 }
 
+/// `spec` as the buffer diagnostics point into, named options.sourceName.
+static void addSpecSource(llvm::SourceMgr &sourceMgr, const std::string &spec,
+                          const CompileOptions &options) {
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(spec, options.sourceName),
+                               llvm::SMLoc());
+}
+
 /// Parses and verifies the spec in `sourceMgr` into `lowered` (its module
 /// and entries), keeps `options.entry` alone if set and binds
 /// `options.staticSizes`: the shapes nerve-specialize-shapes then gives.
@@ -246,8 +253,7 @@ Result<std::vector<EntryInfo>> nerve::checkSpec(const std::string &spec,
   LoweredSpec parsed;
   parsed.context = makeSpecContext();
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(spec, options.sourceName),
-                               llvm::SMLoc());
+  addSpecSource(sourceMgr, spec, options);
   DiagnosticCollector diags(sourceMgr, parsed.context.get());
   if (Result<std::vector<std::string>> shapes = parseSpec(parsed, sourceMgr, diags, options);
       !shapes)
@@ -285,8 +291,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
   lowered.context = makeSpecContext();
   MLIRContext *ctx = lowered.context.get();
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(spec, options.sourceName),
-                               llvm::SMLoc());
+  addSpecSource(sourceMgr, spec, options);
   DiagnosticCollector diags(sourceMgr, ctx);
   Result<std::vector<std::string>> shapes = parseSpec(lowered, sourceMgr, diags, options);
   if (!shapes)

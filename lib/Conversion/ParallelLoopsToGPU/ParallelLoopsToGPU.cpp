@@ -211,8 +211,9 @@ struct ParallelLoopsToGPUPass
   bool mapParallel(scf::ParallelOp loop, int64_t blockSize, std::optional<int64_t> wanted,
                    int64_t minColumns = 0) {
     loop = collapseNested(loop);
-    int64_t lanes = wanted.value_or(vectorLanesFor(loop));
-    if (lanes != 0 && vectorLanesFor(loop) != lanes)
+    int64_t suited = vectorLanesFor(loop);
+    int64_t lanes = wanted.value_or(suited);
+    if (lanes != 0 && suited != lanes)
       return false;
     Location loc = loop.getLoc();
     OpBuilder b(loop);
