@@ -74,6 +74,8 @@ if [[ $parts == *" tests "* ]]; then
 for dtype in f64 f32 f16 bf16; do
   timeout 120 nerve-golden "$root/test/data/golden/neuron" --target cuda --dtype $dtype >"$out/golden-$dtype.log" 2>&1
   summary+=("golden cuda $dtype: $(tail -1 "$out/golden-$dtype.log")")
+  timeout 120 nerve-golden "$root/test/data/golden/multistate" --target cuda --dtype $dtype >"$out/golden-multistate-$dtype.log" 2>&1
+  summary+=("golden multistate cuda $dtype: $(tail -1 "$out/golden-multistate-$dtype.log")")
 done
 
 # The unit tests (their CUDA cases run here).

@@ -30,6 +30,9 @@
 
 #include "nerve/nerve.h"
 
+#include <map>
+#include <optional>
+
 namespace nerve {
 
 /// The spec text of an elementwise kernel (see the file comment).
@@ -64,6 +67,67 @@ Result<std::string> reductionSpec(const ReductionKernelSpec &reduction);
 /// Builds and compiles a reduction kernel; its one entry is `reduction.name`.
 Result<std::shared_ptr<Module>> reductionKernel(const ReductionKernelSpec &reduction,
                                                 const CompileOptions &options = {});
+
+/// A neuron model from expressions: the `neuron.model` op of its
+/// definition, for `neuron.forward` / `neuron.backward` to use by name
+/// (docs/neuron.md, "Neuron models").
+///
+///   NeuronModelDef izh{"izh", "f32", {{"v", 0.0}, {"w", 0.0}}, {"x"},
+///                      {{"tau", 2.0}, {"a", 0.5}, {"b", 0.1}, ...},
+///                      "v = v + (x + a0 * (v - v_rest) * (v - v_c) - w) / tau;"
+///                      "w = w + (a * (v - v_rest) - w) / tau_w",
+///                      "1.0", {"v = hard 0.0 value_grad", "w = add b"}};
+struct NeuronModelDef {
+  std::string name;
+  /// The type the model computes in: f32 (for f32, f16 and bf16 tensors)
+  /// or f64.
+  std::string computeType = "f32";
+  /// The states and their initial values; the first is the one that fires.
+  std::vector<std::pair<std::string, double>> states;
+  std::vector<std::string> inputs = {"x"};
+  /// Parameters and their values (a use may bind them to tensors instead).
+  std::vector<std::pair<std::string, double>> params;
+  /// The charge: statements `name = expression` run in order, reading the
+  /// states (before the step), inputs, parameters and earlier statements'
+  /// names. Each state's charged value is its name's value after the last
+  /// statement (a state never assigned keeps its value).
+  std::string charge;
+  /// The threshold: a number, or an expression of the states before the
+  /// step and the parameters (an adaptive threshold).
+  std::string threshold = "1.0";
+  /// What a spike does to each state: `v = hard 0.0` (`value_grad` after
+  /// it keeps the gradient through the value term under detach_reset),
+  /// `v = soft`, `w = add b` or `w = add 0.5`. States without one keep their
+  /// charged value.
+  std::vector<std::string> resets;
+};
+
+/// The `neuron.model` spec text of `model` (checked when compiled).
+Result<std::string> neuronModelSpec(const NeuronModelDef &model);
+
+/// A built-in neuron: QIF, EIF and Izhikevich with exactly SpikingJelly's
+/// `qif_step` / `eif_step` / `izhikevich_step` semantics, adaptive LIF
+/// (`alif`) and AdEx (`adex`) as docs/neuron.md defines them. Each is a
+/// NeuronModelDef like any other: nerve has no per-neuron kernel.
+struct BuiltinNeuron {
+  /// qif, eif, izhikevich, alif or adex.
+  std::string kind;
+  /// The model's symbol; the kind when empty.
+  std::string name;
+  std::string computeType = "f32";
+  /// Parameter values other than the defaults (builtinNeuronParams).
+  std::map<std::string, double> params;
+  double vThreshold = 1.0;
+  /// Hard reset to this value, or soft reset when empty.
+  std::optional<double> vReset = 0.0;
+};
+
+/// The parameters of built-in neuron `kind` with their defaults (SpikingJelly's
+/// constructor defaults where it has the neuron), in the model's order.
+Result<std::vector<std::pair<std::string, double>>> builtinNeuronParams(const std::string &kind);
+
+/// The model definition of a built-in neuron.
+Result<NeuronModelDef> builtinNeuronModel(const BuiltinNeuron &neuron);
 
 } // namespace nerve
 

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "nerve/Builders.h"
 #include "nerve/Runtime/ArgBuffer.h"
 #include "nerve/Support/Version.h"
 #include "nerve/nerve.h"
@@ -78,7 +79,17 @@ struct Case {
   std::string surrogate;
   std::map<std::string, double> surrogateParams;
   std::map<std::string, HostArray> arrays;
+  /// Multi-state cases (golden/multistate): a built-in neuron model with
+  /// every parameter learnable, in the model's order, and dL/d each.
+  bool multistate = false;
+  std::vector<std::pair<std::string, double>> params;
+  std::map<std::string, double> paramGrads;
 };
+
+/// The arrays a case folder may hold.
+const char *const kArrays[] = {"x", "v_init", "w_init", "grad_spike", "grad_v_seq",
+                               "grad_w_seq", "spike", "v_seq", "h_seq", "w_seq", "grad_x",
+                               "grad_v_init", "grad_w_init", "grad_w"};
 
 std::string number(double v) {
   std::string s = llvm::formatv("{0:e16}", v).str();
@@ -106,8 +117,20 @@ Result<Case> loadCase(const std::string &dir) {
   if (auto n = o->getString("name"))
     c.name = n->str();
   c.neuron = str("neuron");
-  if (c.neuron != "if" && c.neuron != "lif" && c.neuron != "plif")
-    return Status::error(c.name + ": unknown neuron '" + c.neuron + "'");
+  if (c.neuron != "if" && c.neuron != "lif" && c.neuron != "plif") {
+    Result<std::vector<std::pair<std::string, double>>> known = builtinNeuronParams(c.neuron);
+    if (!known)
+      return Status::error(c.name + ": unknown neuron '" + c.neuron + "'");
+    c.multistate = true;
+    const llvm::json::Object *params = o->getObject("params");
+    const llvm::json::Object *grads = o->getObject("param_grads");
+    for (const auto &[name, value] : *known) {
+      std::optional<double> given = params ? params->getNumber(name) : std::nullopt;
+      c.params.push_back({name, given.value_or(value)});
+      if (std::optional<double> g = grads ? grads->getNumber(name) : std::nullopt)
+        c.paramGrads[name] = *g;
+    }
+  }
   c.vThreshold = o->getNumber("v_threshold").value_or(1.0);
   if (auto r = o->getNumber("v_reset"))
     c.vReset = *r;
@@ -124,8 +147,7 @@ Result<Case> loadCase(const std::string &dir) {
   } else {
     c.surrogate = "sigmoid";
   }
-  for (const char *name : {"x", "v_init", "grad_spike", "grad_v_seq", "spike", "v_seq", "h_seq",
-                           "grad_x", "grad_v_init", "grad_w"}) {
+  for (const char *name : kArrays) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, std::string(name) + ".npy");
     if (!llvm::sys::fs::exists(path))
@@ -140,6 +162,79 @@ Result<Case> loadCase(const std::string &dir) {
   if (c.arrays["x"].shape.empty())
     return Status::error(c.name + ": x.npy has no time axis");
   return c;
+}
+
+/// The spec of a multi-state case: the built-in model, then its forward
+/// and backward in one kernel, every parameter a 0-d tensor of the compute
+/// type with its gradient.
+Result<std::string> buildModelSpec(const Case &c, DType dtype) {
+  std::string t = toString(dtype), ct = dtype == DType::F64 ? "f64" : "f32";
+  BuiltinNeuron neuron{c.neuron, "golden_" + c.neuron, ct, {}, c.vThreshold, c.vReset};
+  for (const auto &[name, value] : c.params)
+    neuron.params[name] = value;
+  Result<NeuronModelDef> def = builtinNeuronModel(neuron);
+  if (!def)
+    return def.status();
+  Result<std::string> model = neuronModelSpec(*def);
+  if (!model)
+    return model.status();
+  size_t rank = c.arrays.at("x").shape.size();
+  std::string dims = "t: ?", neuronDims;
+  for (size_t d = 1; d < rank; ++d) {
+    dims += ", d" + std::to_string(d) + ": ?";
+    neuronDims += std::string(d > 1 ? ", " : "") + "d" + std::to_string(d) + ": ?";
+  }
+  std::string spec = *model + "!seq = !tdim.tensor<[" + dims + "], " + t + ">\n" +
+                     "!vec = !tdim.tensor<[" + neuronDims + "], " + t + ">\n" +
+                     "!one = !tdim.tensor<[], " + ct + ">\n";
+  std::vector<std::string> states;
+  for (const auto &s : def->states)
+    states.push_back(s.first);
+  // Named operand groups: `group(name = %prefix_name : type, ...)`.
+  auto group = [&](const std::string &g, const std::vector<std::string> &names,
+                   const std::string &prefix, const std::string &suffix, const char *type) {
+    std::string text;
+    for (const std::string &n : names)
+      text += (text.empty() ? "" : ", ") + n + " = %" + prefix + n + suffix + " : " + type;
+    return text.empty() ? "" : " " + g + "(" + text + ")";
+  };
+  std::vector<std::string> params;
+  for (const auto &p : c.params)
+    params.push_back(p.first);
+  std::string args = "%x: !seq", results = "%spike: !seq";
+  for (const std::string &s : states)
+    args += ", %" + s + "_init: !vec";
+  for (const std::string &p : params)
+    args += ", %p_" + p + ": !one";
+  args += ", %grad_spike: !seq";
+  for (const std::string &s : states)
+    args += ", %grad_" + s + "_seq: !seq";
+  for (const std::string &s : states)
+    results += ", %" + s + "_seq: !seq";
+  results += ", %h_seq: !seq, %grad_x: !seq";
+  for (const std::string &s : states)
+    results += ", %grad_" + s + "_init: !vec";
+  for (const std::string &p : params)
+    results += ", %grad_" + p + ": !one";
+  std::vector<std::string> others(states.begin() + 1, states.end());
+  std::string surrogate = "#neuron.surrogate<" + c.surrogate;
+  for (const auto &[k, v] : c.surrogateParams)
+    surrogate += ", " + k + " = " + number(v);
+  surrogate += ">";
+  std::string m = "@" + neuron.name;
+  spec += "tdim.kernel @golden(" + args + ") -> (" + results + ") {\n";
+  spec += "  neuron.forward " + m + " ins(x = %x : !seq)" + group("init", states, "", "_init", "!vec") +
+          group("params", params, "p_", "", "!one") + " outs(%spike : !seq)" +
+          group("seq", states, "", "_seq", "!seq") + " h_seq(v = %h_seq : !seq) time t\n";
+  spec += "  neuron.backward " + m + " h_seq(v = %h_seq : !seq)" +
+          group("seq", others, "", "_seq", "!seq") + " ins(x = %x : !seq)" +
+          group("init", states, "", "_init", "!vec") + group("params", params, "p_", "", "!one") +
+          " grad_spike(%grad_spike : !seq)" + group("grad_seq", states, "grad_", "_seq", "!seq") +
+          " grad_ins(x = %grad_x : !seq)" + group("grad_init", states, "grad_", "_init", "!vec") +
+          group("grad_params", params, "grad_", "", "!one") + " time t {surrogate = " +
+          surrogate + (c.detachReset ? ", detach_reset" : "") + "}\n";
+  spec += "  tdim.return\n}\n";
+  return spec;
 }
 
 /// The spec of a case: forward and backward in one kernel.
@@ -293,12 +388,17 @@ Result<std::map<std::string, HostArray>> runCase(Case &c, Module &module, DType 
     if (a.isOutput)
       continue;
     HostArray input;
+    auto param = std::find_if(c.params.begin(), c.params.end(),
+                              [&](const auto &p) { return "p_" + p.first == a.name; });
     if (a.name == "w") {
       input = HostArray::zeros(dtype, {});
       input.setDouble(0, c.w);
+    } else if (param != c.params.end()) {
+      input = HostArray::zeros(a.dtype, {});
+      input.setDouble(0, param->second);
     } else if (c.arrays.count(a.name)) {
       input = convertTo(c.arrays[a.name], dtype);
-    } else if (a.name == "grad_spike" || a.name == "grad_v_seq") {
+    } else if (a.name == "grad_spike" || a.name == "grad_v_seq" || a.name == "grad_w_seq") {
       input = HostArray::zeros(dtype, c.arrays["x"].shape);
     } else {
       return Status::error("no " + a.name + ".npy");
@@ -408,7 +508,8 @@ void compareSpikes(Case &c, std::map<std::string, HostArray> &got, const Toleran
 /// tolerance, leaving out what `e` excludes.
 void compareArrays(Case &c, std::map<std::string, HostArray> &got, const Tolerance &tol,
                    const Exclusions &e, Verdict &v) {
-  for (const char *name : {"v_seq", "h_seq", "grad_x", "grad_v_init", "grad_w"}) {
+  for (const char *name : {"v_seq", "h_seq", "w_seq", "grad_x", "grad_v_init", "grad_w_init",
+                           "grad_w"}) {
     if (!c.arrays.count(name))
       continue;
     if (!got.count(name)) {
@@ -417,8 +518,10 @@ void compareArrays(Case &c, std::map<std::string, HostArray> &got, const Toleran
       continue;
     }
     std::string n = name;
-    bool perNeuron = n == "grad_v_init";
+    bool perNeuron = n == "grad_v_init" || n == "grad_w_init";
     bool backward = n.rfind("grad", 0) == 0;
+    if (n == "grad_w" && c.multistate)
+      continue; // a multi-state case's w is a state: grad_w_init, w_seq
     if (n == "grad_w" && e.nearNeurons) {
       GradWCheck check = compareGradW(c, got, e.nearThreshold, tol.relative);
       v.ok &= check.ok;
@@ -438,6 +541,39 @@ void compareArrays(Case &c, std::map<std::string, HostArray> &got, const Toleran
   }
 }
 
+/// A multi-state case's parameter gradients, compared as one array: max
+/// |actual - expected| over the parameters / max |expected| (a gradient
+/// that is a sum cancelling to near zero keeps its terms' rounding). They
+/// sum over every neuron, so where neurons sit at the threshold (their
+/// spikes, recomputed from a rounded h, may differ) they are not compared.
+void compareParamGrads(Case &c, std::map<std::string, HostArray> &got, const Tolerance &tol,
+                       const Exclusions &e, Verdict &v) {
+  if (c.paramGrads.empty())
+    return;
+  if (e.nearNeurons) {
+    v.report += ", parameter gradients not compared (neurons at the threshold)";
+    return;
+  }
+  double worst = 0, scale = 0;
+  std::string worstName;
+  for (const auto &[name, want] : c.paramGrads) {
+    auto it = got.find("grad_" + name);
+    if (it == got.end()) {
+      v.ok = false;
+      v.report += ", grad_" + name + " expected but not produced";
+      return;
+    }
+    double g = it->second.getDouble(0);
+    double err = std::isnan(g) ? INFINITY : std::abs(g - want);
+    scale = std::max(scale, std::abs(want));
+    if (err >= worst)
+      worst = err, worstName = name;
+  }
+  double relative = scale > 0 ? worst / scale : worst;
+  v.ok &= relative <= tol.relative;
+  v.report += ", params " + llvm::formatv("{0:e2}", relative).str() + " (" + worstName + ")";
+}
+
 /// The case's outputs against its expected arrays.
 Verdict compareCase(Case &c, std::map<std::string, HostArray> &got, const Tolerance &tol) {
   Exclusions e = exclusionsOf(c, tol);
@@ -445,6 +581,7 @@ Verdict compareCase(Case &c, std::map<std::string, HostArray> &got, const Tolera
   if (c.arrays.count("spike"))
     compareSpikes(c, got, tol, e, v);
   compareArrays(c, got, tol, e, v);
+  compareParamGrads(c, got, tol, e, v);
   if (e.nearNeurons)
     v.report += "; " + std::to_string(e.nearNeurons) +
                 " neurons at the threshold left out of the gradients";
@@ -524,7 +661,18 @@ int main(int argc, char **argv) {
     Case &c = *loaded;
     if (!caseFilter.empty() && c.name.find(caseFilter) == std::string::npos)
       continue;
-    std::string spec = buildSpec(c, tol.dtype);
+    std::string spec;
+    if (c.multistate) {
+      Result<std::string> built = buildModelSpec(c, tol.dtype);
+      if (!built) {
+        llvm::outs() << c.name << "  FAIL  " << built.message() << "\n";
+        ++failed;
+        continue;
+      }
+      spec = *built;
+    } else {
+      spec = buildSpec(c, tol.dtype);
+    }
     if (verbose)
       llvm::outs() << spec;
     std::shared_ptr<Module> &module = compiled[spec];

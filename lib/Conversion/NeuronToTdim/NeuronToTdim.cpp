@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FloatArith.h"
+#include "TimeLoops.h"
 #include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
 #include "nerve/Conversion/Passes.h"
 
@@ -46,96 +46,10 @@ using tdim::TdimTensorType;
 
 namespace {
 
-/// Builders for the per-neuron code, over one compute type.
-struct NeuronBuilder : FloatArith {
-  /// A float converted to `to` the way a store and a load would.
-  Value convert(Value v, Type to) {
-    if (v.getType() == to)
-      return v;
-    if (llvm::cast<FloatType>(to).getWidth() < llvm::cast<FloatType>(v.getType()).getWidth())
-      return arith::TruncFOp::create(b, loc, to, v);
-    return arith::ExtFOp::create(b, loc, to, v);
-  }
-
-  /// `tensor` at the point `indices` (typed by dimension), in the compute type.
-  Value load(Value tensor, ValueRange indices) {
-    Type e = llvm::cast<TdimTensorType>(tensor.getType()).getElementType();
-    Value v = tdim::LoadOp::create(b, loc, e, tensor, indices);
-    return convert(v, type);
-  }
-
-  void store(Value v, Value tensor, ValueRange indices) {
-    Type e = llvm::cast<TdimTensorType>(tensor.getType()).getElementType();
-    tdim::StoreOp::create(b, loc, convert(v, e), tensor, indices);
-  }
-
-  /// A spike (i1) stored as 1/0 in the tensor's element type.
-  void storeSpike(Value fired, Value tensor, ValueRange indices) {
-    Type e = llvm::cast<TdimTensorType>(tensor.getType()).getElementType();
-    Value v;
-    if (e.isSignlessInteger(1))
-      v = fired;
-    else if (e.isSignlessInteger(8))
-      v = arith::ExtUIOp::create(b, loc, e, fired);
-    else {
-      // Operands built in named statements: the order of evaluating a
-      // call's arguments (and so of the ops) is the host compiler's.
-      Value one = c(1.0), zero = c(0.0);
-      v = convert(select(fired, one, zero), e);
-    }
-    tdim::StoreOp::create(b, loc, v, tensor, indices);
-  }
-
-  /// Fire: h - v_th >= 0, as torch's heaviside(h - v_th) (NaN does not fire).
-  Value fire(Value h, double vth) {
-    Value margin = sub(h, c(vth));
-    Value zero = c(0.0);
-    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, margin, zero);
-  }
-
-  /// Reset: exactly v_reset or h (hard), or h - v_th (soft), when fired.
-  Value reset(Value h, Value fired, double vth, std::optional<double> vReset) {
-    if (vReset)
-      return select(fired, c(*vReset), h);
-    return select(fired, sub(h, c(vth)), h);
-  }
-};
-
 std::optional<double> resetOf(std::optional<APFloat> r) {
   if (!r)
     return std::nullopt;
   return r->convertToDouble();
-}
-
-/// The dimensions of `seq` other than `time`, in its layout order.
-SmallVector<DimAttr> neuronDims(Value seq, DimAttr time) {
-  return tdim::dimsWithout(llvm::cast<TdimTensorType>(seq.getType()), {time});
-}
-
-/// Nested parallel tdim.for loops over `dims` (extents from `source`); `body`
-/// runs in the innermost with the index of each dimension.
-void buildParallelNest(OpBuilder &b, Location loc, Value source, ArrayRef<DimAttr> dims,
-                       function_ref<void(OpBuilder &, ValueRange)> body,
-                       SmallVector<Value> ivs = {}) {
-  if (ivs.size() == dims.size()) {
-    body(b, ivs);
-    return;
-  }
-  DimAttr d = dims[ivs.size()];
-  auto indexType = tdim::TdimIndexType::get(b.getContext(), d);
-  Value zero = tdim::ConstOp::create(b, loc, indexType, b.getI64IntegerAttr(0));
-  Value size = tdim::buildSize(b, loc, source, d);
-  auto loop = tdim::ForOp::create(b, loc, zero, size, ValueRange{}, /*parallel=*/true);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(loop.getBodyBlock()->getTerminator());
-  ivs.push_back(loop.getInductionVar());
-  buildParallelNest(b, loc, source, dims, body, ivs);
-}
-
-SmallVector<Value> withTime(ValueRange neuron, Value t) {
-  SmallVector<Value> indices(neuron);
-  indices.push_back(t);
-  return indices;
 }
 
 /// Clones the charge region with its arguments bound to `args`; returns h.
@@ -146,263 +60,6 @@ Value inlineCharge(OpBuilder &b, Region &charge, ValueRange args) {
   for (Operation &op : block.without_terminator())
     b.clone(op, mapping);
   return mapping.lookup(llvm::cast<YieldOp>(block.getTerminator()).getH());
-}
-
-/// Builds the per-neuron time loop. The steps run in blocks of `block`
-/// whose loads are issued together and, with `pipeline`, one block ahead:
-/// while a block's arithmetic runs, the next block's loads are in flight
-/// (the recurrence is sequential, its inputs are not). Pipelining carries a
-/// block of loaded values in registers, so it is for blocks of few values. The steps after the last whole block
-/// run one at a time. `reverse` walks time backwards (the partial block
-/// first). `load(b, t)` emits a step's loads; `compute(b, t, loaded,
-/// previous, mayBeFirst, carried)` its arithmetic and stores, where
-/// `previous` is what the step before in time loaded, when at hand, and
-/// `mayBeFirst` says whether `t` may be 0 (then `previous` is stale).
-using StepValues = SmallVector<Value>;
-using LoadFn = function_ref<StepValues(OpBuilder &, Value)>;
-using ComputeFn = function_ref<SmallVector<Value>(OpBuilder &, Value, const StepValues &,
-                                                  const StepValues *, bool, ValueRange)>;
-
-SmallVector<Value> buildTimeLoop(OpBuilder &b, Location loc, DimAttr time, Value steps,
-                                 ValueRange inits, int64_t block, bool reverse, LoadFn load,
-                                 ComputeFn compute, bool pipeline = true) {
-  MLIRContext *ctx = b.getContext();
-  auto timeType = tdim::TdimIndexType::get(ctx, time);
-  auto timeConst = [&](OpBuilder &b, int64_t v) -> Value {
-    return tdim::ConstOp::create(b, loc, timeType, b.getI64IntegerAttr(v));
-  };
-  Value zero = timeConst(b, 0);
-
-  // `cond ? a : b` for two indices of `time` (selected as plain indices).
-  auto selectIndex = [&](OpBuilder &b, Value cond, Value x, Value y) -> Value {
-    Value a = tdim::ToIndexOp::create(b, loc, x);
-    Value other = tdim::ToIndexOp::create(b, loc, y);
-    Value picked = arith::SelectOp::create(b, loc, cond, a, other);
-    return tdim::FromIndexOp::create(b, loc, timeType, picked);
-  };
-
-  auto stepLoop = [&](Value lo, Value hi, ValueRange carried) -> SmallVector<Value> {
-    auto loop = tdim::ForOp::create(b, loc, lo, hi, carried, /*parallel=*/false, reverse);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(loop.getBodyBlock());
-    Value t = loop.getInductionVar();
-    StepValues loaded = load(b, t);
-    tdim::YieldOp::create(
-        b, loc, compute(b, t, loaded, nullptr, /*mayBeFirst=*/true, loop.getRegionIterArgs()));
-    return SmallVector<Value>(loop.getResults());
-  };
-  if (block <= 1)
-    return stepLoop(zero, steps, inits);
-
-  auto blockType = tdim::TdimIndexType::get(
-      ctx, DimAttr::get(ctx, time.getName().getValue(), time.getFactor() * block));
-  Value blocks = tdim::FoldOp::create(b, loc, blockType, steps);
-  Value wholeEnd = tdim::UnfoldOp::create(b, loc, timeType, blocks);
-
-  // The loads of the block starting at `base`, flattened step by step.
-  unsigned perStep = 0;
-  auto loadBlock = [&](OpBuilder &b, Value base) {
-    SmallVector<Value> flat;
-    SmallVector<StepValues> perK(block);
-    for (int64_t i = 0; i < block; ++i) {
-      int64_t k = reverse ? block - 1 - i : i;
-      Value t = k ? tdim::AddOp::create(b, loc, timeType, base, timeConst(b, k)).getResult()
-                  : base;
-      perK[k] = load(b, t);
-      perStep = perK[k].size();
-    }
-    for (const StepValues &v : perK)
-      flat.append(v.begin(), v.end());
-    return flat;
-  };
-  auto unflatten = [&](ValueRange flat, int64_t k) {
-    return StepValues(flat.slice(k * perStep, perStep));
-  };
-
-  // Without pipelining: each block loads its own steps, then computes.
-  auto plainBlockLoop = [&](ValueRange carried) -> SmallVector<Value> {
-    auto loop = tdim::ForOp::create(b, loc, zero, wholeEnd, carried, /*parallel=*/false, reverse);
-    loop.setStep(block);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(loop.getBodyBlock());
-    Value tb = loop.getInductionVar();
-    SmallVector<Value> loaded = loadBlock(b, tb);
-    SmallVector<Value> state(loop.getRegionIterArgs());
-    for (int64_t i = 0; i < block; ++i) {
-      int64_t k = reverse ? block - 1 - i : i;
-      Value t = k ? tdim::AddOp::create(b, loc, timeType, tb, timeConst(b, k)).getResult() : tb;
-      StepValues before;
-      if (k > 0)
-        before = unflatten(loaded, k - 1);
-      state = compute(b, t, unflatten(loaded, k), k > 0 ? &before : nullptr,
-                      /*mayBeFirst=*/k == 0, state);
-    }
-    tdim::YieldOp::create(b, loc, state);
-    return SmallVector<Value>(loop.getResults());
-  };
-
-  auto pipelinedBlockLoop = [&](ValueRange carried) -> SmallVector<Value> {
-    // Prologue: the first block's loads, when there is a whole block.
-    Value hasBlocks = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::gt, wholeEnd, zero);
-    Value firstBase =
-        reverse ? tdim::SubOp::create(b, loc, timeType, wholeEnd, timeConst(b, block)).getResult()
-                : zero;
-    // Built without results first: their number is known once the loads are.
-    auto prologue = scf::IfOp::create(b, loc, hasBlocks, /*withElseRegion=*/true);
-    Block *thenBlock = &prologue.getThenRegion().front();
-    Block *elseBlock = &prologue.getElseRegion().front();
-    thenBlock->getTerminator()->erase();
-    elseBlock->getTerminator()->erase();
-    SmallVector<Value> first;
-    SmallVector<Type> types;
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToEnd(thenBlock);
-      first = loadBlock(b, firstBase);
-      scf::YieldOp::create(b, loc, first);
-      b.setInsertionPointToEnd(elseBlock);
-      SmallVector<Value> zeros;
-      for (Value v : first) {
-        types.push_back(v.getType());
-        zeros.push_back(arith::ConstantOp::create(b, loc, b.getZeroAttr(v.getType())));
-      }
-      scf::YieldOp::create(b, loc, zeros);
-    }
-    auto typedPrologue = scf::IfOp::create(b, loc, types, hasBlocks, /*withElseRegion=*/true);
-    typedPrologue.getThenRegion().takeBody(prologue.getThenRegion());
-    typedPrologue.getElseRegion().takeBody(prologue.getElseRegion());
-    prologue.erase();
-
-    SmallVector<Value> inits(carried);
-    llvm::append_range(inits, typedPrologue.getResults());
-    auto loop = tdim::ForOp::create(b, loc, zero, wholeEnd, inits, /*parallel=*/false, reverse);
-    loop.setStep(block);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToEnd(loop.getBodyBlock());
-    Value tb = loop.getInductionVar();
-    unsigned numState = carried.size();
-    ValueRange args = loop.getRegionIterArgs();
-    ValueRange current = args.drop_front(numState);
-    // The next block in walking order, or this one again after the last.
-    Value nextBase;
-    if (reverse) {
-      Value more = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::gt, tb, zero);
-      Value before = tdim::SubOp::create(b, loc, timeType, tb, timeConst(b, block));
-      nextBase = selectIndex(b, more, before, tb);
-    } else {
-      Value after = tdim::AddOp::create(b, loc, timeType, tb, timeConst(b, block));
-      Value more = tdim::CmpOp::create(b, loc, tdim::CmpPredicate::lt, after, wholeEnd);
-      nextBase = selectIndex(b, more, after, tb);
-    }
-    SmallVector<Value> next = loadBlock(b, nextBase);
-
-    SmallVector<Value> state(args.take_front(numState));
-    for (int64_t i = 0; i < block; ++i) {
-      int64_t k = reverse ? block - 1 - i : i;
-      Value t = k ? tdim::AddOp::create(b, loc, timeType, tb, timeConst(b, k)).getResult() : tb;
-      StepValues here = unflatten(current, k);
-      StepValues before;
-      const StepValues *previous = nullptr;
-      bool mayBeFirst = false;
-      if (k > 0) {
-        before = unflatten(current, k - 1);
-        previous = &before;
-      } else if (reverse) {
-        // Step tb - 1 is the last of the next block (stale when tb = 0).
-        before = unflatten(next, block - 1);
-        previous = &before;
-        mayBeFirst = true;
-      } else {
-        mayBeFirst = true;
-      }
-      state = compute(b, t, here, previous, mayBeFirst, state);
-    }
-    llvm::append_range(state, next);
-    tdim::YieldOp::create(b, loc, state);
-    return SmallVector<Value>(loop.getResults().take_front(numState));
-  };
-  auto blockLoop = [&](ValueRange carried) {
-    return pipeline ? pipelinedBlockLoop(carried) : plainBlockLoop(carried);
-  };
-  if (reverse)
-    return blockLoop(stepLoop(wholeEnd, steps, inits));
-  return stepLoop(wholeEnd, steps, blockLoop(inits));
-}
-
-/// The most loaded values a pipelined forward block carries: more spill
-/// registers (measured on an H200: 48 floats a thread made f16 training 25%
-/// slower).
-constexpr int64_t kPipelinedValues = 32;
-
-/// Bytes of an element of the tensor `seq`.
-int64_t elementBytes(Value seq) {
-  Type element = llvm::cast<TdimTensorType>(seq.getType()).getElementType();
-  return std::max<int64_t>(llvm::divideCeil(element.getIntOrFloatBitWidth(), 8), 1);
-}
-
-/// Whether time is the contiguous dimension of `seq` (time-minor layouts).
-/// Each thread then walks its own contiguous row, and the GPU mapping stages
-/// the blocks of that walk through shared memory so that a block's threads
-/// load and store them together, along rows (TransposedStaging.cpp); it
-/// needs every block to load its own steps, so such loops are not
-/// pipelined.
-bool timeIsContiguous(Value seq, DimAttr time) {
-  auto type = llvm::cast<TdimTensorType>(seq.getType());
-  std::optional<unsigned> position = type.getPosition(time);
-  return position && type.getEffectiveStrides()[*position] == 1;
-}
-
-/// Blocks of a time-contiguous walk span 256 bytes of each row (64 f32
-/// steps, 128 f16). Each block of a row is read and written while every
-/// other thread reads its own rows, a row apart: the more contiguous bytes
-/// a row gives at once, the fewer DRAM pages each access opens. Measured
-/// on an H200 (LIF f32 inference, [n, t], 1024 x 65536): 51% of the copy
-/// bandwidth with 64-byte rows, 75% with 128 bytes, 85% with 256.
-constexpr int64_t kContiguousBlockBytes = 256;
-constexpr int64_t kMaxTimeBlock = 128;
-
-int64_t contiguousBlock(Value seq) {
-  return std::clamp<int64_t>(kContiguousBlockBytes / elementBytes(seq), 1, kMaxTimeBlock);
-}
-
-/// The forward time block for `requested` (0: automatic). Automatic aims at
-/// 64 bytes of loads of `x` in flight per thread, which measured best on an
-/// H200 for f32 and f16 forward (one stream), pipelined.
-int64_t chooseForwardBlock(int64_t requested, Value x, bool contiguous) {
-  if (requested > 0)
-    return requested;
-  if (contiguous)
-    return contiguousBlock(x);
-  int64_t block = llvm::PowerOf2Ceil(llvm::divideCeil(64, elementBytes(x)));
-  return std::clamp<int64_t>(block, 1, 32);
-}
-
-/// Backward loads up to four values a step (h, the two upstream gradients,
-/// x when the derivatives need it). Automatic: blocks that load 64 bytes of
-/// each of them, each block loading its own steps first, at most 96 loads
-/// in flight per thread: f32 blocks of 16 steps (48-64 loads, 110-116
-/// registers on sm_90, so 65536 neurons fit the H200 in one wave), 16-bit
-/// ones of 32 steps when three streams are loaded (IF, LIF), of 16 with
-/// four (PLIF). Measured on an H200 at 1024 x 65536: 16-step blocks against
-/// 8 loaded one block ahead (the earlier choice): IF f32 training 82% of
-/// the copy bandwidth against 77%; PLIF f16 69% against 50% (its
-/// look-ahead took 212 registers, two waves); 32-step blocks for LIF f16:
-/// 77.6% against 74.0% with 16, but f32 80% against 86%. Pipelining
-/// 16-step blocks needs 206-255 registers; small blocks (at most 16 values)
-/// are pipelined.
-constexpr int64_t kBackwardStreamBytes = 64;
-constexpr int64_t kBackwardLoads = 96;
-constexpr int64_t kBackwardPipelinedValues = 16;
-constexpr int64_t kBackwardValuesPerStep = 4;
-
-int64_t chooseBackwardBlock(int64_t requested, Value hSeq, bool contiguous, int64_t streams) {
-  if (requested > 0)
-    return requested;
-  if (contiguous)
-    return contiguousBlock(hSeq);
-  uint64_t perStream = llvm::bit_floor(uint64_t(kBackwardStreamBytes / elementBytes(hSeq)));
-  uint64_t byLoads = llvm::bit_floor(uint64_t(kBackwardLoads / streams));
-  return std::clamp<int64_t>(std::min(perStream, byLoads), 1, 64);
 }
 
 LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
@@ -740,6 +397,21 @@ struct ConvertNeuronToTdimPass
       if (failed(result))
         return signalPassFailure();
     }
+    SmallVector<Operation *> modelUses;
+    SmallVector<ModelOp> models;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<ForwardOp, BackwardOp>(op))
+        modelUses.push_back(op);
+      else if (auto model = dyn_cast<ModelOp>(op))
+        models.push_back(model);
+    });
+    for (Operation *op : modelUses)
+      if (failed(lowerModelNeuron(op, timeBlock)))
+        return signalPassFailure();
+    // Models are definitions: nothing refers to them once their uses are
+    // loops.
+    for (ModelOp model : models)
+      model.erase();
   }
 };
 

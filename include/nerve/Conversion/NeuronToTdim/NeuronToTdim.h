@@ -62,6 +62,10 @@ struct ChargeDerivatives {
 mlir::FailureOr<ChargeDerivatives> differentiateCharge(mlir::Region &charge,
                                                        bool throughOutput = false);
 
+/// Lowers one neuron.forward or neuron.backward of a model to tdim loops
+/// (ModelToTdim.cpp); `timeBlock` as the pass option (0: automatic).
+mlir::LogicalResult lowerModelNeuron(mlir::Operation *op, int64_t timeBlock);
+
 /// Patterns lowering neuron.generic and neuron.generic_grad to tdim loops.
 void populateNeuronToTdimPatterns(mlir::RewritePatternSet &patterns);
 

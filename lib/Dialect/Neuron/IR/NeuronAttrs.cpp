@@ -162,3 +162,71 @@ void SurrogateAttr::print(AsmPrinter &printer) const {
   }
   printer << ">";
 }
+
+//===----------------------------------------------------------------------===//
+// Resets
+//===----------------------------------------------------------------------===//
+
+FailureOr<ResetAttr> ResetAttr::parseBody(AsmParser &parser) {
+  std::string state;
+  StringRef keyword;
+  if (parser.parseKeywordOrString(&state) || parser.parseEqual())
+    return failure();
+  SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<ResetKind> kind = symbolizeResetKind(keyword);
+  if (!kind)
+    return parser.emitError(kindLoc) << "unknown reset `" << keyword
+                                     << "`; expected hard, soft or add";
+  Builder &b = parser.getBuilder();
+  FloatAttr value;
+  StringAttr param;
+  bool valueGrad = false;
+  if (*kind != ResetKind::soft) {
+    double v;
+    std::string name;
+    if (*kind == ResetKind::add && succeeded(parser.parseOptionalKeywordOrString(&name))) {
+      param = b.getStringAttr(name);
+    } else {
+      SMLoc at = parser.getCurrentLocation();
+      if (failed(parser.parseFloat(v)))
+        return parser.emitError(at)
+               << (*kind == ResetKind::hard ? "a hard reset needs the value it resets to"
+                                            : "an add reset needs an amount: a number or a "
+                                              "parameter's name");
+      value = b.getF64FloatAttr(v);
+    }
+    if (*kind == ResetKind::hard)
+      valueGrad = succeeded(parser.parseOptionalKeyword("value_grad"));
+  }
+  return ResetAttr::get(parser.getContext(), b.getStringAttr(state), *kind, value, param,
+                        valueGrad);
+}
+
+void ResetAttr::printBody(AsmPrinter &printer) const {
+  printer << getState().getValue() << " = " << stringifyResetKind(getKind());
+  if (getValue()) {
+    printer << " ";
+    printer.printFloat(getValue().getValue());
+  }
+  if (getParam())
+    printer << " " << getParam().getValue();
+  if (getValueGrad())
+    printer << " value_grad";
+}
+
+Attribute ResetAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  FailureOr<ResetAttr> reset = parseBody(parser);
+  if (failed(reset) || parser.parseGreater())
+    return {};
+  return *reset;
+}
+
+void ResetAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  printBody(printer);
+  printer << ">";
+}

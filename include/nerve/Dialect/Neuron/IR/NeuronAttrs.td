@@ -59,4 +59,39 @@ def Neuron_SurrogateAttr : AttrDef<Neuron_Dialect, "Surrogate"> {
   }];
 }
 
+
+def Neuron_ResetKind : I32EnumAttr<"ResetKind", "what a spike does to a neuron state", [
+    I32EnumAttrCase<"hard", 0>,
+    I32EnumAttrCase<"soft", 1>,
+    I32EnumAttrCase<"add", 2>]> {
+  let cppNamespace = "::nerve::neuron";
+  let genSpecializedAttr = 0;
+}
+
+def Neuron_ResetAttr : AttrDef<Neuron_Dialect, "Reset"> {
+  let mnemonic = "reset";
+  let summary = "What a spike does to one state of a neuron model";
+  let description = [{
+    `#neuron.reset<v = hard 0.0>`: the state becomes the value when the
+    neuron fires, `(1 - s) * h + s * value` (under `detach_reset` the
+    gradient does not flow through `s`; with `value_grad`, as SpikingJelly's
+    Izhikevich neuron, it still flows through the `s * value` term).
+    `#neuron.reset<v = soft>`: subtracts the threshold, `h - s * theta`.
+    `#neuron.reset<w = add b>` (a parameter) or `<w = add 0.5>`: adds the
+    amount on a spike, `h + s * amount`; its spike is never detached (it is
+    an adaptation, not a reset). A state without a reset keeps its charged
+    value.
+  }];
+  let parameters = (ins "::mlir::StringAttr":$state, "ResetKind":$kind,
+                        OptionalParameter<"::mlir::FloatAttr">:$value,
+                        OptionalParameter<"::mlir::StringAttr">:$param,
+                        "bool":$valueGrad);
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    /// Parses and prints `state = kind ...` (what sits between `<` `>`).
+    static ::mlir::FailureOr<ResetAttr> parseBody(::mlir::AsmParser &parser);
+    void printBody(::mlir::AsmPrinter &printer) const;
+  }];
+}
+
 #endif // NERVE_DIALECTS_NEURON_ATTRS

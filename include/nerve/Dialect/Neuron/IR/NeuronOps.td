@@ -6,6 +6,7 @@
 include "nerve/Dialect/Neuron/IR/NeuronAttrs.td"
 include "nerve/Dialect/Tdim/IR/TdimTypes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 def Neuron_Tensor : Type<CPred<"::llvm::isa<::nerve::tdim::TdimTensorType>($_self)">,
                          "tdim tensor", "::nerve::tdim::TdimTensorType">;
@@ -204,10 +205,14 @@ def Neuron_PLIFGradOp : Neuron_BackwardOp<"plif_grad", "parametric leaky integra
 //===----------------------------------------------------------------------===//
 
 def Neuron_YieldOp : Neuron_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["GenericOp", "GenericGradOp"]>]> {
-  let summary = "Yields the potential after charge";
-  let arguments = (ins AnyFloat:$h);
-  let assemblyFormat = "$h attr-dict `:` type($h)";
+    ParentOneOf<["GenericOp", "GenericGradOp", "ModelOp"]>]> {
+  let summary = "Yields a region's values: the charged state(s) or the threshold";
+  let arguments = (ins Variadic<AnyFloat>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let extraClassDeclaration = [{
+    /// The one value of a single-state charge region.
+    ::mlir::Value getH() { return getValues().front(); }
+  }];
 }
 
 def Neuron_GenericOp : Neuron_Op<"generic", [AttrSizedOperandSegments, SingleBlock]> {
@@ -290,6 +295,132 @@ def Neuron_GenericGradOp : Neuron_Op<"generic_grad", [AttrSizedOperandSegments, 
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+}
+
+
+//===----------------------------------------------------------------------===//
+// Neuron models: a neuron written once, used by name
+//===----------------------------------------------------------------------===//
+
+def Neuron_ModelOp : Neuron_Op<"model", [Symbol, IsolatedFromAbove]> {
+  let summary = "A neuron model: its states, inputs, parameters, charge, threshold and resets";
+  let description = [{
+    Defines a neuron once; `neuron.forward` and `neuron.backward` use it by
+    name, and the backward pass (through every state, the threshold and the
+    parameters) is derived from it.
+
+    - `states(v = 0.0, w = 0.0)`: the state variables and their initial
+      values (when no initial tensor is given). The first state is the one
+      that fires.
+    - `inputs(x)`: the input sequences.
+    - `params(tau = 2.0, ...)`: parameters and their values, used where a
+      forward or backward op does not bind them to a tensor.
+    - `threshold(1.0)`, or `threshold { ^bb0(states..., params...): ... }`
+      yielding the threshold from the states before the step (an adaptive
+      threshold).
+    - `reset(v = hard 0.0, w = add b)`: what a spike does to each state
+      (see `#neuron.reset`); a state without one keeps its charged value.
+    - `charge { ^bb0(states..., inputs..., params...): ... }`: one region
+      computing every state's charged value, yielded in the states' order.
+
+    Per step: `theta = threshold(states)`, `h = charge(states, inputs)`,
+    `s = h[0] - theta >= 0`, then each state is reset from its `h`.
+    Arithmetic is in the regions' float type: f32 for f32, f16 and bf16
+    storage, f64 for f64. Every op of the regions must be one nerve can
+    differentiate.
+
+    ```mlir
+    neuron.model @izhikevich states(v = 0.0, w = 0.0) inputs(x)
+        params(tau = 2.0, a0 = 1.0, v_rest = -0.1, v_c = 0.8, tau_w = 2.0,
+               a = 0.5, b = 0.1)
+        threshold(1.0) reset(v = hard 0.0 value_grad, w = add b) charge {
+    ^bb0(%v: f32, %w: f32, %x: f32, %tau: f32, %a0: f32, %v_rest: f32,
+         %v_c: f32, %tau_w: f32, %a: f32, %b: f32):
+      ...
+      neuron.yield %h, %w_next : f32, f32
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$states, ArrayAttr:$state_inits,
+                       StrArrayAttr:$inputs, StrArrayAttr:$params, ArrayAttr:$param_values,
+                       OptionalAttr<F64Attr>:$v_threshold,
+                       TypedArrayAttrBase<Neuron_ResetAttr, "resets">:$resets);
+  let regions = (region SizedRegion<1>:$charge, MaxSizedRegion<1>:$threshold);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The float type the regions compute in.
+    ::mlir::FloatType getComputeType();
+    /// Position of a state, input or parameter by name.
+    std::optional<unsigned> stateIndex(::llvm::StringRef name);
+    std::optional<unsigned> inputIndex(::llvm::StringRef name);
+    std::optional<unsigned> paramIndex(::llvm::StringRef name);
+    /// The reset of state `i`, null when it has none.
+    ResetAttr resetOf(unsigned i);
+    /// A state's initial value and a parameter's value.
+    double stateInit(unsigned i);
+    double paramValue(unsigned i);
+  }];
+}
+
+// Operands of a model's forward and backward ops come in named groups,
+// `init(v = %v0 : T, w = %w0 : T)`; `roles` holds each operand's
+// `group:name` (`group` alone for `outs` and `grad_spike`).
+class Neuron_ModelUseOp<string mnemonic> : Neuron_Op<mnemonic, [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let hasCustomAssemblyFormat = 1;
+  code commonDeclarations = [{
+    /// The operand of `group` for `name` ("" for an unnamed group), or null.
+    ::mlir::Value lookup(::llvm::StringRef group, ::llvm::StringRef name = "");
+    /// The model this op runs (null if the symbol does not name one).
+    ModelOp getModelOp();
+  }];
+}
+
+def Neuron_ForwardOp : Neuron_ModelUseOp<"forward"> {
+  let summary = "Multi-step neurons of a model, forward";
+  let description = [{
+    Runs every neuron (every point of the inputs' dimensions other than
+    `time`) of model `@name` through the time steps in order. Groups:
+    `ins` (every input of the model, by name), `init` (initial state
+    tensors, per neuron; absent states start from the model's values),
+    `params` (parameters bound to tensors: 0-d, or over some of the
+    neurons' dimensions, broadcast along the others), `outs` (the spikes),
+    and per state `seq` (after reset, every step), `h_seq` (after charge,
+    what backward reads) and `last` (the final value).
+
+    ```mlir
+    neuron.forward @izhikevich ins(x = %x : !seq) outs(%s : !seq)
+        seq(v = %v : !seq, w = %w : !seq) h_seq(v = %h : !seq) time t
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$model, Variadic<Neuron_Tensor>:$tensors,
+                       StrArrayAttr:$roles, Tdim_DimAttr:$time);
+  let extraClassDeclaration = commonDeclarations;
+}
+
+def Neuron_BackwardOp : Neuron_ModelUseOp<"backward"> {
+  let summary = "Multi-step neurons of a model, backward through time";
+  let description = [{
+    The gradients of model `@name`'s forward pass, walking time backwards
+    through every state, the threshold and the parameters. It reads what
+    forward saved: `h_seq` and/or `seq` of the states the derivatives need
+    (the lowering says which are missing), `ins` when the derivatives read
+    an input, `init` and `params` as forward had them, and the upstream
+    gradients `grad_spike` and `grad_seq` (per state; absent ones are
+    zero). It writes `grad_ins` (per input), `grad_init` (per state) and
+    `grad_params` (per parameter bound to a tensor, with that tensor's
+    dimensions: summed over time and the dimensions it is broadcast along,
+    in a fixed order). `surrogate` replaces the spike's derivative;
+    `detach_reset` cuts the gradient through the spike in hard and soft
+    resets; `detach_threshold` through an adaptive threshold.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$model, Variadic<Neuron_Tensor>:$tensors,
+                       StrArrayAttr:$roles, Tdim_DimAttr:$time,
+                       Neuron_SurrogateAttr:$surrogate, UnitAttr:$detach_reset,
+                       UnitAttr:$detach_threshold);
+  let extraClassDeclaration = commonDeclarations;
 }
 
 #endif // NERVE_DIALECTS_NEURON_OPS
