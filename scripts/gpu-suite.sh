@@ -40,7 +40,7 @@ summary=()
 summary+=("$(head -2 "$out/bundle.log" | tail -1)")
 summary+=("$(grep -m1 'nerve version' "$out/bundle.log")")
 
-parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch sanitize} "
+parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch bench-models sanitize} "
 site=/tmp/nerve-test
 
 # The lit site, against the bundle's tools (parts tests and sanitize).
@@ -148,6 +148,17 @@ if [[ $parts == *" bench-tdim "* ]]; then
   timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/tdim.py" --nerve-run "$bundle/bin/nerve-run" \
     --out "$out/bench-results" ${NERVE_TDIM_ARGS:-} >"$out/bench-tdim.log" 2>&1
   summary+=("bench-tdim: $(grep -c '^check .*: ok' "$out/bench-tdim.log") checks ok, $(grep -c 'FAILED' "$out/bench-tdim.log") failed")
+fi
+
+# Neurons written once (QIF, EIF, Izhikevich, ALIF, AdEx) against the copy
+# bandwidth and SpikingJelly's CuPy forward kernels.
+if [[ $parts == *" bench-models "* ]]; then
+  peer=()
+  [ -d "$root/.carry/peers/spikingjelly" ] && peer=(--spikingjelly "$root/.carry/peers")
+  CUPY_CACHE_DIR=/tmp/nerve-jitcache/cupy PYTHONPATH="$bundle/python" \
+    timeout "${NERVE_BENCH_TIMEOUT:-560}" python3 "$root/bench/models.py" "${peer[@]}" \
+    --out "$out/bench-results" ${NERVE_MODELS_ARGS:-} >"$out/bench-models.log" 2>&1
+  summary+=("bench-models: $(grep -c ' train ' "$out/bench-models.log") rows")
 fi
 
 # nerve.torch against SpikingJelly's backends from PyTorch, in one process.

@@ -39,7 +39,7 @@ extern "C" {
 
 /* The version of this interface: it grows by one whenever a declaration
  * here changes, so that a binding can check it matches the library. */
-#define NERVE_C_API_VERSION 3
+#define NERVE_C_API_VERSION 4
 
 #define NERVE_DEFINE_C_API_STRUCT(name, storage)                               \
   struct name {                                                                \
@@ -336,6 +336,39 @@ NERVE_CAPI_EXPORTED NerveStatus nerveReductionSpec(NerveStringRef name, NerveStr
                                                    NerveStringRef combine, NerveStringRef identity,
                                                    NerveStringRef post,
                                                    NerveStringCallback callback, void *userData);
+
+/*===----------------------------------------------------------------------===*
+ * Neuron models (nerve/Builders.h)
+ *===----------------------------------------------------------------------===*/
+
+/* The `neuron.model` spec of a neuron from expressions: `states` "v = 0.0,
+ * w = 0.0" (the first fires), `inputs` "x", `params` "tau = 2.0, b = 0.1",
+ * `charge` statements run in order ("v = v + (x - v) / tau; w = ..."),
+ * `threshold` a number or an expression of the states and parameters,
+ * `resets` "v = hard 0.0, w = add b" (or "v = soft"); `computeType` f32
+ * or f64. */
+NERVE_CAPI_EXPORTED NerveStatus nerveNeuronModelSpec(
+    NerveStringRef name, NerveStringRef computeType, NerveStringRef states,
+    NerveStringRef inputs, NerveStringRef params, NerveStringRef charge,
+    NerveStringRef threshold, NerveStringRef resets, NerveStringCallback callback,
+    void *userData);
+
+/* The definition of a built-in neuron (qif, eif, izhikevich, alif, adex),
+ * `params` overriding defaults ("tau = 3.0"), hard reset to `vReset` when
+ * `hardReset`, else soft: six lines "states: ...", "inputs: ...",
+ * "params: ...", "charge: ...", "threshold: ...", "resets: ...", each the
+ * text nerveNeuronModelSpec takes for that field. */
+NERVE_CAPI_EXPORTED NerveStatus nerveBuiltinNeuronDef(
+    NerveStringRef kind, NerveStringRef params, double vThreshold, bool hardReset,
+    double vReset, NerveStringCallback callback, void *userData);
+
+/* What forward must save for model @`model`'s backward, for the gradients of
+ * the inputs and parameters listed ("x", "tau, b"), as three lines:
+ * "h_seq: v", "seq: w", "ins: x" (names comma-separated, possibly none). */
+NERVE_CAPI_EXPORTED NerveStatus nerveNeuronModelSaves(
+    NerveStringRef modelSpec, NerveStringRef model, NerveStringRef gradInputs,
+    NerveStringRef gradParams, NerveStringRef surrogate, bool detachReset, bool detachThreshold,
+    NerveStringCallback callback, void *userData);
 
 /*===----------------------------------------------------------------------===*
  * Caches

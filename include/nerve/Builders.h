@@ -129,6 +129,29 @@ Result<std::vector<std::pair<std::string, double>>> builtinNeuronParams(const st
 /// The model definition of a built-in neuron.
 Result<NeuronModelDef> builtinNeuronModel(const BuiltinNeuron &neuron);
 
+/// The gradients a neuron model's backward is asked for.
+struct NeuronModelGrads {
+  /// Inputs and parameters whose gradient is asked for (the initial
+  /// states' always are).
+  std::vector<std::string> inputs, params;
+  /// The surrogate, as the `#neuron.surrogate<...>` attribute spells it.
+  std::string surrogate = "#neuron.surrogate<sigmoid>";
+  bool detachReset = false;
+  bool detachThreshold = false;
+};
+
+/// What forward must save for backward: the states whose charged values
+/// (`h_seq`) and sequences (`seq`) backward reads, and the inputs it reads.
+struct NeuronModelSaves {
+  std::vector<std::string> hSeq, seq, inputs;
+};
+
+/// The fewest values backward of model @`model` (defined in `modelSpec`)
+/// reads for `grads`: the compiler's own plan (the lowering of
+/// `neuron.backward` reads the same when given them).
+Result<NeuronModelSaves> neuronModelSaves(const std::string &modelSpec, const std::string &model,
+                                          const NeuronModelGrads &grads);
+
 } // namespace nerve
 
 #endif // NERVE_BUILDERS_H

@@ -14,6 +14,7 @@
 #include "nerve/Target/ChipProfile.h"
 #include "nerve/nerve.h"
 
+#include <cstdio>
 #include <cstring>
 
 using namespace nerve;
@@ -413,6 +414,132 @@ NerveStatus nerveReductionSpec(NerveStringRef name, NerveStringRef inputs, Nerve
   if (r.post.empty())
     r.post = "a";
   return deliver(reductionSpec(r), callback, userData);
+}
+
+//===----------------------------------------------------------------------===//
+// Neuron models
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// "a, b" as its trimmed, non-empty items.
+std::vector<std::string> items(const std::string &text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos)
+      end = text.size();
+    std::string item = text.substr(start, end - start);
+    size_t b = item.find_first_not_of(" \t\n"), e = item.find_last_not_of(" \t\n");
+    if (b != std::string::npos)
+      out.push_back(item.substr(b, e - b + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
+/// "a = 1.0, b = 2" as names and numbers.
+Result<std::vector<std::pair<std::string, double>>> namedNumbers(const std::string &text,
+                                                                  const char *what) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const std::string &item : items(text)) {
+    size_t eq = item.find('=');
+    std::string name = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    name.erase(name.find_last_not_of(" \t") + 1);
+    char *end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    if (eq == std::string::npos || end == value.c_str() ||
+        value.find_first_not_of(" \t", end - value.c_str()) != std::string::npos)
+      return Status::error(std::string(what) + ": '" + item + "' is not `name = number`");
+    out.push_back({name, v});
+  }
+  return out;
+}
+
+} // namespace
+
+NerveStatus nerveNeuronModelSpec(NerveStringRef name, NerveStringRef computeType,
+                                 NerveStringRef states, NerveStringRef inputs,
+                                 NerveStringRef params, NerveStringRef charge,
+                                 NerveStringRef threshold, NerveStringRef resets,
+                                 NerveStringCallback callback, void *userData) {
+  NeuronModelDef def;
+  def.name = unwrap(name);
+  def.computeType = unwrap(computeType);
+  Result<std::vector<std::pair<std::string, double>>> s = namedNumbers(unwrap(states), "states");
+  if (!s)
+    return wrap(s.status());
+  Result<std::vector<std::pair<std::string, double>>> p = namedNumbers(unwrap(params), "params");
+  if (!p)
+    return wrap(p.status());
+  def.states = *s;
+  def.params = *p;
+  def.inputs = items(unwrap(inputs));
+  def.charge = unwrap(charge);
+  def.threshold = unwrap(threshold);
+  def.resets = items(unwrap(resets));
+  return deliver(neuronModelSpec(def), callback, userData);
+}
+
+NerveStatus nerveBuiltinNeuronDef(NerveStringRef kind, NerveStringRef params, double vThreshold,
+                                  bool hardReset, double vReset, NerveStringCallback callback,
+                                  void *userData) {
+  BuiltinNeuron neuron;
+  neuron.kind = unwrap(kind);
+  Result<std::vector<std::pair<std::string, double>>> p = namedNumbers(unwrap(params), "params");
+  if (!p)
+    return wrap(p.status());
+  for (const auto &[n, v] : *p)
+    neuron.params[n] = v;
+  neuron.vThreshold = vThreshold;
+  neuron.vReset = hardReset ? std::optional<double>(vReset) : std::nullopt;
+  Result<NeuronModelDef> def = builtinNeuronModel(neuron);
+  if (!def)
+    return wrap(def.status());
+  auto numbers = [](const std::vector<std::pair<std::string, double>> &list) {
+    std::string text;
+    char value[40];
+    for (const auto &[n, v] : list) {
+      std::snprintf(value, sizeof(value), "%.17g", v);
+      text += (text.empty() ? "" : ", ") + n + " = " + value;
+    }
+    return text;
+  };
+  auto joined = [](const std::vector<std::string> &list) {
+    std::string text;
+    for (const std::string &s : list)
+      text += (text.empty() ? "" : ", ") + s;
+    return text;
+  };
+  std::string text = "states: " + numbers(def->states) + "\ninputs: " + joined(def->inputs) +
+                     "\nparams: " + numbers(def->params) + "\ncharge: " + def->charge +
+                     "\nthreshold: " + def->threshold + "\nresets: " + joined(def->resets) +
+                     "\n";
+  return deliver(text, callback, userData);
+}
+
+NerveStatus nerveNeuronModelSaves(NerveStringRef modelSpec, NerveStringRef model,
+                                  NerveStringRef gradInputs, NerveStringRef gradParams,
+                                  NerveStringRef surrogate, bool detachReset,
+                                  bool detachThreshold, NerveStringCallback callback,
+                                  void *userData) {
+  NeuronModelGrads grads{items(unwrap(gradInputs)), items(unwrap(gradParams)),
+                         unwrap(surrogate), detachReset, detachThreshold};
+  if (grads.surrogate.empty())
+    grads.surrogate = "#neuron.surrogate<sigmoid>";
+  Result<NeuronModelSaves> saves = neuronModelSaves(unwrap(modelSpec), unwrap(model), grads);
+  if (!saves)
+    return wrap(saves.status());
+  auto line = [](const char *key, const std::vector<std::string> &names) {
+    std::string text = std::string(key) + ":";
+    for (size_t i = 0; i < names.size(); ++i)
+      text += (i ? ", " : " ") + names[i];
+    return text + "\n";
+  };
+  return deliver(line("h_seq", saves->hSeq) + line("seq", saves->seq) +
+                     line("ins", saves->inputs),
+                 callback, userData);
 }
 
 //===----------------------------------------------------------------------===//

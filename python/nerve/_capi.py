@@ -16,7 +16,7 @@ from ctypes import (POINTER, Structure, c_bool, c_char, c_double, c_int, c_int32
                     c_int64, c_size_t, c_ssize_t, c_uint64, c_void_p)
 from typing import Callable, Optional
 
-C_API_VERSION = 3
+C_API_VERSION = 4
 
 
 class NerveError(RuntimeError):
@@ -169,6 +169,11 @@ def _declare(lib: ctypes.CDLL) -> None:
                                        c_void_p]),
         "nerveElementwiseSpec": (H, [S, S, S, S, STRING_CALLBACK, c_void_p]),
         "nerveReductionSpec": (H, [S, S, S, S, S, S, S, STRING_CALLBACK, c_void_p]),
+        "nerveNeuronModelSpec": (H, [S, S, S, S, S, S, S, S, STRING_CALLBACK, c_void_p]),
+        "nerveBuiltinNeuronDef": (H, [S, S, c_double, c_bool, c_double, STRING_CALLBACK,
+                                      c_void_p]),
+        "nerveNeuronModelSaves": (H, [S, S, S, S, S, c_bool, c_bool, STRING_CALLBACK,
+                                      c_void_p]),
         "nerveCacheGetStats": (CacheStatsStruct, []),
         "nerveCacheClearMemory": (None, []),
         "nerveCacheGetDirectory": (None, [H, STRING_CALLBACK, c_void_p]),

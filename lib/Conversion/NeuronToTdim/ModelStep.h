@@ -12,6 +12,7 @@
 
 #include "FloatArith.h"
 
+#include "nerve/Conversion/NeuronToTdim/NeuronToTdim.h"
 #include "nerve/Dialect/Neuron/IR/NeuronOps.h"
 
 namespace nerve {
@@ -36,13 +37,6 @@ struct ModelStepValues {
 
 /// Builds the step: threshold, charge, fire, resets.
 ModelStepValues buildModelStep(FloatArith fa, neuron::ModelOp model, const ModelStepArgs &args);
-
-/// How backward treats the spike.
-struct ModelGradOptions {
-  neuron::SurrogateAttr surrogate;
-  bool detachReset = false;
-  bool detachThreshold = false;
-};
 
 /// Upstream gradients of a step's outputs (null: zero): the spike and each
 /// state after its reset.

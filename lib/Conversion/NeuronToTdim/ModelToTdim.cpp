@@ -149,7 +149,9 @@ LogicalResult lowerModelForward(ForwardOp op, int64_t timeBlock) {
 struct StepDerivation {
   std::unique_ptr<Block> block;
   ModelStepGrads grads;
-  unsigned n, m, p;
+  unsigned n = 0, m = 0, p = 0;
+  /// Parameters whose gradient is asked for, in order.
+  SmallVector<unsigned> gradParams;
 
   unsigned preArg(unsigned i) const { return i; }
   unsigned inputArg(unsigned j) const { return n + j; }
@@ -180,6 +182,97 @@ void pruneTo(Block &block, ArrayRef<Value> live) {
       op.erase();
 }
 
+/// The step's gradients for `query`, derived once (see StepDerivation).
+FailureOr<StepDerivation> deriveStep(ModelOp model, const ModelBackwardQuery &query,
+                                     Location loc) {
+  StepDerivation d;
+  unsigned n = model.getStates().size(), m = model.getInputs().size(),
+           p = model.getParams().size();
+  d.n = n, d.m = m, d.p = p;
+  d.block = std::make_unique<Block>();
+  Block *block = d.block.get();
+  FloatType type = model.getComputeType();
+  for (unsigned a = 0; a < 3 * n + m + p + 1; ++a)
+    block->addArgument(type, loc);
+  OpBuilder b(model.getContext());
+  b.setInsertionPointToEnd(block);
+  auto args = [&](unsigned from, unsigned count) {
+    return SmallVector<Value>(block->getArguments().slice(from, count));
+  };
+  SmallVector<Value> pre = args(0, n), inputs = args(n, m), params = args(n + m, p);
+  SmallVector<Value> charged(n), next = args(d.nextArg(0), n);
+  for (unsigned i = 0; i < n; ++i)
+    if (query.hSaved[i])
+      charged[i] = block->getArgument(d.chargedArg(i));
+  Value spike = query.gradSpike ? block->getArgument(d.spikeArg()) : Value();
+  FailureOr<ModelStepGrads> grads =
+      buildModelStepGrads(FloatArith{b, loc, type}, model, {pre, inputs, params, charged},
+                          {spike, next}, query.options);
+  if (failed(grads))
+    return failure();
+  d.grads = std::move(*grads);
+  SmallVector<Value> live(d.grads.pre);
+  for (unsigned j = 0; j < m; ++j)
+    if (query.gradInputs[j])
+      live.push_back(d.grads.inputs[j]);
+  for (unsigned k = 0; k < p; ++k)
+    if (query.gradParams[k]) {
+      live.push_back(d.grads.params[k]);
+      d.gradParams.push_back(k);
+    }
+  pruneTo(*block, live);
+  return d;
+}
+
+/// What each step reads, and where the states before it come from; an
+/// error naming what to pass when forward's saved values fall short. A
+/// state's earlier value comes from resetting its saved charged value
+/// (constant threshold) when that is read anyway or its `seq` is not at
+/// hand, else from `seq`.
+FailureOr<ModelBackwardReads> planReads(ModelOp model, const StepDerivation &d,
+                                        const ModelBackwardQuery &q,
+                                        function_ref<InFlightDiagnostic()> emitError) {
+  unsigned n = d.n;
+  bool constantThreshold = model.getVThreshold().has_value();
+  ModelBackwardReads plan;
+  plan.hSeq.assign(n, false);
+  plan.seq.assign(n, false);
+  plan.inputs.assign(d.m, false);
+  plan.pre.assign(n, ModelBackwardReads::Pre::Unused);
+  for (unsigned i = 0; i < n; ++i)
+    plan.hSeq[i] = d.uses(d.chargedArg(i));
+  for (unsigned i = 0; i < n; ++i) {
+    if (!d.uses(d.preArg(i)))
+      continue;
+    StringRef state = nameAt(model.getStates(), i);
+    bool canReset = constantThreshold && q.hSaved[i] && q.hSaved[0];
+    if (canReset && (plan.hSeq[i] || !q.seqSaved[i])) {
+      plan.pre[i] = ModelBackwardReads::Pre::Reset;
+      plan.hSeq[i] = plan.hSeq[0] = true;
+    } else if (q.seqSaved[i]) {
+      plan.pre[i] = ModelBackwardReads::Pre::Seq;
+      plan.seq[i] = true;
+    } else {
+      return emitError() << "needs state `" << state << "` before each step: pass "
+                         << "forward's `seq(" << state << " = ...)`"
+                         << (constantThreshold ? " or `h_seq(" + state.str() +
+                                                     " = ...)` with the firing state's"
+                                               : std::string())
+                         << " to backward";
+    }
+  }
+  for (unsigned j = 0; j < d.m; ++j) {
+    if (!d.uses(d.inputArg(j)))
+      continue;
+    StringRef input = nameAt(model.getInputs(), j);
+    if (!q.inputsGiven[j])
+      return emitError() << "the derivatives of @" << model.getSymName() << " read input `"
+                         << input << "`: pass it as `ins(" << input << " = ...)`";
+    plan.inputs[j] = true;
+  }
+  return plan;
+}
+
 class ModelBackwardLowering {
 public:
   explicit ModelBackwardLowering(BackwardOp op)
@@ -190,7 +283,7 @@ public:
   LogicalResult lower(int64_t timeBlock) {
     ref = referenceOf(op, {"h_seq", "seq", "ins", "grad_spike", "grad_seq", "grad_ins"});
     dims = neuronDims(ref, time);
-    if (failed(derive()) || failed(planReads()))
+    if (failed(deriveAndPlan()))
       return failure();
     IRRewriter rewriter(op);
     SmallVector<Value> partials = allocatePartials(rewriter);
@@ -211,8 +304,7 @@ private:
     Value tensor;
   };
 
-  /// How backward gets state `i` before step t.
-  enum class PreSource { Unused, Seq, Reset };
+  using PreSource = ModelBackwardReads::Pre;
 
   BackwardOp op;
   ModelOp model;
@@ -225,92 +317,51 @@ private:
   StepDerivation derivation;
   SmallVector<PreSource> preSource;
   SmallVector<Read> reads;
-  /// Parameters whose gradient is asked for, in `partials` order.
-  SmallVector<unsigned> gradParams;
 
   Value lookupState(StringRef group, unsigned i) {
     return op.lookup(group, nameAt(model.getStates(), i));
   }
 
-  LogicalResult derive() {
-    derivation.n = n, derivation.m = m, derivation.p = p;
-    derivation.block = std::make_unique<Block>();
-    Block *block = derivation.block.get();
-    for (unsigned a = 0; a < 3 * n + m + p + 1; ++a)
-      block->addArgument(type, loc);
-    OpBuilder b(op.getContext());
-    b.setInsertionPointToEnd(block);
-    auto args = [&](unsigned from, unsigned count) {
-      return SmallVector<Value>(block->getArguments().slice(from, count));
-    };
-    SmallVector<Value> pre = args(0, n), inputs = args(n, m), params = args(n + m, p);
-    SmallVector<Value> charged(n), next = args(derivation.nextArg(0), n);
-    for (unsigned i = 0; i < n; ++i)
-      if (lookupState("h_seq", i))
-        charged[i] = block->getArgument(derivation.chargedArg(i));
-    Value spike = op.lookup("grad_spike") ? block->getArgument(derivation.spikeArg()) : Value();
-    FailureOr<ModelStepGrads> grads = buildModelStepGrads(
-        FloatArith{b, loc, type}, model, {pre, inputs, params, charged}, {spike, next},
-        {op.getSurrogate(), op.getDetachReset(), op.getDetachThreshold()});
-    if (failed(grads))
-      return failure();
-    derivation.grads = std::move(*grads);
-    SmallVector<Value> live(derivation.grads.pre);
-    for (unsigned j = 0; j < m; ++j)
-      if (op.lookup("grad_ins", nameAt(model.getInputs(), j)))
-        live.push_back(derivation.grads.inputs[j]);
+  /// The query this op makes: what forward saved and which gradients it
+  /// asks for.
+  ModelBackwardQuery query() {
+    ModelBackwardQuery q;
+    for (unsigned i = 0; i < n; ++i) {
+      q.hSaved.push_back(bool(lookupState("h_seq", i)));
+      q.seqSaved.push_back(bool(lookupState("seq", i)));
+    }
+    for (unsigned j = 0; j < m; ++j) {
+      StringRef input = nameAt(model.getInputs(), j);
+      q.inputsGiven.push_back(bool(op.lookup("ins", input)));
+      q.gradInputs.push_back(bool(op.lookup("grad_ins", input)));
+    }
     for (unsigned k = 0; k < p; ++k)
-      if (op.lookup("grad_params", nameAt(model.getParams(), k))) {
-        live.push_back(derivation.grads.params[k]);
-        gradParams.push_back(k);
-      }
-    pruneTo(*block, live);
-    return success();
+      q.gradParams.push_back(bool(op.lookup("grad_params", nameAt(model.getParams(), k))));
+    q.gradSpike = bool(op.lookup("grad_spike"));
+    q.options = {op.getSurrogate(), op.getDetachReset(), op.getDetachThreshold()};
+    return q;
   }
 
-  /// What each step loads, and where the states before it come from; an
-  /// error naming what to pass when forward's saved values fall short.
-  LogicalResult planReads() {
-    bool constantThreshold = model.getVThreshold().has_value();
-    SmallVector<bool> chargedRead(n, false);
+  LogicalResult deriveAndPlan() {
+    ModelBackwardQuery q = query();
+    FailureOr<StepDerivation> d = deriveStep(model, q, loc);
+    if (failed(d))
+      return failure();
+    derivation = std::move(*d);
+    FailureOr<ModelBackwardReads> plan =
+        planReads(model, derivation, q, [&] { return op.emitOpError(); });
+    if (failed(plan))
+      return failure();
+    preSource = plan->pre;
     for (unsigned i = 0; i < n; ++i)
-      chargedRead[i] = derivation.uses(derivation.chargedArg(i));
-    preSource.assign(n, PreSource::Unused);
-    for (unsigned i = 0; i < n; ++i) {
-      if (!derivation.uses(derivation.preArg(i)))
-        continue;
-      StringRef state = nameAt(model.getStates(), i);
-      if (lookupState("seq", i)) {
-        preSource[i] = PreSource::Seq;
-      } else if (constantThreshold && lookupState("h_seq", i) && lookupState("h_seq", 0)) {
-        preSource[i] = PreSource::Reset;
-        chargedRead[i] = chargedRead[0] = true;
-      } else {
-        return op.emitOpError() << "needs state `" << state << "` before each step: pass "
-                                << "forward's `seq(" << state << " = ...)`"
-                                << (constantThreshold ? " or `h_seq(" + state.str() +
-                                                            " = ...)` with the firing state's"
-                                                      : std::string())
-                                << " to backward";
-      }
-    }
-    for (unsigned i = 0; i < n; ++i)
-      if (chargedRead[i])
+      if (plan->hSeq[i])
         reads.push_back({Stream::Charged, i, lookupState("h_seq", i)});
     for (unsigned i = 0; i < n; ++i)
-      if (preSource[i] == PreSource::Seq)
+      if (plan->seq[i])
         reads.push_back({Stream::Seq, i, lookupState("seq", i)});
-    for (unsigned j = 0; j < m; ++j) {
-      if (!derivation.uses(derivation.inputArg(j)))
-        continue;
-      StringRef input = nameAt(model.getInputs(), j);
-      Value x = op.lookup("ins", input);
-      if (!x)
-        return op.emitOpError() << "the derivatives of @" << model.getSymName()
-                                << " read input `" << input << "`: pass it as `ins(" << input
-                                << " = ...)`";
-      reads.push_back({Stream::Input, j, x});
-    }
+    for (unsigned j = 0; j < m; ++j)
+      if (plan->inputs[j])
+        reads.push_back({Stream::Input, j, op.lookup("ins", nameAt(model.getInputs(), j))});
     if (Value g = op.lookup("grad_spike"))
       reads.push_back({Stream::GradSpike, 0, g});
     for (unsigned i = 0; i < n; ++i)
@@ -331,7 +382,7 @@ private:
   /// some dimensions afterwards (null where the gradient is stored as is).
   SmallVector<Value> allocatePartials(OpBuilder &b) {
     SmallVector<Value> partials;
-    for (unsigned k : gradParams) {
+    for (unsigned k : derivation.gradParams) {
       Value grad = op.lookup("grad_params", nameAt(model.getParams(), k));
       auto gradType = llvm::cast<TdimTensorType>(grad.getType());
       bool whole = gradType.getRank() == dims.size();
@@ -341,7 +392,7 @@ private:
   }
 
   void reduceParamGrads(IRRewriter &rewriter, ArrayRef<Value> partials) {
-    for (auto [k, partial] : llvm::zip(gradParams, partials)) {
+    for (auto [k, partial] : llvm::zip(derivation.gradParams, partials)) {
       if (!partial)
         continue;
       Value grad = op.lookup("grad_params", nameAt(model.getParams(), k));
@@ -462,7 +513,7 @@ private:
     SmallVector<Value> next;
     for (unsigned i = 0; i < n; ++i)
       next.push_back(result(derivation.grads.pre[i]));
-    for (auto [slot, k] : llvm::enumerate(gradParams))
+    for (auto [slot, k] : llvm::enumerate(derivation.gradParams))
       next.push_back(nb.add(carried[n + slot], result(derivation.grads.params[k])));
     return next;
   }
@@ -477,7 +528,7 @@ private:
       walk.init.push_back(preSource[i] == PreSource::Unused
                               ? Value()
                               : initialState(nb, op, model, i, neuron));
-    SmallVector<Value> inits(n + gradParams.size(), nb.c(0.0));
+    SmallVector<Value> inits(n + derivation.gradParams.size(), nb.c(0.0));
     Value steps = tdim::buildSize(b, loc, ref, time);
     auto load = [&](OpBuilder &sb, Value t) { return loadStep(sb, neuron, t); };
     auto compute = [&](OpBuilder &sb, Value t, const StepValues &loaded,
@@ -493,7 +544,7 @@ private:
     for (unsigned i = 0; i < n; ++i)
       if (Value g = lookupState("grad_init", i))
         nb.store(results[i], g, neuron);
-    for (auto [slot, k] : llvm::enumerate(gradParams)) {
+    for (auto [slot, k] : llvm::enumerate(derivation.gradParams)) {
       Value sum = results[n + slot];
       if (partials[slot])
         tdim::StoreOp::create(b, loc, sum, partials[slot], neuron);
@@ -504,6 +555,15 @@ private:
 };
 
 } // namespace
+
+FailureOr<ModelBackwardReads>
+nerve::planModelBackward(ModelOp model, const ModelBackwardQuery &query,
+                         function_ref<InFlightDiagnostic()> emitError) {
+  FailureOr<StepDerivation> d = deriveStep(model, query, model.getLoc());
+  if (failed(d))
+    return failure();
+  return planReads(model, *d, query, emitError);
+}
 
 LogicalResult nerve::lowerModelNeuron(Operation *op, int64_t timeBlock) {
   if (auto forward = llvm::dyn_cast<ForwardOp>(op))

@@ -84,14 +84,6 @@ neuron.model @m states(v = 0.0) inputs(x) params(b = 1.0) threshold {
 
 // -----
 
-// expected-error @+1 {{threshold is nan; it must be finite}}
-neuron.model @m states(v = 0.0) inputs(x) threshold(0x7FF8000000000000) charge {
-^bb0(%v: f32, %x: f32):
-  neuron.yield %v : f32
-}
-
-// -----
-
 // expected-error @+1 {{has no states; a neuron needs at least its potential}}
 neuron.model @m states() inputs(x) threshold(1.0) charge {
 ^bb0(%x: f32):

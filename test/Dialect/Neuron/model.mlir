@@ -20,6 +20,15 @@ neuron.model @izhikevich states(v = 0.0, w = 0.0) inputs(x) params(tau = 2.0, a 
   neuron.yield %h, %w1 : f32, f32
 }
 
+// Numbers may be written as integers.
+// CHECK-LABEL: neuron.model @integers
+// CHECK-SAME: states(v = -1.000000e+00) inputs(x) threshold(2.000000e+00) reset(v = hard -1.000000e+00)
+neuron.model @integers states(v = -1) inputs(x) threshold(2) reset(v = hard -1) charge {
+^bb0(%v: f32, %x: f32):
+  %h = arith.addf %v, %x : f32
+  neuron.yield %h : f32
+}
+
 // An adaptive threshold is a region of the states and parameters.
 // CHECK-LABEL: neuron.model @alif
 // CHECK-SAME: threshold {

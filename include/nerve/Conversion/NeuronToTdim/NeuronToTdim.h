@@ -4,6 +4,7 @@
 #define NERVE_CONVERSION_NEURONTOTDIM_NEURONTOTDIM_H
 
 #include "nerve/Dialect/Neuron/IR/NeuronAttrs.h"
+#include "nerve/Dialect/Neuron/IR/NeuronOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/LLVM.h"
@@ -61,6 +62,38 @@ struct ChargeDerivatives {
 /// factor must not read v (which starts at zero), or the chain is kept.
 mlir::FailureOr<ChargeDerivatives> differentiateCharge(mlir::Region &charge,
                                                        bool throughOutput = false);
+
+/// How backward treats the spike.
+struct ModelGradOptions {
+  neuron::SurrogateAttr surrogate;
+  bool detachReset = false;
+  bool detachThreshold = false;
+};
+
+/// A model's backward: what forward saved (per state: its charged values,
+/// `h_seq`, and its sequence, `seq`; per input: whether backward is given
+/// it) and which gradients it asks for (per input and parameter; whether
+/// the spikes have one).
+struct ModelBackwardQuery {
+  llvm::SmallVector<bool> hSaved, seqSaved, inputsGiven, gradInputs, gradParams;
+  bool gradSpike = true;
+  ModelGradOptions options;
+};
+
+/// What a model's backward reads each step, per state (`hSeq`, `seq`) and
+/// input, and where each state before the step comes from.
+struct ModelBackwardReads {
+  enum class Pre { Unused, Seq, Reset };
+  llvm::SmallVector<bool> hSeq, seq, inputs;
+  llvm::SmallVector<Pre> pre;
+};
+
+/// Derives `model`'s backward for `query` and plans its reads (the fewest
+/// streams that what forward saved allows); an error through `emitError`
+/// names what is missing.
+mlir::FailureOr<ModelBackwardReads>
+planModelBackward(neuron::ModelOp model, const ModelBackwardQuery &query,
+                  llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// Lowers one neuron.forward or neuron.backward of a model to tdim loops
 /// (ModelToTdim.cpp); `timeBlock` as the pass option (0: automatic).

@@ -167,6 +167,22 @@ void SurrogateAttr::print(AsmPrinter &printer) const {
 // Resets
 //===----------------------------------------------------------------------===//
 
+ParseResult nerve::neuron::parseNumber(AsmParser &parser, double &value) {
+  bool negative = succeeded(parser.parseOptionalMinus());
+  uint64_t integer;
+  OptionalParseResult asInteger = parser.parseOptionalInteger(integer);
+  if (asInteger.has_value()) {
+    if (failed(*asInteger))
+      return failure();
+    value = static_cast<double>(integer);
+  } else if (parser.parseFloat(value)) {
+    return failure();
+  }
+  if (negative)
+    value = -value;
+  return success();
+}
+
 FailureOr<ResetAttr> ResetAttr::parseBody(AsmParser &parser) {
   std::string state;
   StringRef keyword;
@@ -190,7 +206,7 @@ FailureOr<ResetAttr> ResetAttr::parseBody(AsmParser &parser) {
       param = b.getStringAttr(name);
     } else {
       SMLoc at = parser.getCurrentLocation();
-      if (failed(parser.parseFloat(v)))
+      if (failed(parseNumber(parser, v)))
         return parser.emitError(at)
                << (*kind == ResetKind::hard ? "a hard reset needs the value it resets to"
                                             : "an add reset needs an amount: a number or a "

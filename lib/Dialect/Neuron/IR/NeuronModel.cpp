@@ -61,7 +61,7 @@ static ParseResult parseNamedConstants(OpAsmParser &parser, ArrayAttr &names,
       return success();
     }
     double value;
-    if (parser.parseFloat(value))
+    if (parseNumber(parser, value))
       return failure();
     v.push_back(b.getF64FloatAttr(value));
     return success();
@@ -115,7 +115,7 @@ ParseResult ModelOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   if (succeeded(parser.parseOptionalLParen())) {
     double v;
-    if (parser.parseFloat(v) || parser.parseRParen())
+    if (parseNumber(parser, v) || parser.parseRParen())
       return failure();
     result.addAttribute(getVThresholdAttrName(result.name), b.getF64FloatAttr(v));
   } else if (parser.parseRegion(*threshold)) {

@@ -7,6 +7,7 @@
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
 
 #include "nerve/Dialect/Neuron/IR/NeuronEnums.h.inc"
 
@@ -22,6 +23,9 @@ struct SurrogateParam {
   /// The smallest value allowed (exclusive), or NaN for any finite value.
   double lowerBound;
 };
+
+/// A number written as a float or an integer literal (`1.5`, `-2`, `1`).
+mlir::ParseResult parseNumber(mlir::AsmParser &parser, double &value);
 
 /// The parameters `kind` takes, in order.
 llvm::ArrayRef<SurrogateParam> getSurrogateParams(SurrogateKind kind);
