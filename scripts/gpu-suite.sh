@@ -76,6 +76,8 @@ for dtype in f64 f32 f16 bf16; do
   summary+=("golden cuda $dtype: $(tail -1 "$out/golden-$dtype.log")")
   timeout 120 nerve-golden "$root/test/data/golden/multistate" --target cuda --dtype $dtype >"$out/golden-multistate-$dtype.log" 2>&1
   summary+=("golden multistate cuda $dtype: $(tail -1 "$out/golden-multistate-$dtype.log")")
+  timeout 120 nerve-golden "$root/test/data/golden/models" --target cuda --dtype $dtype >"$out/golden-models-$dtype.log" 2>&1
+  summary+=("golden models cuda $dtype: $(tail -1 "$out/golden-models-$dtype.log")")
 done
 
 # The unit tests (their CUDA cases run here).

@@ -87,9 +87,17 @@ struct Case {
 };
 
 /// The arrays a case folder may hold.
-const char *const kArrays[] = {"x", "v_init", "w_init", "grad_spike", "grad_v_seq",
-                               "grad_w_seq", "spike", "v_seq", "h_seq", "w_seq", "grad_x",
-                               "grad_v_init", "grad_w_init", "grad_w"};
+const char *const kArrays[] = {
+    "x",      "v_init", "w_init",      "a_init",      "grad_spike",  "grad_v_seq", "grad_w_seq",
+    "grad_a_seq", "spike", "v_seq",    "h_seq",       "w_seq",       "a_seq",      "theta",
+    "grad_x", "grad_v_init", "grad_w_init", "grad_a_init", "grad_w"};
+
+/// The threshold step `i` (flat) fired against: the case's `theta` array
+/// for an adaptive threshold, else v_threshold.
+double thresholdAt(const Case &c, int64_t i) {
+  auto theta = c.arrays.find("theta");
+  return theta != c.arrays.end() ? theta->second.getDouble(i) : c.vThreshold;
+}
 
 std::string number(double v) {
   std::string s = llvm::formatv("{0:e16}", v).str();
@@ -216,18 +224,28 @@ Result<std::string> buildModelSpec(const Case &c, DType dtype) {
     results += ", %grad_" + s + "_init: !vec";
   for (const std::string &p : params)
     results += ", %grad_" + p + ": !one";
-  std::vector<std::string> others(states.begin() + 1, states.end());
   std::string surrogate = "#neuron.surrogate<" + c.surrogate;
   for (const auto &[k, v] : c.surrogateParams)
     surrogate += ", " + k + " = " + number(v);
   surrogate += ">";
+  // Backward is given what nerve's planner says it reads (forward writes
+  // every state's sequence and the firing state's charged values).
+  Result<NeuronModelSaves> saves =
+      neuronModelSaves(*model, neuron.name, {{"x"}, params, surrogate, c.detachReset, false});
+  if (!saves)
+    return saves.status();
+  for (const std::string &h : saves->hSeq)
+    if (h != states.front())
+      return Status::error("backward reads the charged values of state `" + h +
+                           "`, which nerve-golden does not save");
   std::string m = "@" + neuron.name;
   spec += "tdim.kernel @golden(" + args + ") -> (" + results + ") {\n";
   spec += "  neuron.forward " + m + " ins(x = %x : !seq)" + group("init", states, "", "_init", "!vec") +
           group("params", params, "p_", "", "!one") + " outs(%spike : !seq)" +
           group("seq", states, "", "_seq", "!seq") + " h_seq(v = %h_seq : !seq) time t\n";
   spec += "  neuron.backward " + m + " h_seq(v = %h_seq : !seq)" +
-          group("seq", others, "", "_seq", "!seq") + " ins(x = %x : !seq)" +
+          group("seq", saves->seq, "", "_seq", "!seq") +
+          (saves->inputs.empty() ? "" : " ins(x = %x : !seq)") +
           group("init", states, "", "_init", "!vec") + group("params", params, "p_", "", "!one") +
           " grad_spike(%grad_spike : !seq)" + group("grad_seq", states, "grad_", "_seq", "!seq") +
           " grad_ins(x = %grad_x : !seq)" + group("grad_init", states, "grad_", "_init", "!vec") +
@@ -398,7 +416,8 @@ Result<std::map<std::string, HostArray>> runCase(Case &c, Module &module, DType 
       input.setDouble(0, param->second);
     } else if (c.arrays.count(a.name)) {
       input = convertTo(c.arrays[a.name], dtype);
-    } else if (a.name == "grad_spike" || a.name == "grad_v_seq" || a.name == "grad_w_seq") {
+    } else if (a.name == "grad_spike" || a.name == "grad_v_seq" || a.name == "grad_w_seq" ||
+               a.name == "grad_a_seq") {
       input = HostArray::zeros(dtype, c.arrays["x"].shape);
     } else {
       return Status::error("no " + a.name + ".npy");
@@ -467,7 +486,7 @@ Exclusions exclusionsOf(Case &c, const Tolerance &tol) {
   }
   if (tol.flipBand > 0 && c.arrays.count("h_seq"))
     for (int64_t i = 0; i < c.arrays["h_seq"].numElements(); ++i) {
-      double u = c.arrays["h_seq"].getDouble(i) - c.vThreshold;
+      double u = c.arrays["h_seq"].getDouble(i) - thresholdAt(c, i);
       bool near = llvm::any_of(jumps, [&](double j) { return std::abs(u - j) <= tol.flipBand; });
       if (near && !e.nearThreshold[i % e.neurons]) {
         e.nearThreshold[i % e.neurons] = true;
@@ -491,7 +510,7 @@ void compareSpikes(Case &c, std::map<std::string, HostArray> &got, const Toleran
         continue;
       ++flips;
       bool excusable =
-          c.arrays.count("h_seq") && std::abs(h.getDouble(i) - c.vThreshold) <= tol.flipBand;
+          c.arrays.count("h_seq") && std::abs(h.getDouble(i) - thresholdAt(c, i)) <= tol.flipBand;
       if (excusable) {
         ++excused;
         e.firstFlip[n] = t;
@@ -508,8 +527,8 @@ void compareSpikes(Case &c, std::map<std::string, HostArray> &got, const Toleran
 /// tolerance, leaving out what `e` excludes.
 void compareArrays(Case &c, std::map<std::string, HostArray> &got, const Tolerance &tol,
                    const Exclusions &e, Verdict &v) {
-  for (const char *name : {"v_seq", "h_seq", "w_seq", "grad_x", "grad_v_init", "grad_w_init",
-                           "grad_w"}) {
+  for (const char *name : {"v_seq", "h_seq", "w_seq", "a_seq", "grad_x", "grad_v_init",
+                           "grad_w_init", "grad_a_init", "grad_w"}) {
     if (!c.arrays.count(name))
       continue;
     if (!got.count(name)) {
@@ -518,7 +537,7 @@ void compareArrays(Case &c, std::map<std::string, HostArray> &got, const Toleran
       continue;
     }
     std::string n = name;
-    bool perNeuron = n == "grad_v_init" || n == "grad_w_init";
+    bool perNeuron = n == "grad_v_init" || n == "grad_w_init" || n == "grad_a_init";
     bool backward = n.rfind("grad", 0) == 0;
     if (n == "grad_w" && c.multistate)
       continue; // a multi-state case's w is a state: grad_w_init, w_seq
