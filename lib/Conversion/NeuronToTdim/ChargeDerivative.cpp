@@ -326,23 +326,8 @@ void readFromOutput(Block &body, OpBuilder &b, Location loc, Value h, const IRMa
 /// Removes what the derivatives do not use, then records which arguments
 /// remain in use.
 void pruneToDerivatives(ChargeDerivatives &result) {
-  llvm::SmallPtrSet<Operation *, 8> live;
-  SmallVector<Operation *> worklist;
-  for (Value d : result.derivatives)
-    if (Operation *def = d.getDefiningOp())
-      worklist.push_back(def);
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (!live.insert(op).second)
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        worklist.push_back(def);
-  }
   Block *block = result.block.get();
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
-    if (!live.contains(&op))
-      op.erase();
+  pruneTo(*block, result.derivatives);
   for (BlockArgument a : block->getArguments())
     result.uses.push_back(!a.use_empty());
 }
@@ -372,6 +357,25 @@ void peelParameterFactors(OpBuilder &b, Location loc, unsigned numArgs,
 }
 
 } // namespace
+
+void nerve::pruneTo(Block &block, ArrayRef<Value> live) {
+  llvm::SmallPtrSet<Operation *, 16> needed;
+  SmallVector<Operation *> worklist;
+  for (Value v : live)
+    if (Operation *def = v ? v.getDefiningOp() : nullptr)
+      worklist.push_back(def);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!needed.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+  }
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+    if (!needed.contains(&op))
+      op.erase();
+}
 
 FailureOr<ChargeDerivatives> nerve::differentiateCharge(Region &charge, bool throughOutput) {
   Block &body = charge.front();

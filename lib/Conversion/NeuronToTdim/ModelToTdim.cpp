@@ -162,26 +162,6 @@ struct StepDerivation {
   bool uses(unsigned arg) const { return !block->getArgument(arg).use_empty(); }
 };
 
-/// Removes the ops of `block` that no value in `live` needs.
-void pruneTo(Block &block, ArrayRef<Value> live) {
-  llvm::SmallPtrSet<Operation *, 16> needed;
-  SmallVector<Operation *> worklist;
-  for (Value v : live)
-    if (Operation *def = v ? v.getDefiningOp() : nullptr)
-      worklist.push_back(def);
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val();
-    if (!needed.insert(op).second)
-      continue;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        worklist.push_back(def);
-  }
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
-    if (!needed.contains(&op))
-      op.erase();
-}
-
 /// The step's gradients for `query`, derived once (see StepDerivation).
 FailureOr<StepDerivation> deriveStep(ModelOp model, const ModelBackwardQuery &query,
                                      Location loc) {

@@ -34,6 +34,7 @@ from .. import _capi
 from .._capi import StringRef, lib
 from . import _kernels, _layout, _specs
 from ._ops import _stream, _target, _tdim_type
+from .neuron import StepModes
 from .neuron_kernel import _number, check_sequence
 from .surrogate import Sigmoid, SurrogateSpec, resolve
 
@@ -478,7 +479,7 @@ def multistep_model(model: NeuronModel, x_seq: Tensor,
 # Modules
 # --------------------------------------------------------------------------
 
-class NeuronNode(nn.Module):
+class NeuronNode(StepModes, nn.Module):
     """A layer of `model`'s neurons, SpikingJelly-style: the states persist
     between calls (attributes named after them, floats until the first
     call), `reset()` restores them, ``step_mode`` 's' or 'm'. Parameters
@@ -548,15 +549,6 @@ class NeuronNode(nn.Module):
         if self.store_v_seq:
             self.__dict__["v_seq"] = states[self.model.state_names[0]]
         return spike
-
-    def single_step_forward(self, x: Tensor) -> Tensor:
-        td = self.time_dim if self.time_dim >= 0 else x.dim() + 1 + self.time_dim
-        return self.multi_step_forward(x.unsqueeze(td)).squeeze(td)
-
-    def forward(self, x: Tensor) -> Tensor:
-        if self.step_mode == "m":
-            return self.multi_step_forward(x)
-        return self.single_step_forward(x)
 
     def extra_repr(self) -> str:
         return (f"states={self.model.state_names}, learnable={self.learnable}, "

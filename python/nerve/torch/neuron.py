@@ -29,7 +29,21 @@ Tensor = torch.Tensor
 _BACKENDS = ("nerve", "torch", "cupy", "triton", "inductor")
 
 
-class BaseNode(nn.Module):
+class StepModes:
+    """SpikingJelly's step modes over `multi_step_forward`: 'm' takes a
+    sequence, 's' one step (time inserted at `time_dim`)."""
+
+    def single_step_forward(self, x: Tensor) -> Tensor:
+        td = self.time_dim if self.time_dim >= 0 else x.dim() + 1 + self.time_dim
+        return self.multi_step_forward(x.unsqueeze(td)).squeeze(td)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.step_mode == "m":
+            return self.multi_step_forward(x)
+        return self.single_step_forward(x)
+
+
+class BaseNode(StepModes, nn.Module):
     """What every neuron module shares: state, reset, step modes."""
 
     def __init__(self, v_threshold: float = 1.0, v_reset: Optional[float] = 0.0,
@@ -119,15 +133,6 @@ class BaseNode(nn.Module):
         else:
             self._set_state(v, None)
         return spike
-
-    def single_step_forward(self, x: Tensor) -> Tensor:
-        td = self.time_dim if self.time_dim >= 0 else x.dim() + 1 + self.time_dim
-        return self.multi_step_forward(x.unsqueeze(td)).squeeze(td)
-
-    def forward(self, x: Tensor) -> Tensor:
-        if self.step_mode == "m":
-            return self.multi_step_forward(x)
-        return self.single_step_forward(x)
 
 
 class IFNode(BaseNode):

@@ -49,6 +49,11 @@ struct ChargeDerivatives {
   bool takesOutput = false;
 };
 
+/// Removes the ops of `block` that none of the values in `live` needs (null
+/// entries are skipped): what is left of a derivative block is what its
+/// results read.
+void pruneTo(mlir::Block &block, llvm::ArrayRef<mlir::Value> live);
+
 /// Differentiates the single-block `charge` region with respect to every
 /// argument. Fails, with a diagnostic naming it, on an operation it cannot
 /// differentiate.
