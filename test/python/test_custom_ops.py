@@ -92,3 +92,66 @@ def test_compiled_functions_and_plif(device):
     torch.testing.assert_close(got, want)
     torch.testing.assert_close(x.grad, gx)
     torch.testing.assert_close(r.grad, gr)
+
+
+# Neurons of any model: the same, for nerve::model_forward / model_backward.
+
+def _model_key(kind="izhikevich", tensor_params=()):
+    from nerve.torch import models
+    model = models.NeuronModel.builtin(kind, {"a": 0.5, "b": 0.1} if kind == "izhikevich" else {})
+    return models._call_key(models._model_json(model), surrogate.Sigmoid().spec, False, False,
+                            tuple(tensor_params), 0)
+
+
+def test_model_operators_pass_opcheck(device):
+    from nerve.torch import models
+    x = torch.randn(5, 3, 8, device=device, requires_grad=True)
+    v = torch.randn(3, 8, device=device, requires_grad=True)
+    tau = torch.tensor(2.0, device=device, requires_grad=True)
+    key = _model_key(tensor_params=("tau",))
+    plan = models._plan_key(key, "f32", True, (True,), True)
+    ops = torch.ops.nerve
+    torch.library.opcheck(ops.model_forward.default, (x, [v, None], [tau], key, False, plan))
+    torch.library.opcheck(ops.model_forward.default, (x, [v, None], [tau], key, True, plan))
+    outs = ops.model_forward.default(x.detach(), [v.detach(), None], [tau.detach()], key, False,
+                                     plan)
+    hs, seqs = models._kept(models._call_of(key), plan, False, outs)
+    g = torch.randn(5, 3, 8, device=device)
+    torch.library.opcheck(ops.model_backward.default,
+                          (hs, seqs, x.detach(), [v.detach(), None], [tau.detach()], g,
+                           [None, None], key, plan, False, True, [True, False], [True]))
+
+
+class IzhikevichNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(32, 64)
+        self.neurons = nt.IzhikevichNode(a=0.5, b=0.1, step_mode="m", learnable=["tau"],
+                                         surrogate_function=surrogate.ATan())
+        self.fc2 = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc2(self.neurons(self.fc1(x))).mean(0)
+
+
+def test_compiled_model_neurons_match_eager(device):
+    torch.manual_seed(0)
+    eager = IzhikevichNet().to(device)
+    compiled = IzhikevichNet().to(device)
+    compiled.load_state_dict(eager.state_dict())
+    x = torch.randn(8, 16, 32, device=device)
+    y = torch.randint(0, 10, (16,), device=device)
+    explanation = torch._dynamo.explain(IzhikevichNet().to(device))(x)
+    assert explanation.graph_break_count == 0, explanation.break_reasons
+    step = torch.compile(compiled, fullgraph=True)
+    for _ in range(2):
+        for m in (eager, compiled):
+            m.zero_grad()
+            m.neurons.reset()
+        want = torch.nn.functional.cross_entropy(eager(x), y)
+        want.backward()
+        got = torch.nn.functional.cross_entropy(step(x), y)
+        got.backward()
+        torch.testing.assert_close(got.detach(), want.detach())
+        for p, q in zip(compiled.parameters(), eager.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-5, atol=1e-6)

@@ -22,6 +22,7 @@ the charged potential alone.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,9 +34,9 @@ from torch import nn
 from .. import _capi
 from .._capi import StringRef, lib
 from . import _kernels, _layout, _specs
-from ._ops import _stream, _target, _tdim_type
+from ._ops import CUSTOM_OPS, _is_compiling, _stream, _target, _tdim_type
 from .neuron import StepModes
-from .neuron_kernel import _number, check_sequence
+from .neuron_kernel import _constant_result, _number, check_sequence
 from .surrogate import Sigmoid, SurrogateSpec, resolve
 
 __all__ = ["NeuronModel", "multistep_model", "NeuronNode", "QIFNode", "EIFNode",
@@ -344,83 +345,297 @@ def _run_backward(call: _Call, saved_h: Dict[str, Tensor], saved_seq: Dict[str, 
     return grad_x, grad_inits, grads
 
 
+# --------------------------------------------------------------------------
+# Autograd: an autograd.Function for eager calls on plain tensors, and
+# torch.library custom operators (PyTorch >= 2.4) that torch.compile records
+# whole, over the same two implementations.
+# --------------------------------------------------------------------------
+
+@lru_cache(maxsize=None)
+def _model_json(model: NeuronModel) -> str:
+    """The model as a string (what the modules keep, for torch.compile)."""
+    return json.dumps([[list(p) for p in model.states], [list(p) for p in model.params],
+                       model.charge, model.threshold, list(model.resets), list(model.inputs)])
+
+
+@_constant_result
+def _call_key(model_json: str, surrogate: SurrogateSpec, detach_reset: bool,
+              detach_threshold: bool, tensor_params: Tuple[str, ...], time_dim: int) -> str:
+    """A call's settings as a string (a custom operator's argument)."""
+    return json.dumps([json.loads(model_json), surrogate[0], [list(p) for p in surrogate[1]],
+                       detach_reset, detach_threshold, list(tensor_params), time_dim])
+
+
+@lru_cache(maxsize=None)
+def _call_of(key: str) -> _Call:
+    (model_fields, sg_name, sg_params, detach_reset, detach_threshold, tensor_params,
+     time_dim) = json.loads(key)
+    states, params, charge, threshold, resets, inputs = model_fields
+    model = NeuronModel(tuple(tuple(p) for p in states), tuple(tuple(p) for p in params),
+                        charge, threshold, tuple(resets), tuple(inputs))
+    return _Call(model, (sg_name, tuple(tuple(p) for p in sg_params)), detach_reset,
+                 detach_threshold, tuple(tensor_params), time_dim)
+
+
+@_constant_result
+def _plan_key(key: str, compute: str, need_x: bool, need_params: Tuple[bool, ...],
+              need_any: bool) -> str:
+    """What forward keeps for these gradients: [h_seq states, seq states,
+    whether x], as nerve's planner says (nothing when nothing needs one)."""
+    call = _call_of(key)
+    if not need_any:
+        return json.dumps([[], [], False])
+    grad_params = tuple(p for p, n in zip(call.tensor_params, need_params) if n)
+    h_states, seq_saved, inputs = call.model.saves(
+        ("x",) if need_x else (), grad_params, call.surrogate, call.detach_reset,
+        call.detach_threshold, compute)
+    if not h_states and not seq_saved:  # backward takes its shape from one
+        h_states = call.model.state_names[:1]
+    order = call.model.state_names
+    return json.dumps([list(h_states), [s for s in order if s in seq_saved], bool(inputs)])
+
+
+@lru_cache(maxsize=None)
+def _plan_of(plan: str) -> Tuple[Tuple[str, ...], Tuple[str, ...], bool]:
+    h_states, seq_saved, keep_x = json.loads(plan)
+    return tuple(h_states), tuple(seq_saved), keep_x
+
+
+def forward_impl(x: Tensor, inits: List[Optional[Tensor]], params: List[Tensor], key: str,
+                 store_seq: bool, plan: str) -> List[Tensor]:
+    """[spike, each state's output (sequence with `store_seq`, else last
+    value), the charged sequences kept, the state sequences kept (unless
+    they are outputs already)]."""
+    call = _call_of(key)
+    states = call.model.state_names
+    h_states, seq_saved, _ = _plan_of(plan)
+    seq_states = states if store_seq else seq_saved
+    last_states = () if store_seq else states
+    init_map = {s: t for s, t in zip(states, inits) if t is not None}
+    spike, seqs, lasts, hs = _run_forward(call, x, init_map, dict(zip(call.tensor_params, params)),
+                                          seq_states, last_states, h_states)
+    outs = [spike] + ([seqs[s] for s in states] if store_seq else [lasts[s] for s in states])
+    outs += [hs[s] for s in h_states]
+    if not store_seq:
+        outs += [seqs[s] for s in seq_saved]
+    return outs
+
+
+def forward_fake(x: Tensor, inits: List[Optional[Tensor]], params: List[Tensor], key: str,
+                 store_seq: bool, plan: str) -> List[Tensor]:
+    call = _call_of(key)
+    states = call.model.state_names
+    h_states, seq_saved, _ = _plan_of(plan)
+    td = call.time_dim
+    outs = [torch.empty_like(x)]
+    outs += [torch.empty_like(x) if store_seq else torch.empty_like(x.select(td, 0))
+             for _ in states]
+    outs += [torch.empty_like(x) for _ in h_states]
+    if not store_seq:
+        outs += [torch.empty_like(x) for _ in seq_saved]
+    return outs
+
+
+def _kept(call: _Call, plan: str, store_seq: bool, outs: Sequence[Tensor]
+          ) -> Tuple[List[Tensor], List[Tensor]]:
+    """The charged and state sequences backward reads, from forward's outputs."""
+    states = call.model.state_names
+    h_states, seq_saved, _ = _plan_of(plan)
+    n = len(states)
+    hs = list(outs[1 + n:1 + n + len(h_states)])
+    if store_seq:
+        seqs = [outs[1 + states.index(s)] for s in seq_saved]
+    else:
+        seqs = list(outs[1 + n + len(h_states):])
+    return hs, seqs
+
+
+def backward_impl(saved_h: List[Tensor], saved_seq: List[Tensor], x: Optional[Tensor],
+                  inits: List[Optional[Tensor]], params: List[Tensor],
+                  grad_spike: Optional[Tensor], grad_states: List[Optional[Tensor]], key: str,
+                  plan: str, store_seq: bool, need_x: bool, need_inits: List[bool],
+                  need_params: List[bool]) -> List[Tensor]:
+    """[grad_x, a gradient per state's initial value, per tensor parameter],
+    an empty tensor where none is asked for."""
+    call = _call_of(key)
+    states = call.model.state_names
+    h_states, seq_saved, _ = _plan_of(plan)
+    ref = saved_h[0] if saved_h else saved_seq[0]
+    td = call.time_dim
+    grad_seq: Dict[str, Tensor] = {}
+    for s, g in zip(states, grad_states):
+        if g is None:
+            continue
+        if store_seq:
+            grad_seq[s] = g
+        else:  # a gradient on the last value only: a zero sequence with it last
+            full = torch.zeros_like(ref)
+            full.select(td, ref.shape[td] - 1).copy_(g)
+            grad_seq[s] = full
+    init_map = {s: t for s, t in zip(states, inits) if t is not None}
+    grad_init_states = tuple(s for s, need in zip(states, need_inits) if need)
+    grad_params = tuple(p for p, need in zip(call.tensor_params, need_params) if need)
+    grad_x, grad_inits, grads = _run_backward(
+        call, dict(zip(h_states, saved_h)), dict(zip(seq_saved, saved_seq)), x, init_map,
+        dict(zip(call.tensor_params, params)), grad_spike, grad_seq, need_x, grad_init_states,
+        grad_params)
+    empty = ref.new_empty((0,))
+    return ([grad_x if grad_x is not None else empty] +
+            [grad_inits.get(s, empty) for s in states] +
+            [grads.get(p, empty) for p in call.tensor_params])
+
+
+def backward_fake(saved_h: List[Tensor], saved_seq: List[Tensor], x: Optional[Tensor],
+                  inits: List[Optional[Tensor]], params: List[Tensor],
+                  grad_spike: Optional[Tensor], grad_states: List[Optional[Tensor]], key: str,
+                  plan: str, store_seq: bool, need_x: bool, need_inits: List[bool],
+                  need_params: List[bool]) -> List[Tensor]:
+    call = _call_of(key)
+    ref = saved_h[0] if saved_h else saved_seq[0]
+    empty = ref.new_empty((0,))
+    td = call.time_dim
+    out = [torch.empty_like(ref) if need_x else empty]
+    for t, need in zip(inits, need_inits):
+        out.append((torch.empty_like(t) if t is not None else torch.empty_like(ref.select(td, 0)))
+                   if need else empty)
+    out += [torch.empty_like(p) if need else empty for p, need in zip(params, need_params)]
+    return out
+
+
+def _grads_of(outs: List[Tensor], need: Sequence[bool]) -> List[Optional[Tensor]]:
+    return [g if n else None for g, n in zip(outs, need)]
+
+
 class _ModelFunction(torch.autograd.Function):
-    """Forward saves what nerve's planner says backward reads; backward
-    launches the derived kernel. Arguments after the settings: x, then one
-    initial-state tensor per name in `init_names`, then one tensor per
-    parameter in `call.tensor_params`."""
+    """The eager autograd (and all of it before PyTorch 2.4). Arguments
+    after the settings: x, one tensor per state whose `init_mask` is set,
+    then one per tensor parameter."""
 
     @staticmethod
-    def forward(ctx: Any, call: _Call, init_names: Tuple[str, ...], store_seq: bool,
+    def forward(ctx: Any, key: str, init_mask: Tuple[bool, ...], store_seq: bool, plan: str,
                 x: Tensor, *tensors: Tensor) -> Tuple[Tensor, ...]:
-        states = call.model.state_names
-        inits = dict(zip(init_names, tensors[:len(init_names)]))
-        params = dict(zip(call.tensor_params, tensors[len(init_names):]))
-        needs = ctx.needs_input_grad[3:]
-        grad_x = bool(needs[0])
-        grad_params = tuple(p for p, n in zip(call.tensor_params, needs[1 + len(init_names):])
-                            if n)
-        # Inside forward grad mode is off: what needs a gradient is
-        # needs_input_grad.
-        if any(needs):
-            h_states, seq_saved, input_saved = call.model.saves(
-                ("x",) if grad_x else (), grad_params, call.surrogate, call.detach_reset,
-                call.detach_threshold, _compute_type(x))
-            if not h_states and not seq_saved:  # backward takes its shape from one
-                h_states = states[:1]
-        else:
-            h_states, seq_saved, input_saved = (), (), ()
-        seq_states = states if store_seq else tuple(s for s in states if s in seq_saved)
-        last_states = () if store_seq else states
-        spike, seqs, lasts, hs = _run_forward(call, x, inits, params, seq_states, last_states,
-                                              h_states)
-        ctx.call, ctx.init_names, ctx.store_seq = call, init_names, store_seq
-        ctx.h_states, ctx.seq_saved = h_states, tuple(s for s in states if s in seq_saved)
-        ctx.keep_x = bool(input_saved)
-        ctx.grad_params = grad_params
-        saved = [hs[s] for s in h_states] + [seqs[s] for s in ctx.seq_saved]
-        ctx.save_for_backward(*(saved + [x if ctx.keep_x else None] + list(tensors)))
+        call = _call_of(key)
+        given = iter(tensors[:sum(init_mask)])
+        inits = [next(given) if m else None for m in init_mask]
+        params = list(tensors[sum(init_mask):])
+        outs = forward_impl(x, inits, params, key, store_seq, plan)
+        hs, seqs = _kept(call, plan, store_seq, outs)
+        ctx.key, ctx.init_mask, ctx.store_seq, ctx.plan = key, init_mask, store_seq, plan
+        ctx.counts = (len(hs), len(seqs))
+        keep_x = _plan_of(plan)[2]
+        ctx.save_for_backward(*hs, *seqs, x if keep_x else None, *tensors)
         ctx.set_materialize_grads(False)
-        outputs = [seqs[s] for s in states] if store_seq else [lasts[s] for s in states]
-        return (spike, *outputs)
+        return tuple(outs[:1 + len(call.model.state_names)])
 
     @staticmethod
     def backward(ctx: Any, grad_spike: Optional[Tensor], *grad_states: Optional[Tensor]
                  ) -> tuple:
-        call = ctx.call
-        states = call.model.state_names
+        nh, ns = ctx.counts
         saved = ctx.saved_tensors
-        nh, ns = len(ctx.h_states), len(ctx.seq_saved)
-        saved_h = dict(zip(ctx.h_states, saved[:nh]))
-        saved_seq = dict(zip(ctx.seq_saved, saved[nh:nh + ns]))
-        x = saved[nh + ns]
-        rest = saved[nh + ns + 1:]
-        inits = dict(zip(ctx.init_names, rest[:len(ctx.init_names)]))
-        params = dict(zip(call.tensor_params, rest[len(ctx.init_names):]))
-        ref = next(iter(saved_h.values()), None)
-        if ref is None:
-            ref = next(iter(saved_seq.values()))
-        td = call.time_dim
-        grad_seq: Dict[str, Tensor] = {}
-        for s, g in zip(states, grad_states):
-            if g is None:
-                continue
-            if ctx.store_seq:
-                grad_seq[s] = g
-            else:
-                full = torch.zeros_like(ref)
-                full.select(td, ref.shape[td] - 1).copy_(g)
-                grad_seq[s] = full
+        hs, seqs, x, rest = saved[:nh], saved[nh:nh + ns], saved[nh + ns], saved[nh + ns + 1:]
+        mask = ctx.init_mask
+        given = iter(rest[:sum(mask)])
+        inits = [next(given) if m else None for m in mask]
+        params = list(rest[sum(mask):])
         needs = ctx.needs_input_grad
-        grad_init_states = tuple(s for s in states if s in inits and
-                                 needs[4 + ctx.init_names.index(s)])
-        grad_x, grad_inits, grad_params = _run_backward(
-            call, saved_h, saved_seq, x if ctx.keep_x else None, inits, params, grad_spike,
-            grad_seq, bool(needs[3]), grad_init_states, ctx.grad_params)
-        result = [None, None, None, grad_x]
-        result += [grad_inits.get(s) for s in ctx.init_names]
-        result += [grad_params.get(p) for p in call.tensor_params]
-        return tuple(result)
+        need_inits_given = list(needs[5:5 + sum(mask)])
+        it = iter(need_inits_given)
+        need_inits = [bool(next(it)) if m else False for m in mask]
+        need_params = [bool(n) for n in needs[5 + sum(mask):]]
+        outs = backward_impl(list(hs), list(seqs), x, inits, params, grad_spike,
+                             list(grad_states), ctx.key, ctx.plan, ctx.store_seq,
+                             bool(needs[4]), need_inits, need_params)
+        n = len(mask)
+        grad_inits = [g for g, m, need in zip(outs[1:1 + n], mask, need_inits) if m]
+        grad_inits = [g if need else None for g, need in
+                      zip(grad_inits, [nd for nd, m in zip(need_inits, mask) if m])]
+        return (None, None, None, None, outs[0] if needs[4] else None, *grad_inits,
+                *_grads_of(outs[1 + n:], need_params))
+
+
+FORWARD_SCHEMA = ("model_forward(Tensor x, Tensor?[] inits, Tensor[] params, str key, "
+                  "bool store_seq, str plan) -> Tensor[]")
+BACKWARD_SCHEMA = ("model_backward(Tensor[] saved_h, Tensor[] saved_seq, Tensor? x, "
+                   "Tensor?[] inits, Tensor[] params, Tensor? grad_spike, "
+                   "Tensor?[] grad_states, str key, str plan, bool store_seq, bool need_x, "
+                   "bool[] need_inits, bool[] need_params) -> Tensor[]")
+
+
+def _setup_context(ctx: Any, inputs: tuple, output: List[Tensor]) -> None:
+    x, inits, params, key, store_seq, plan = inputs
+    call = _call_of(key)
+    n = len(call.model.state_names)
+    hs, seqs = _kept(call, plan, store_seq, output)
+    ctx.mark_non_differentiable(*output[1 + n:])
+    ctx.set_materialize_grads(False)
+    keep_x = _plan_of(plan)[2]
+    ctx.init_mask = [t is not None for t in inits]
+    ctx.save_for_backward(*hs, *seqs, x if keep_x else None, *[t for t in inits if t is not None],
+                          *params)
+    ctx.counts = (len(hs), len(seqs), len(params))
+    ctx.key, ctx.store_seq, ctx.plan = key, store_seq, plan
+
+
+def _flags(flag: Any, count: int) -> List[bool]:
+    """needs_input_grad of a list input: a flag per element, or one for all."""
+    if isinstance(flag, (list, tuple)):
+        return [bool(f) for f in flag]
+    return [bool(flag)] * count
+
+
+def _op_backward(ctx: Any, *grads: Any) -> tuple:
+    if len(grads) == 1 and isinstance(grads[0], (list, tuple)):
+        grads = tuple(grads[0])
+    call = _call_of(ctx.key)
+    n = len(call.model.state_names)
+    nh, ns, np_ = ctx.counts
+    saved = ctx.saved_tensors
+    hs, seqs, x = saved[:nh], saved[nh:nh + ns], saved[nh + ns]
+    given = iter(saved[nh + ns + 1:len(saved) - np_])
+    inits = [next(given) if m else None for m in ctx.init_mask]
+    params = list(saved[len(saved) - np_:])
+    need_x, need_inits, need_params = ctx.needs_input_grad[:3]
+    need_inits = [m and f for m, f in zip(ctx.init_mask, _flags(need_inits, n))]
+    need_params = _flags(need_params, np_)
+    outs = torch.ops.nerve.model_backward.default(
+        list(hs), list(seqs), x, inits, params, grads[0], list(grads[1:1 + n]), ctx.key,
+        ctx.plan, ctx.store_seq, bool(need_x), need_inits, need_params)
+    return (outs[0] if need_x else None, _grads_of(outs[1:1 + n], need_inits),
+            _grads_of(outs[1 + n:], need_params), None, None, None)
+
+
+if CUSTOM_OPS:
+    _library = torch.library.Library("nerve", "FRAGMENT")
+    _library.define(FORWARD_SCHEMA)
+    _library.define(BACKWARD_SCHEMA)
+    for _dispatch_key in ("CPU", "CUDA"):
+        _library.impl("model_forward", forward_impl, _dispatch_key)
+        _library.impl("model_backward", backward_impl, _dispatch_key)
+    torch.library.register_fake("nerve::model_forward", forward_fake)
+    torch.library.register_fake("nerve::model_backward", backward_fake)
+    torch.library.register_autograd("nerve::model_forward", _op_backward,
+                                    setup_context=_setup_context)
+
+_PLAIN = torch.Tensor
+
+
+def _apply(key: str, n: int, x: Tensor, inits: List[Optional[Tensor]], params: List[Tensor],
+           store_seq: bool) -> List[Tensor]:
+    """Spikes and the `n` states' outputs: the custom operator while
+    torch.compile traces (or on tensor subclasses), the autograd.Function
+    otherwise."""
+    grad = torch.is_grad_enabled()
+    need_x = grad and x.requires_grad
+    need_params = tuple(grad and p.requires_grad for p in params)
+    need_inits = any(grad and t is not None and t.requires_grad for t in inits)
+    plan = _plan_key(key, _compute_type(x), need_x, need_params,
+                     need_x or any(need_params) or need_inits)
+    if CUSTOM_OPS and (type(x) is not _PLAIN or _is_compiling()):
+        return torch.ops.nerve.model_forward.default(x, inits, params, key, store_seq,
+                                                     plan)[:1 + n]
+    mask = tuple(t is not None for t in inits)
+    return list(_ModelFunction.apply(key, mask, store_seq, plan, x,
+                                     *[t for t in inits if t is not None], *params))
 
 
 def multistep_model(model: NeuronModel, x_seq: Tensor,
@@ -434,6 +649,14 @@ def multistep_model(model: NeuronModel, x_seq: Tensor,
     `init` gives initial-state tensors (the others start from the model's
     values); `params` binds parameters to tensors (one element, or one per
     neuron: x_seq's shape without time), which receive gradients."""
+    return _multistep(model, _model_json(model), x_seq, init, params, surrogate_function,
+                      detach_reset, detach_threshold, store_seq, time_dim)
+
+
+def _multistep(model: NeuronModel, model_json: str, x_seq: Tensor,
+               init: Optional[Mapping[str, Tensor]], params: Optional[Mapping[str, Tensor]],
+               surrogate_function: Any, detach_reset: bool, detach_threshold: bool,
+               store_seq: bool, time_dim: int) -> Tuple[Tensor, Dict[str, Tensor]]:
     td = check_sequence(x_seq, time_dim)
     init, params = dict(init or {}), dict(params or {})
     states = model.state_names
@@ -467,11 +690,10 @@ def multistep_model(model: NeuronModel, x_seq: Tensor,
         bound[name] = t if t.dtype == compute else t.to(compute)
     surrogate = resolve(Sigmoid() if surrogate_function is None else surrogate_function)
     tensor_params = tuple(p for p in model.param_names if p in bound)
-    call = _Call(model, surrogate, bool(detach_reset), bool(detach_threshold), tensor_params, td)
-    init_names = tuple(s for s in states if s in init)
-    outputs = _ModelFunction.apply(call, init_names, bool(store_seq), x_seq,
-                                   *[init[s] for s in init_names],
-                                   *[bound[p] for p in tensor_params])
+    key = _call_key(model_json, surrogate, bool(detach_reset), bool(detach_threshold),
+                    tensor_params, td)
+    outputs = _apply(key, len(states), x_seq, [init.get(s) for s in states],
+                     [bound[p] for p in tensor_params], bool(store_seq))
     return outputs[0], dict(zip(states, outputs[1:]))
 
 
@@ -495,6 +717,7 @@ class NeuronNode(StepModes, nn.Module):
             raise ValueError(f"step_mode must be 's' (one step) or 'm' (a sequence), not "
                              f"{step_mode!r}")
         self.model = model
+        self._model_json = _model_json(model)
         values = dict(model.params)
         for name in learnable:
             if name not in values:
@@ -525,11 +748,20 @@ class NeuronNode(StepModes, nn.Module):
             if isinstance(value, torch.Tensor):
                 self.__dict__[name] = value.detach()
 
+    def _set(self, name: str, value: Any) -> None:
+        """A state (a plain attribute, never a parameter or buffer), past
+        nn.Module.__setattr__'s checks in eager mode; torch.compile traces
+        the plain assignment."""
+        if _is_compiling():
+            setattr(self, name, value)
+        else:
+            self.__dict__[name] = value
+
     def _inits(self, x_seq: Tensor, td: int) -> Dict[str, Tensor]:
         shape = x_seq.shape[:td] + x_seq.shape[td + 1:]
         inits = {}
         for name, rest in self.model.states:
-            value = self.__dict__.get(name, rest)
+            value = getattr(self, name)
             if isinstance(value, torch.Tensor) and value.shape == shape:
                 inits[name] = value.to(dtype=x_seq.dtype, device=x_seq.device)
             elif not isinstance(value, torch.Tensor) and value != rest:
@@ -540,14 +772,15 @@ class NeuronNode(StepModes, nn.Module):
     def multi_step_forward(self, x_seq: Tensor) -> Tensor:
         td = check_sequence(x_seq, self.time_dim)
         params = {name: getattr(self, name) for name in self.learnable}
-        spike, states = multistep_model(self.model, x_seq, self._inits(x_seq, td), params,
-                                        self.surrogate_function, self.detach_reset,
-                                        self.detach_threshold, self.store_v_seq, time_dim=td)
+        spike, states = _multistep(self.model, self._model_json, x_seq,
+                                   self._inits(x_seq, td), params, self.surrogate_function,
+                                   self.detach_reset, self.detach_threshold, self.store_v_seq,
+                                   td)
         for name, value in states.items():
-            self.__dict__[name] = (value.select(td, x_seq.shape[td] - 1) if self.store_v_seq
-                                   else value)
+            self._set(name, value.select(td, x_seq.shape[td] - 1) if self.store_v_seq
+                      else value)
         if self.store_v_seq:
-            self.__dict__["v_seq"] = states[self.model.state_names[0]]
+            self._set("v_seq", states[self.model.state_names[0]])
         return spike
 
     def extra_repr(self) -> str:
