@@ -111,10 +111,15 @@ def test_model_operators_pass_opcheck(device):
     key = _model_key(tensor_params=("tau",))
     plan = models._plan_key(key, "f32", True, (True,), True)
     ops = torch.ops.nerve
-    torch.library.opcheck(ops.model_forward.default, (x, [v, None], [tau], key, False, plan))
-    torch.library.opcheck(ops.model_forward.default, (x, [v, None], [tau], key, True, plan))
-    outs = ops.model_forward.default(x.detach(), [v.detach(), None], [tau.detach()], key, False,
-                                     plan)
+    torch.library.opcheck(ops.model_forward.default,
+                          (x, [v], [True, False], [tau], key, False, plan))
+    torch.library.opcheck(ops.model_forward.default,
+                          (x, [v], [True, False], [tau], key, True, plan))
+    torch.library.opcheck(ops.model_forward.default, (x, [], [False, False], [], _model_key(),
+                                                      False, models._plan_key(
+                                                          _model_key(), "f32", True, (), True)))
+    outs = ops.model_forward.default(x.detach(), [v.detach()], [True, False], [tau.detach()],
+                                     key, False, plan)
     hs, seqs = models._kept(models._call_of(key), plan, False, outs)
     g = torch.randn(5, 3, 8, device=device)
     torch.library.opcheck(ops.model_backward.default,

@@ -401,12 +401,20 @@ def _plan_of(plan: str) -> Tuple[Tuple[str, ...], Tuple[str, ...], bool]:
     return tuple(h_states), tuple(seq_saved), keep_x
 
 
-def forward_impl(x: Tensor, inits: List[Optional[Tensor]], params: List[Tensor], key: str,
-                 store_seq: bool, plan: str) -> List[Tensor]:
+def _unmask(given: Sequence[Tensor], mask: Sequence[bool]) -> List[Optional[Tensor]]:
+    """One entry per state: the given tensors where `mask` is set."""
+    it = iter(given)
+    return [next(it) if m else None for m in mask]
+
+
+def forward_impl(x: Tensor, inits: List[Tensor], init_mask: List[bool], params: List[Tensor],
+                 key: str, store_seq: bool, plan: str) -> List[Tensor]:
     """[spike, each state's output (sequence with `store_seq`, else last
     value), the charged sequences kept, the state sequences kept (unless
-    they are outputs already)]."""
+    they are outputs already)]. `inits` holds the initial states whose
+    `init_mask` entry is set."""
     call = _call_of(key)
+    inits = _unmask(inits, init_mask)
     states = call.model.state_names
     h_states, seq_saved, _ = _plan_of(plan)
     seq_states = states if store_seq else seq_saved
@@ -421,8 +429,8 @@ def forward_impl(x: Tensor, inits: List[Optional[Tensor]], params: List[Tensor],
     return outs
 
 
-def forward_fake(x: Tensor, inits: List[Optional[Tensor]], params: List[Tensor], key: str,
-                 store_seq: bool, plan: str) -> List[Tensor]:
+def forward_fake(x: Tensor, inits: List[Tensor], init_mask: List[bool], params: List[Tensor],
+                 key: str, store_seq: bool, plan: str) -> List[Tensor]:
     call = _call_of(key)
     states = call.model.state_names
     h_states, seq_saved, _ = _plan_of(plan)
@@ -515,10 +523,9 @@ class _ModelFunction(torch.autograd.Function):
     def forward(ctx: Any, key: str, init_mask: Tuple[bool, ...], store_seq: bool, plan: str,
                 x: Tensor, *tensors: Tensor) -> Tuple[Tensor, ...]:
         call = _call_of(key)
-        given = iter(tensors[:sum(init_mask)])
-        inits = [next(given) if m else None for m in init_mask]
         params = list(tensors[sum(init_mask):])
-        outs = forward_impl(x, inits, params, key, store_seq, plan)
+        outs = forward_impl(x, list(tensors[:sum(init_mask)]), list(init_mask), params, key,
+                            store_seq, plan)
         hs, seqs = _kept(call, plan, store_seq, outs)
         ctx.key, ctx.init_mask, ctx.store_seq, ctx.plan = key, init_mask, store_seq, plan
         ctx.counts = (len(hs), len(seqs))
@@ -553,8 +560,8 @@ class _ModelFunction(torch.autograd.Function):
                 *_grads_of(outs[1 + n:], need_params))
 
 
-FORWARD_SCHEMA = ("model_forward(Tensor x, Tensor?[] inits, Tensor[] params, str key, "
-                  "bool store_seq, str plan) -> Tensor[]")
+FORWARD_SCHEMA = ("model_forward(Tensor x, Tensor[] inits, bool[] init_mask, Tensor[] params, "
+                  "str key, bool store_seq, str plan) -> Tensor[]")
 BACKWARD_SCHEMA = ("model_backward(Tensor[] saved_h, Tensor[] saved_seq, Tensor? x, "
                    "Tensor?[] inits, Tensor[] params, Tensor? grad_spike, "
                    "Tensor?[] grad_states, str key, str plan, bool store_seq, bool need_x, "
@@ -562,16 +569,15 @@ BACKWARD_SCHEMA = ("model_backward(Tensor[] saved_h, Tensor[] saved_seq, Tensor?
 
 
 def _setup_context(ctx: Any, inputs: tuple, output: List[Tensor]) -> None:
-    x, inits, params, key, store_seq, plan = inputs
+    x, inits, init_mask, params, key, store_seq, plan = inputs
     call = _call_of(key)
     n = len(call.model.state_names)
     hs, seqs = _kept(call, plan, store_seq, output)
     ctx.mark_non_differentiable(*output[1 + n:])
     ctx.set_materialize_grads(False)
     keep_x = _plan_of(plan)[2]
-    ctx.init_mask = [t is not None for t in inits]
-    ctx.save_for_backward(*hs, *seqs, x if keep_x else None, *[t for t in inits if t is not None],
-                          *params)
+    ctx.init_mask = list(init_mask)
+    ctx.save_for_backward(*hs, *seqs, x if keep_x else None, *inits, *params)
     ctx.counts = (len(hs), len(seqs), len(params))
     ctx.key, ctx.store_seq, ctx.plan = key, store_seq, plan
 
@@ -594,13 +600,15 @@ def _op_backward(ctx: Any, *grads: Any) -> tuple:
     given = iter(saved[nh + ns + 1:len(saved) - np_])
     inits = [next(given) if m else None for m in ctx.init_mask]
     params = list(saved[len(saved) - np_:])
-    need_x, need_inits, need_params = ctx.needs_input_grad[:3]
-    need_inits = [m and f for m, f in zip(ctx.init_mask, _flags(need_inits, n))]
+    need_x, need_given, _, need_params = ctx.needs_input_grad[:4]
+    need_given = iter(_flags(need_given, sum(ctx.init_mask)))
+    need_inits = [bool(next(need_given)) if m else False for m in ctx.init_mask]
     need_params = _flags(need_params, np_)
     outs = torch.ops.nerve.model_backward.default(
         list(hs), list(seqs), x, inits, params, grads[0], list(grads[1:1 + n]), ctx.key,
         ctx.plan, ctx.store_seq, bool(need_x), need_inits, need_params)
-    return (outs[0] if need_x else None, _grads_of(outs[1:1 + n], need_inits),
+    grad_inits = [g for g, m in zip(_grads_of(outs[1:1 + n], need_inits), ctx.init_mask) if m]
+    return (outs[0] if need_x else None, grad_inits, None,
             _grads_of(outs[1 + n:], need_params), None, None, None)
 
 
@@ -630,10 +638,11 @@ def _apply(key: str, n: int, x: Tensor, inits: List[Optional[Tensor]], params: L
     need_inits = any(grad and t is not None and t.requires_grad for t in inits)
     plan = _plan_key(key, _compute_type(x), need_x, need_params,
                      need_x or any(need_params) or need_inits)
-    if CUSTOM_OPS and (type(x) is not _PLAIN or _is_compiling()):
-        return torch.ops.nerve.model_forward.default(x, inits, params, key, store_seq,
-                                                     plan)[:1 + n]
     mask = tuple(t is not None for t in inits)
+    if CUSTOM_OPS and (type(x) is not _PLAIN or _is_compiling()):
+        return torch.ops.nerve.model_forward.default(
+            x, [t for t in inits if t is not None], list(mask), params, key, store_seq,
+            plan)[:1 + n]
     return list(_ModelFunction.apply(key, mask, store_seq, plan, x,
                                      *[t for t in inits if t is not None], *params))
 
