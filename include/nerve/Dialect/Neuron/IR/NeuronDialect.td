@@ -20,6 +20,12 @@ def Neuron_Dialect : Dialect {
     loops, and the backward recurrence is derived from the charge region by
     differentiation, so a new neuron model needs no new backward code.
 
+    Any other neuron is written once as a `neuron.model` (states,
+    parameters, one charge region for all states, a threshold, per-state
+    resets) and run by `neuron.forward` / `neuron.backward`, whose backward
+    through every state, the threshold and the parameters is derived by
+    reverse-mode differentiation of the model's regions.
+
     The math follows SpikingJelly's torch reference (its CuPy kernels differ
     in places; see docs/neuron.md).
   }];
