@@ -97,14 +97,14 @@ def test_compiled_functions_and_plif(device):
 # Neurons of any model: the same, for nerve::model_forward / model_backward.
 
 def _model_key(kind="izhikevich", tensor_params=()):
-    from nerve.torch import models
-    model = models.NeuronModel.builtin(kind, {"a": 0.5, "b": 0.1} if kind == "izhikevich" else {})
-    return models._call_key(models._model_json(model), surrogate.Sigmoid().spec, False, False,
-                            tuple(tensor_params), 0)
+    from nerve.torch import _model_def, _model_ops
+    model = nt.NeuronModel.builtin(kind, {"a": 0.5, "b": 0.1} if kind == "izhikevich" else {})
+    return _model_ops._call_key(_model_def._model_json(model), surrogate.Sigmoid().spec, False,
+                                False, tuple(tensor_params), 0)
 
 
 def test_model_operators_pass_opcheck(device):
-    from nerve.torch import models
+    from nerve.torch import _model_ops as models
     x = torch.randn(5, 3, 8, device=device, requires_grad=True)
     v = torch.randn(3, 8, device=device, requires_grad=True)
     tau = torch.tensor(2.0, device=device, requires_grad=True)

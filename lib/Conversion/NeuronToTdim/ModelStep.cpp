@@ -201,42 +201,54 @@ RegionTrace buildCharge(FloatArith &fa, ModelOp model, const ModelStepArgs &args
 }
 
 /// The amount an add reset adds: its number or its parameter.
-Value addAmount(FloatArith &fa, ModelOp model, ResetAttr reset, const ModelStepArgs &args) {
+Value addAmount(FloatArith &fa, ModelOp model, ResetAttr reset, ArrayRef<Value> params) {
   if (reset.getParam())
-    return args.params[*model.paramIndex(reset.getParam().getValue())];
+    return params[*model.paramIndex(reset.getParam().getValue())];
   return fa.c(reset.getValue().getValueAsDouble());
+}
+
+/// A step up to its spike: the regions as traced (what backward
+/// differentiates) and the threshold, charged values and spike.
+struct StepTrace {
+  std::optional<RegionTrace> threshold;
+  RegionTrace charge;
+  ModelStepValues values; ///< without `next`
+};
+
+StepTrace traceStep(FloatArith &fa, ModelOp model, const ModelStepArgs &args) {
+  StepTrace t;
+  t.values.theta = buildThreshold(fa, model, args, t.threshold);
+  t.charge = buildCharge(fa, model, args);
+  for (unsigned i = 0; i < model.getStates().size(); ++i)
+    t.values.charged.push_back(t.charge.yielded(i));
+  t.values.fired = fa.cmp(arith::CmpFPredicate::OGE, fa.sub(t.values.charged[0], t.values.theta),
+                          fa.c(0.0));
+  return t;
 }
 
 } // namespace
 
-ModelStepValues nerve::buildModelStep(FloatArith fa, ModelOp model, const ModelStepArgs &args) {
-  ModelStepValues out;
-  std::optional<RegionTrace> thresholdTrace;
-  out.theta = buildThreshold(fa, model, args, thresholdTrace);
-  RegionTrace charge = buildCharge(fa, model, args);
-  unsigned n = model.getStates().size();
-  for (unsigned i = 0; i < n; ++i)
-    out.charged.push_back(charge.yielded(i));
-  out.fired = fa.cmp(arith::CmpFPredicate::OGE, fa.sub(out.charged[0], out.theta), fa.c(0.0));
-  for (unsigned i = 0; i < n; ++i) {
-    Value h = out.charged[i];
-    ResetAttr reset = model.resetOf(i);
-    Value next = h;
-    if (reset) {
-      switch (reset.getKind()) {
-      case ResetKind::hard:
-        next = fa.select(out.fired, fa.c(reset.getValue().getValueAsDouble()), h);
-        break;
-      case ResetKind::soft:
-        next = fa.select(out.fired, fa.sub(h, out.theta), h);
-        break;
-      case ResetKind::add:
-        next = fa.select(out.fired, fa.add(h, addAmount(fa, model, reset, args)), h);
-        break;
-      }
-    }
-    out.next.push_back(next);
+Value nerve::resetState(FloatArith fa, ModelOp model, unsigned i, Value h, Value fired,
+                        Value theta, ArrayRef<Value> params) {
+  ResetAttr reset = model.resetOf(i);
+  if (!reset)
+    return h;
+  switch (reset.getKind()) {
+  case ResetKind::hard:
+    return fa.select(fired, fa.c(reset.getValue().getValueAsDouble()), h);
+  case ResetKind::soft:
+    return fa.select(fired, fa.sub(h, theta), h);
+  case ResetKind::add:
+    return fa.select(fired, fa.add(h, addAmount(fa, model, reset, params)), h);
   }
+  return h;
+}
+
+ModelStepValues nerve::buildModelStep(FloatArith fa, ModelOp model, const ModelStepArgs &args) {
+  ModelStepValues out = traceStep(fa, model, args).values;
+  for (unsigned i = 0; i < out.charged.size(); ++i)
+    out.next.push_back(
+        resetState(fa, model, i, out.charged[i], out.fired, out.theta, args.params));
   return out;
 }
 
@@ -291,7 +303,7 @@ ResetGrads pullBackResets(FloatArith &fa, ModelOp model, const ModelStepArgs &ar
     case ResetKind::add: {
       // next = h + s amount; the spike is never detached here.
       out.charged[i] = addOrNull(fa, out.charged[i], g);
-      out.spike = addOrNull(fa, out.spike, fa.mul(g, addAmount(fa, model, reset, args)));
+      out.spike = addOrNull(fa, out.spike, fa.mul(g, addAmount(fa, model, reset, args.params)));
       if (reset.getParam()) {
         unsigned k = *model.paramIndex(reset.getParam().getValue());
         out.params[k] = addOrNull(fa, out.params[k], fa.select(v.fired, g, zero));
@@ -309,16 +321,12 @@ FailureOr<ModelStepGrads> nerve::buildModelStepGrads(FloatArith fa, ModelOp mode
                                                      const ModelStepArgs &args,
                                                      const ModelStepSeeds &seeds,
                                                      const ModelGradOptions &options) {
-  std::optional<RegionTrace> thresholdTrace;
-  Value theta = buildThreshold(fa, model, args, thresholdTrace);
-  RegionTrace charge = buildCharge(fa, model, args);
+  StepTrace trace = traceStep(fa, model, args);
+  std::optional<RegionTrace> &thresholdTrace = trace.threshold;
+  RegionTrace &charge = trace.charge;
+  const ModelStepValues &v = trace.values;
   unsigned n = model.getStates().size();
-  ModelStepValues v;
-  v.theta = theta;
-  for (unsigned i = 0; i < n; ++i)
-    v.charged.push_back(charge.yielded(i));
-  Value u = fa.sub(v.charged[0], theta);
-  v.fired = fa.cmp(arith::CmpFPredicate::OGE, u, fa.c(0.0));
+  Value u = fa.sub(v.charged[0], v.theta);
 
   ResetGrads r = pullBackResets(fa, model, args, v, seeds, options);
   if (r.spike) {

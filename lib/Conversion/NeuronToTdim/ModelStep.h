@@ -35,6 +35,12 @@ struct ModelStepValues {
   llvm::SmallVector<mlir::Value> next;    ///< per state, after its reset
 };
 
+/// State `i` after its reset, from its charged value `h`, the spike
+/// (`fired`, i1), the threshold and the parameters.
+mlir::Value resetState(FloatArith fa, neuron::ModelOp model, unsigned i, mlir::Value h,
+                       mlir::Value fired, mlir::Value theta,
+                       llvm::ArrayRef<mlir::Value> params);
+
 /// Builds the step: threshold, charge, fire, resets.
 ModelStepValues buildModelStep(FloatArith fa, neuron::ModelOp model, const ModelStepArgs &args);
 

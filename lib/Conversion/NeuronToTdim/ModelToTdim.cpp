@@ -410,16 +410,12 @@ private:
       if (preSource[i] == PreSource::Seq) {
         v = find(previous, Stream::Seq, i);
       } else {
-        SmallVector<Value> charged(n);
-        for (unsigned s = 0; s < n; ++s)
-          charged[s] = find(previous, Stream::Charged, s);
-        // The previous step's reset, from its saved charged values: only
-        // the charged values and the (constant) threshold are read.
-        SmallVector<Value> none(n, nb.c(0.0)), noInputs(m, nb.c(0.0));
-        for (unsigned s = 0; s < n; ++s)
-          if (!charged[s])
-            charged[s] = none[s];
-        v = buildModelStep(nb, model, {none, noInputs, params, charged}).next[i];
+        // The previous step's reset, from its saved charged values and
+        // the (constant) threshold.
+        Value theta = nb.c(model.getVThreshold()->convertToDouble());
+        Value h0 = find(previous, Stream::Charged, 0);
+        Value fired = nb.cmp(arith::CmpFPredicate::OGE, nb.sub(h0, theta), nb.c(0.0));
+        v = resetState(nb, model, i, find(previous, Stream::Charged, i), fired, theta, params);
       }
       pre[i] = isFirst ? nb.select(isFirst, init[i], v) : v;
     }
