@@ -19,9 +19,10 @@ rm -rf "$NERVE_BUILD_DIR/bundle" && mkdir -p "$stage/lib"
 cmake --install "$NERVE_BUILD_DIR" --prefix "$stage" --strip >"$NERVE_LOG_DIR/bundle.log" 2>&1 ||
   die "install into the bundle failed (log: $NERVE_LOG_DIR/bundle.log)"
 
-# Debian's LLVM/MLIR and what they pull in that a stock Linux lacks; the rest
+# Debian's LLVM/MLIR, LLVM's OpenMP runtime (the CPU target's threads) and what they
+# pull in that a stock Linux lacks; the rest
 # (libc, libstdc++, zlib, zstd, libxml2, libffi, libtinfo) is on every system.
-carried=(libMLIR.so.22.1 libLLVM.so.22.1 libz3.so.4 libedit.so.2 libbsd.so.0 libmd.so.0)
+carried=(libMLIR.so.22.1 libLLVM.so.22.1 libz3.so.4 libedit.so.2 libbsd.so.0 libmd.so.0 libomp.so.5)
 for lib in "${carried[@]}"; do
   path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
   [ -n "$path" ] || path="/usr/lib/llvm-22/lib/$lib"

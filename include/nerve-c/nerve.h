@@ -39,7 +39,7 @@ extern "C" {
 
 /* The version of this interface: it grows by one whenever a declaration
  * here changes, so that a binding can check it matches the library. */
-#define NERVE_C_API_VERSION 4
+#define NERVE_C_API_VERSION 5
 
 #define NERVE_DEFINE_C_API_STRUCT(name, storage)                               \
   struct name {                                                                \
@@ -154,6 +154,10 @@ NERVE_CAPI_EXPORTED void nerveCompileOptionsSetLibdevice(NerveCompileOptions opt
 /* 0: automatic. */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetNeuronTimeBlock(NerveCompileOptions options,
                                                                int steps);
+/* CPU target: the threads the module's launches run on; 0 (the default)
+ * follows nerveGetCpuThreads() at each launch. */
+NERVE_CAPI_EXPORTED void nerveCompileOptionsSetCpuThreads(NerveCompileOptions options,
+                                                          int threads);
 /* How diagnostics name the spec. */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetSourceName(NerveCompileOptions options,
                                                           NerveStringRef name);
@@ -413,6 +417,14 @@ typedef struct NerveCudaDeviceInfo {
 /* Opens the GPU (once per process) and describes it; fails, saying why,
  * when there is no usable driver or device. */
 NERVE_CAPI_EXPORTED NerveStatus nerveCudaGetDevice(NerveCudaDeviceInfo *info);
+
+/* The threads the CPU target's kernels run on in this process: the last
+ * nerveSetCpuThreads, else $NERVE_NUM_THREADS, else the cores the process
+ * may run on. Results do not depend on it. */
+NERVE_CAPI_EXPORTED int nerveGetCpuThreads(void);
+/* Sets it for the launches that follow; 0 goes back to the default, fewer
+ * than 0 (or more than 4096) is an error. */
+NERVE_CAPI_EXPORTED NerveStatus nerveSetCpuThreads(int threads);
 
 /* Chooses the GPU nerve opens (before its first use of CUDA; afterwards
  * only the open one can be chosen: one GPU per process). */

@@ -82,6 +82,9 @@ struct CompileOptions {
   /// further sizes share one compile for dynamic sizes.
   bool specializeSizes = false;
   static constexpr int kMaxSizeSpecializations = 8;
+  /// CPU target: the threads this module's launches run on; 0, the
+  /// default, follows cpuThreads() at each launch.
+  int cpuThreads = 0;
   /// Compile only this kernel of the spec (empty: all of them).
   std::string entry;
   /// The name diagnostics give the spec (compileFile: the file's path).
@@ -316,6 +319,15 @@ Result<CudaDeviceInfo> cudaDevice();
 /// GPU is open, choosing it again succeeds and any other is an error: a
 /// process uses one GPU (as a DDP worker does).
 Status selectCudaDevice(int ordinal);
+
+/// The threads the CPU target's kernels run on, in this process: the last
+/// setCpuThreads, else $NERVE_NUM_THREADS, else the cores this process may
+/// run on. A kernel's results do not depend on it (reductions combine in
+/// an order fixed by the shape alone).
+int cpuThreads();
+/// Sets cpuThreads() for the launches that follow, from any thread; 0
+/// goes back to the default. Fewer than 0 is an error.
+Status setCpuThreads(int threads);
 
 /// nerve's and LLVM's versions, one line.
 std::string versionString();

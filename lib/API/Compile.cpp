@@ -14,6 +14,7 @@
 #include "Lowering.h"
 #include "ModuleImpl.h"
 
+#include "nerve/Runtime/CpuThreads.h"
 #include "nerve/Runtime/DeviceMirror.h"
 #include "nerve/Runtime/GpuRuntime.h"
 #include "nerve/Support/Version.h"
@@ -404,6 +405,8 @@ Status Module::launch(const std::string &entryName, const std::vector<Arg> &args
 
 Status Module::launchPacked(size_t index, void **pointers, void *stream) const {
   if (impl_->target == Target::CPU) {
+    if (Status s = cpu::useThreads(impl_->options.cpuThreads); !s)
+      return s;
     impl_->host->entries()[index](pointers);
     return Status();
   }

@@ -3,6 +3,7 @@
 #include "HostJIT.h"
 #include "HostObject.h"
 
+#include "nerve/Runtime/CpuThreads.h"
 #include "nerve/Runtime/GpuRuntime.h"
 #include "nerve/Runtime/HostSymbols.h"
 
@@ -73,6 +74,8 @@ llvm::orc::SymbolMap moduleSymbols(llvm::orc::ExecutionSession &session,
     map[mangle(name)] = {llvm::orc::ExecutorAddr::fromPtr(address), llvm::JITSymbolFlags::Exported};
   };
   for (auto [name, address] : getHostSymbols())
+    define(name, address);
+  for (auto [name, address] : cpu::openMPSymbols())
     define(name, address);
   for (auto [name, address] : cuda::getMgpuSymbols())
     define(name, address);

@@ -3,6 +3,8 @@
 #include "KernelCache.h"
 #include "HostObject.h"
 
+#include "nerve/Dialect/CPUMap/Heuristics/CPUStrategy.h"
+
 #include "nerve/Pipelines/Pipelines.h"
 #include "nerve/Runtime/CudaDriver.h"
 
@@ -157,6 +159,10 @@ std::string nerve::cacheKeyText(const std::string &spec, const CompileOptions &o
   }
   // Lines that only options away from their defaults add: the keys of
   // every other compile stay as they were.
+  if (target == Target::CPU)
+    key << "cpu " << cpumap::formatCPUProfile(cpumap::hostCPUProfile()) << "\n";
+  if (options.cpuThreads)
+    key << "cpu-threads " << options.cpuThreads << "\n";
   if (!options.entry.empty())
     key << "entry " << options.entry << "\n";
   for (const auto &[name, size] : options.staticSizes)

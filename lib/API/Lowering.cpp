@@ -268,6 +268,9 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
                          " is out of range 0-3");
   if (options.fastMath && options.exactMath)
     return Status::error("fast math and exact math exclude each other: choose one");
+  if (options.cpuThreads < 0 || options.cpuThreads > 4096)
+    return Status::error("cpu threads " + std::to_string(options.cpuThreads) +
+                         " is out of range 0-4096 (0: the process's setting)");
   if (options.neuronTimeBlock < 0 || options.neuronTimeBlock > 128)
     return Status::error("neuron time block " + std::to_string(options.neuronTimeBlock) +
                          " is out of range 0-128 (0: automatic)");

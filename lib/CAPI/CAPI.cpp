@@ -180,6 +180,9 @@ void nerveCompileOptionsSetLibdevice(NerveCompileOptions o, NerveStringRef path)
 void nerveCompileOptionsSetNeuronTimeBlock(NerveCompileOptions o, int steps) {
   unwrap(o)->neuronTimeBlock = steps;
 }
+void nerveCompileOptionsSetCpuThreads(NerveCompileOptions o, int threads) {
+  unwrap(o)->cpuThreads = threads;
+}
 void nerveCompileOptionsSetSourceName(NerveCompileOptions o, NerveStringRef name) {
   unwrap(o)->sourceName = unwrap(name);
 }
@@ -588,6 +591,10 @@ NerveStatus nerveCudaGetDevice(NerveCudaDeviceInfo *info) {
 }
 
 NerveStatus nerveCudaSelectDevice(int ordinal) { return wrap(selectCudaDevice(ordinal)); }
+
+int nerveGetCpuThreads(void) { return cpuThreads(); }
+
+NerveStatus nerveSetCpuThreads(int threads) { return wrap(setCpuThreads(threads)); }
 
 NerveStringRef nerveChipForComputeCapability(int computeCapability) {
   std::optional<GpuChip> chip = chipForComputeCapability(computeCapability);

@@ -3,6 +3,7 @@
 #include "nerve/InitAll.h"
 
 #include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/CPUMap/IR/CPUMap.h"
 #include "nerve/Dialect/Fold/IR/Fold.h"
 #include "nerve/Dialect/GPU/Transforms/Passes.h"
 #include "nerve/Dialect/GPUMap/IR/GPUMap.h"
@@ -25,6 +26,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -36,16 +38,17 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 
 void nerve::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<tdim::TdimDialect, neuron::NeuronDialect, gpumap::GPUMapDialect,
-                  fold::FoldDialect>();
+                  cpumap::CPUMapDialect, fold::FoldDialect>();
   registry.insert<mlir::affine::AffineDialect, mlir::arith::ArithDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::gpu::GPUDialect, mlir::index::IndexDialect,
                   mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect,
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::nvgpu::NVGPUDialect,
+                  mlir::nvgpu::NVGPUDialect, mlir::omp::OpenMPDialect,
                   mlir::scf::SCFDialect, mlir::ub::UBDialect,
                   mlir::vector::VectorDialect>();
   // Interface models (convert-to-llvm, inliner, bufferization, NVVM target)
@@ -59,6 +62,9 @@ void nerve::registerAllDialects(mlir::DialectRegistry &registry) {
   // How a gpu.binary and its launches become LLVM IR (#gpu.select_object).
   mlir::gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   mlir::registerNVVMDialectTranslation(registry);
+  // The CPU target's threads: omp.parallel and omp.wsloop through
+  // OpenMPIRBuilder to calls into the OpenMP runtime.
+  mlir::registerOpenMPDialectTranslation(registry);
 }
 
 void nerve::registerAllPasses() {

@@ -37,29 +37,52 @@ void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, int64_t neuronTimeBlock
 }
 
 void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &options) {
-  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock, options.shapes);
+  // One step at a time: the CPU's prefetchers follow the rows, and loads
+  // issued ahead only cost registers.
+  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock ? options.neuronTimeBlock : 1,
+                            options.shapes);
   // Folds run in order on the host: their merge regions go.
   pm.addPass(createConvertFoldToSCF());
-  pm.addPass(createSCFToControlFlowPass());
+  // Each outermost parallel loop becomes one loop of tasks (decided, then
+  // applied), which OpenMP runs on the runtime's threads.
+  SelectCPUStrategyOptions select;
+  select.profile = options.profile;
+  pm.addPass(createSelectCPUStrategy(select));
+  pm.addPass(createApplyCPUStrategy());
+  // f32 exp, log, tanh, erf as arithmetic, so the loops holding them
+  // vectorise.
+  pm.addPass(createPolynomialMath());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // bf16 conversions become integer arithmetic: the host has no bf16 unit.
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
+  // Before scf-to-cf: a task's body is a memref.alloca_scope, which must
+  // keep one block until it is lowered.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // rsqrt is no libm function: 1 / sqrt. Functions LLVM has no intrinsic
-  // for (erf, tanh, ...) call libm.
+  // The loops made from parallel dimensions vectorise without run-time
+  // alias checks.
+  pm.addPass(createParallelAccessGroups());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
+  // rsqrt is no libm function: 1 / sqrt. LLVM's intrinsics first (floor
+  // and fma in the polynomials vectorise); functions it has none for (erf,
+  // tanh of f64, ...) call libm.
   math::MathExpandOpsPassOptions expandMath;
   expandMath.opMnemonics = {"rsqrt"};
   pm.addPass(math::createMathExpandOpsPass(expandMath));
-  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createAttachLoopAnnotations());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -23,8 +23,8 @@ from ._module import Argument, CompileOptions, Entry, Module, compile, default_c
 __all__ = [
     "Argument", "CacheStats", "CompileOptions", "CudaDevice", "Entry", "Module", "NerveError",
     "cache_directory", "cache_stats", "clear_disk_cache", "clear_memory_cache", "compile",
-    "cuda_available", "cuda_device", "default_chip", "elementwise_kernel", "reduction_kernel",
-    "select_cuda_device", "version",
+    "cuda_available", "cuda_device", "default_chip", "elementwise_kernel", "get_num_threads",
+    "reduction_kernel", "select_cuda_device", "set_num_threads", "version",
 ]
 
 __version__ = version().split()[1] if len(version().split()) > 1 else "0"
@@ -98,3 +98,19 @@ def select_cuda_device(ordinal: int) -> None:
     process (later, only the one in use can be chosen: one GPU a process).
     Kernels called on tensors choose their device themselves."""
     _capi.check(_capi.lib.nerveCudaSelectDevice(int(ordinal)), ValueError)
+
+
+def get_num_threads() -> int:
+    """The threads the CPU target's kernels run on in this process: the last
+    set_num_threads, else $NERVE_NUM_THREADS, else the cores this process may
+    run on (as torch.get_num_threads for PyTorch's own CPU ops)."""
+    return int(_capi.lib.nerveGetCpuThreads())
+
+
+def set_num_threads(threads: int) -> None:
+    """Sets the threads the CPU target's kernels run on, for the launches that
+    follow (0 goes back to the default). Results do not depend on it:
+    reductions combine in an order fixed by the shape alone."""
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be an int, not {type(threads).__name__}")
+    _capi.check(_capi.lib.nerveSetCpuThreads(threads), ValueError)

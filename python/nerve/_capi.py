@@ -16,7 +16,7 @@ from ctypes import (POINTER, Structure, c_bool, c_char, c_double, c_int, c_int32
                     c_int64, c_size_t, c_ssize_t, c_uint64, c_void_p)
 from typing import Callable, Optional
 
-C_API_VERSION = 4
+C_API_VERSION = 5
 
 
 class NerveError(RuntimeError):
@@ -129,6 +129,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nerveCompileOptionsSetEntry": (None, [H, S]),
         "nerveCompileOptionsSetLibdevice": (None, [H, S]),
         "nerveCompileOptionsSetNeuronTimeBlock": (None, [H, c_int]),
+        "nerveCompileOptionsSetCpuThreads": (None, [H, c_int]),
         "nerveCompileOptionsSetSourceName": (None, [H, S]),
         "nerveCompileOptionsSetCache": (None, [H, c_bool]),
         "nerveCompileOptionsSetCacheDir": (None, [H, S]),
@@ -181,6 +182,8 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nerveCacheClearDisk": (H, [H, POINTER(c_int64)]),
         "nerveCudaGetDevice": (H, [POINTER(CudaDeviceInfoStruct)]),
         "nerveCudaSelectDevice": (H, [c_int]),
+        "nerveGetCpuThreads": (c_int, []),
+        "nerveSetCpuThreads": (H, [c_int]),
         "nerveChipForComputeCapability": (S, [c_int]),
     }
     for name, (restype, argtypes) in signatures.items():

@@ -44,6 +44,9 @@ class CompileOptions:
     entry: str = ""
     libdevice: str = ""
     neuron_time_block: int = 0
+    # CPU target: threads this module's launches run on; 0 follows
+    # nerve.get_num_threads() at each launch (CompileOptions::cpuThreads).
+    cpu_threads: int = 0
     cache: bool = True
     cache_dir: str = ""
     cache_max_bytes: int = 0
@@ -80,6 +83,7 @@ class _OptionsHandle:
         lib.nerveCompileOptionsSetEntry(h, StringRef.of(o.entry))
         lib.nerveCompileOptionsSetLibdevice(h, StringRef.of(o.libdevice))
         lib.nerveCompileOptionsSetNeuronTimeBlock(h, int(o.neuron_time_block))
+        lib.nerveCompileOptionsSetCpuThreads(h, int(o.cpu_threads))
         lib.nerveCompileOptionsSetSourceName(h, StringRef.of(self.source_name))
         lib.nerveCompileOptionsSetCache(h, bool(o.cache))
         lib.nerveCompileOptionsSetCacheDir(h, StringRef.of(o.cache_dir))
@@ -505,7 +509,7 @@ def compile(spec: Union[str, os.PathLike], target: str = "auto", chip: Optional[
     target: "auto" (CUDA when a GPU is usable, else the CPU), "cpu" or "cuda".
     chip: sm_80, sm_89, sm_90 or sm_100; None: the GPU's own.
     options: opt_level, fast_math, exact_math, lazy_kernels, specialize_sizes,
-    static_sizes (a dict of dimension sizes), entry, libdevice, neuron_time_block,
+    static_sizes (a dict of dimension sizes), entry, libdevice, neuron_time_block, cpu_threads,
     cache, cache_dir, cache_max_bytes (nerve::CompileOptions).
     """
     if "static_sizes" in options:

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace nerve::run {
 
@@ -44,15 +45,26 @@ static double medianOf(std::vector<double> v) {
 }
 
 
-/// Bytes per second a large host memcpy reaches (read + written), the CPU's
-/// counterpart of the device copy bandwidth.
-static double hostCopyBandwidth() {
+/// Bytes per second a large host memcpy reaches (read + written) on
+/// `threads` threads, each copying its own contiguous part: the CPU's
+/// counterpart of the device copy bandwidth, on as many cores as the kernel.
+static double hostCopyBandwidth(int threads) {
   const size_t bytes = size_t(256) << 20;
   std::vector<uint8_t> a(bytes, 1), b(bytes, 0);
+  const size_t part = (bytes / threads + 63) / 64 * 64;
+  auto copyPart = [&](int t) {
+    size_t begin = std::min(bytes, t * part), end = std::min(bytes, begin + part);
+    std::memcpy(b.data() + begin, a.data() + begin, end - begin);
+  };
   std::vector<double> times;
   for (int i = 0; i < 5; ++i) {
     auto start = std::chrono::steady_clock::now();
-    std::memcpy(b.data(), a.data(), bytes);
+    std::vector<std::thread> workers;
+    for (int t = 1; t < threads; ++t)
+      workers.emplace_back(copyPart, t);
+    copyPart(0);
+    for (std::thread &w : workers)
+      w.join();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     a[i] = b[bytes - 1 - i];
   }
@@ -60,7 +72,7 @@ static double hostCopyBandwidth() {
 }
 
 Result<BenchResult> benchCpu(const Module &module, const std::string &entry,
-                                    const std::vector<Arg> &args, unsigned runs) {
+                             const std::vector<Arg> &args, unsigned runs, int threads) {
   BenchResult r;
   std::vector<double> times;
   for (unsigned i = 0; i < runs; ++i) {
@@ -72,7 +84,8 @@ Result<BenchResult> benchCpu(const Module &module, const std::string &entry,
   }
   r.medianMs = medianOf(times);
   r.minMs = *std::min_element(times.begin(), times.end());
-  r.copyGBs = hostCopyBandwidth() / 1e9;
+  r.copyGBs = hostCopyBandwidth(threads) / 1e9;
+  r.copyThreads = threads;
   return r;
 }
 

@@ -17,6 +17,8 @@ namespace nerve::run {
 
 struct BenchResult {
   double medianMs = 0, minMs = 0, copyGBs = 0;
+  /// CPU: the threads the kernel ran on and the copy was measured with.
+  int copyThreads = 0;
   /// A device copy moving as many bytes as the kernel (half read, half
   /// written), timed the same way: what "as fast as memory allows" means at
   /// this size, launch latency and ramp-up included. 0 on the CPU.
@@ -31,7 +33,7 @@ const char *describeL2Flush(L2FlushMode mode);
 
 /// `runs` timed launches on the CPU, against the host memcpy bandwidth.
 Result<BenchResult> benchCpu(const Module &module, const std::string &entry,
-                             const std::vector<Arg> &args, unsigned runs);
+                             const std::vector<Arg> &args, unsigned runs, int threads);
 
 /// Times `runs` launches with device events after a warm-up, L2 emptied
 /// before each as `flushMode` says, the device's copy bandwidth (a 1 GiB

@@ -72,6 +72,10 @@ static cl::opt<std::string> chip("chip", cl::desc("GPU architecture (sm_80, sm_8
                                  cl::init("sm_90"), cl::cat(category));
 static cl::opt<unsigned> optLevel("opt-level", cl::desc("Optimisation level 0-3"), cl::init(3),
                                   cl::cat(category));
+static cl::opt<int> cpuThreadsOption(
+    "cpu-threads",
+    cl::desc("Threads a CPU kernel runs on (default 0: $NERVE_NUM_THREADS, else every core)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<int> timeBlock("time-block",
                               cl::desc("Time steps of a neuron whose loads are issued together "
                                        "(1-128; default 0: automatic)"),
@@ -142,6 +146,7 @@ static Result<CompileOptions> compileOptions() {
   options.optLevel = static_cast<int>(optLevel);
   options.libdevice = libdevicePath;
   options.neuronTimeBlock = timeBlock;
+  options.cpuThreads = cpuThreadsOption;
   options.lazyKernels = lazyKernels;
   options.specializeSizes = specializeSizes;
   options.cache = useCache;
@@ -419,16 +424,21 @@ static Status runBench(const Module &module, const RunArgs &run, std::vector<Arg
   Result<BenchResult> bench =
       onGpu ? benchGpu(module, run.entry->name, launchArgs, benchRuns, bytesMoved, flushMode,
                        options)
-            : benchCpu(module, run.entry->name, launchArgs, benchRuns);
+            : benchCpu(module, run.entry->name, launchArgs, benchRuns,
+                       options.cpuThreads ? options.cpuThreads : cpuThreads());
   if (!bench)
     return bench.status();
   double gbs = bytesMoved / (bench->medianMs * 1e-3) / 1e9;
   llvm::outs() << llvm::format(
       "nerve-run: bench %u runs on the %s: median %.4f ms, min %.4f ms, %lld bytes moved, "
-      "%.1f GB/s = %.1f%% of the %s copy bandwidth (%.1f GB/s, measured now)\n",
+      "%.1f GB/s = %.1f%% of the %s copy bandwidth (%.1f GB/s%s, measured now)\n",
       benchRuns.getValue(), onGpu ? "GPU" : "CPU", bench->medianMs, bench->minMs,
       static_cast<long long>(bytesMoved), gbs, 100 * gbs / bench->copyGBs,
-      onGpu ? "device" : "host", bench->copyGBs);
+      onGpu ? "device" : "host", bench->copyGBs,
+      onGpu ? ""
+            : (" on " + std::to_string(bench->copyThreads) +
+               (bench->copyThreads == 1 ? " thread" : " threads") + ", as the kernel")
+                  .c_str());
   if (bench->sameSizeCopyMs > 0)
     llvm::outs() << llvm::format(
         "nerve-run: a device copy moving the same bytes takes %.4f ms (%.1f%% of the copy "

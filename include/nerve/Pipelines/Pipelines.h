@@ -45,8 +45,13 @@ struct NerveToLoopsOptions : mlir::PassPipelineOptions<NerveToLoopsOptions> {
 struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",
-      llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),
+      llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic, "
+                     "one on the CPU: its prefetchers follow the rows)"),
       llvm::cl::init(0)};
+  Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc("The CPU the code is for, vector=BYTES,l1=BYTES (empty: this host)"),
+      llvm::cl::init("")};
   ListOption<std::string> shapes{
       *this, "shapes",
       llvm::cl::desc("Static sizes of kernel arguments, kernel:arg=SIZExSIZE... "

@@ -7,7 +7,14 @@
 #ifndef NERVE_TRANSFORMS_PASSES_H
 #define NERVE_TRANSFORMS_PASSES_H
 
+#include "nerve/Dialect/CPUMap/IR/CPUMap.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
