@@ -19,7 +19,8 @@ each result checked against PyTorch first. The ratio to the host copy
 bandwidth measured in the same run with the same threads (a 256 MiB
 torch copy_, bytes read plus written) and the speed-up over eager are shown;
 medians of --runs calls after two warm-up calls, each timed from the call to
-its return (outputs allocated by each side as it does).
+its return (outputs allocated by each side as it does), twice the last-level
+cache read before each call so that none finds its inputs in cache.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/cpu.py --threads 1,all
 
@@ -59,8 +60,42 @@ def parse_args():
     p.add_argument("--shapes", default="4096x4096", help="r x c of the tdim ops, f32")
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--no-torch-compile", action="store_true")
+    p.add_argument("--compile-neurons", default="lif",
+                   help="neurons whose eager loop torch.compile also runs (its compile of a "
+                        "64-step loop takes a minute)")
+    p.add_argument("--compile-ops", default=None,
+                   help="tdim ops torch.compile also runs (default: all of --ops)")
     p.add_argument("--out", default=None)
     return p.parse_args()
+
+
+def last_level_cache_bytes():
+    """The largest CPU cache of this machine (sysfs), 32 MiB when unknown."""
+    best = 32 << 20
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for index in os.listdir(base) if os.path.isdir(base) else []:
+        try:
+            text = open(os.path.join(base, index, "size")).read().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text[:-1] if text[-1:] in "KMG" else text
+        if digits.isdigit():
+            best = max(best, int(digits) * scale)
+    return best
+
+
+FLUSH = None
+
+
+def flush_caches():
+    """Reads twice the last-level cache, so that no timed call finds its
+    inputs there (the 64 MB tensors of a 4096 x 4096 op fit in a server's
+    L3), as the GPU benchmarks empty L2 first."""
+    global FLUSH
+    if FLUSH is None:
+        FLUSH = torch.ones(2 * last_level_cache_bytes() // 4)
+    FLUSH.sum()
 
 
 def median_ms(fn, runs):
@@ -68,6 +103,7 @@ def median_ms(fn, runs):
     fn()
     times = []
     for _ in range(runs):
+        flush_caches()
         start = time.perf_counter()
         fn()
         times.append((time.perf_counter() - start) * 1e3)
@@ -166,8 +202,10 @@ def check_neuron(neuron):
 
 
 def compiled_neuron(neuron, args):
-    if args.no_torch_compile or not hasattr(torch, "compile"):
-        return None, "torch.compile unavailable" if not hasattr(torch, "compile") else None
+    if not hasattr(torch, "compile"):
+        return None, "torch.compile unavailable"
+    if args.no_torch_compile or neuron not in args.compile_neurons.split(","):
+        return None, None
     w = torch.tensor(0.0)
     fn = torch.compile(lambda xx: eager_neuron(neuron, xx, w))
     try:
@@ -226,7 +264,8 @@ def tdim_rows(args, threads, bandwidth):
         module = nerve.compile(spec.replace("{T}", "f32"), target="cpu")
         entry = next(iter(module.entries.values()))
         compiled = None
-        if not args.no_torch_compile and hasattr(torch, "compile"):
+        wanted = args.compile_ops.split(",") if args.compile_ops else args.ops.split(",")
+        if not args.no_torch_compile and hasattr(torch, "compile") and name in wanted:
             compiled = torch.compile(lambda i, fn=torch_fn: fn(torch, i))
         for shape in args.shapes.split(","):
             r, c = (int(v) for v in shape.split("x"))
@@ -290,6 +329,11 @@ def main():
     cores = len(os.sched_getaffinity(0))
     counts = [cores if t == "all" else int(t) for t in args.threads.split(",")]
     rows, copies = [], {}
+    # glibc serves blocks of up to 32 MiB from fresh pages until a block
+    # that large is freed: free one first, so that the first rows timed pay
+    # what later ones do.
+    block = torch.empty(8 << 20)
+    del block
     for threads in dict.fromkeys(counts):
         nerve.set_num_threads(threads)
         torch.set_num_threads(threads)

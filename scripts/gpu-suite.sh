@@ -40,7 +40,7 @@ summary=()
 summary+=("$(head -2 "$out/bundle.log" | tail -1)")
 summary+=("$(grep -m1 'nerve version' "$out/bundle.log")")
 
-parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch bench-models sanitize} "
+parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch bench-models bench-cpu sanitize} "
 site=/tmp/nerve-test
 
 # The lit site, against the bundle's tools (parts tests and sanitize).
@@ -124,6 +124,21 @@ if [[ $parts == *" latency "* ]]; then
       --write-outputs=false --output-dir /tmp/bench-out --cache-dir /tmp/nerve-timing-cache --timing \
       >"$out/timing-$run.log" 2>&1
   done
+fi
+
+# The CPU target on this machine's cores against PyTorch on the CPU
+# (bench/cpu.py), on one thread and on all of them; and nerve-run's LIF
+# training step on the CPU.
+if [[ $parts == *" bench-cpu "* ]]; then
+  for threads in 1 $(nproc); do
+    timeout 60 nerve-run "$root/examples/neuron/lif_train.mlir" --target cpu --random 1 --dim t=64 \
+      --dim n=65536 --bench 20 --cpu-threads "$threads" --write-outputs=false \
+      --output-dir /tmp/bench-out >"$out/cpu-lif-train-$threads.log" 2>&1
+    summary+=("$(grep 'nerve-run: bench' "$out/cpu-lif-train-$threads.log")")
+  done
+  PYTHONPATH="$bundle/python" NERVE_CACHE_DIR=/tmp/nerve-bench-cache timeout "${NERVE_BENCH_CPU_TIMEOUT:-420}" \
+    python3 "$root/bench/cpu.py" --out "$out/bench-cpu" ${NERVE_BENCH_CPU_ARGS:-} >"$out/bench-cpu.log" 2>&1
+  summary+=("bench-cpu: rc=$? $(grep -c '^| ' "$out/bench-cpu.log") table lines")
 fi
 
 # A program built outside the tree against the bundle's CMake package.

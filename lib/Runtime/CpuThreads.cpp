@@ -22,6 +22,7 @@ extern "C" {
 // libomp's entry points (kmp.h and omp.h); only their addresses are taken
 // here, but for omp_set_num_threads.
 void omp_set_num_threads(int);
+int omp_get_max_threads();
 void __kmpc_barrier();
 void __kmpc_cancel_barrier();
 void __kmpc_end_serialized_parallel();
@@ -105,6 +106,7 @@ std::vector<std::pair<const char *, void *>> nerve::cpu::openMPSymbols() {
       NERVE_OMP_SYMBOL(__kmpc_global_thread_num),
       NERVE_OMP_SYMBOL(__kmpc_push_num_threads),
       NERVE_OMP_SYMBOL(__kmpc_serialized_parallel),
+      NERVE_OMP_SYMBOL(omp_get_max_threads),
   };
 #undef NERVE_OMP_SYMBOL
 }

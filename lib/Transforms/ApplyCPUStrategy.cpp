@@ -360,6 +360,35 @@ struct TimeChunkTask {
   }
 };
 
+/// The OpenMP runtime's threads for the parallel loops that follow (what
+/// nerve's runtime set for this launch).
+Value launchThreads(OpBuilder &b, Operation *anchor) {
+  auto module = anchor->getParentOfType<ModuleOp>();
+  constexpr StringLiteral kName = "omp_get_max_threads";
+  auto fnType = b.getFunctionType({}, {b.getI32Type()});
+  if (!module.lookupSymbol<func::FuncOp>(kName)) {
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    func::FuncOp::create(mb, anchor->getLoc(), kName, fnType).setPrivate();
+  }
+  Value threads = func::CallOp::create(b, anchor->getLoc(), kName, fnType.getResults(),
+                                       ValueRange{}).getResult(0);
+  return arith::IndexCastOp::create(b, anchor->getLoc(), b.getIndexType(), threads);
+}
+
+/// Iterations a task of a time_chunks loop takes: `chunk` (its scratch's
+/// size), or fewer so that each thread gets a task: the threads' share
+/// rounded up to 8. A chunk's iterations compute as they would in any
+/// other chunk, so results do not depend on it.
+Value taskChunk(OpBuilder &b, scf::ParallelOp loop, Value count, int64_t chunk) {
+  Location loc = loop.getLoc();
+  Value eight = arith::ConstantIndexOp::create(b, loc, 8);
+  Value share = ceilDiv(b, loc, count, arith::MaxUIOp::create(b, loc, launchThreads(b, loop),
+                                                              arith::ConstantIndexOp::create(b, loc, 1)));
+  Value rounded = arith::MulIOp::create(b, loc, ceilDiv(b, loc, share, eight), eight);
+  Value bounded = arith::MaxUIOp::create(b, loc, rounded, eight);
+  return arith::MinUIOp::create(b, loc, bounded, arith::ConstantIndexOp::create(b, loc, chunk));
+}
+
 /// The innermost dimension in chunks, each a task running the recurrence
 /// outside the chunk's iterations; the outer dimensions in parallel too.
 Operation *applyTimeChunks(scf::ParallelOp loop, int64_t chunk) {
@@ -371,8 +400,8 @@ Operation *applyTimeChunks(scf::ParallelOp loop, int64_t chunk) {
   unsigned d = loop.getNumLoops() - 1;
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value chunkSize = arith::ConstantIndexOp::create(b, loc, chunk);
   Value count = tripCount(b, loop, d);
+  Value chunkSize = taskChunk(b, loop, count, chunk);
   Value chunks = ceilDiv(b, loc, count, chunkSize);
   SmallVector<Value> lbs(loop.getLowerBound().take_front(d)), ubs(loop.getUpperBound().take_front(d)),
       steps(loop.getStep().take_front(d));

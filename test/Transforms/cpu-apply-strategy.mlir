@@ -7,15 +7,26 @@
 // CHECK-DAG: #[[PAR0:.*]] = #llvm.loop_annotation<parallelAccesses = #[[GROUP0]]>
 // CHECK-DAG: #[[GROUP1:.*]] = #llvm.access_group<id = distinct[1]<>>
 // CHECK-DAG: #[[PAR1:.*]] = #llvm.loop_annotation<parallelAccesses = #[[GROUP1]]>
+// A task takes 64 neurons, or the threads' share rounded up to 8 when
+// that is fewer.
 // CHECK-LABEL: func.func @recurrence
 // CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG:   %[[N:.*]] = memref.dim %{{.*}}, %c1
-// CHECK:       %[[CHUNKS:.*]] = arith.ceildivui %[[N]], %[[C64]]
+// CHECK:       %[[THREADS:.*]] = call @omp_get_max_threads() : () -> i32
+// CHECK:       %[[T1:.*]] = arith.index_cast %[[THREADS]] : i32 to index
+// CHECK:       %[[T2:.*]] = arith.maxui %[[T1]], %c1
+// CHECK:       %[[SHARE:.*]] = arith.ceildivui %[[N]], %[[T2]]
+// CHECK:       %[[EIGHTS:.*]] = arith.ceildivui %[[SHARE]], %[[C8]]
+// CHECK:       %[[ROUNDED:.*]] = arith.muli %[[EIGHTS]], %[[C8]]
+// CHECK:       %[[LEAST:.*]] = arith.maxui %[[ROUNDED]], %[[C8]]
+// CHECK:       %[[SIZE:.*]] = arith.minui %[[LEAST]], %[[C64]]
+// CHECK:       %[[CHUNKS:.*]] = arith.ceildivui %[[N]], %[[SIZE]]
 // CHECK:       scf.parallel (%[[C:.*]]) = (%c0) to (%[[CHUNKS]]) step (%c1) {
 // CHECK:         %[[T:.*]] = memref.dim %{{.*}}, %c0
-// CHECK:         %[[BASE:.*]] = arith.muli %[[C]], %[[C64]]
+// CHECK:         %[[BASE:.*]] = arith.muli %[[C]], %[[SIZE]]
 // CHECK:         %[[LEFT:.*]] = arith.subi %[[N]], %[[BASE]]
-// CHECK:         %[[LEN:.*]] = arith.minui %[[LEFT]], %[[C64]]
+// CHECK:         %[[LEN:.*]] = arith.minui %[[SIZE]], %[[LEFT]]
 // CHECK:         %[[STATE:.*]] = memref.alloca() : memref<64xf32>
 // CHECK:         scf.for %[[I:.*]] = %c0 to %[[LEN]] step %c1 {
 // CHECK:           %[[INIT:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<?xf32>
@@ -36,6 +47,7 @@
 // CHECK:           %[[LAST:.*]] = memref.load %[[STATE]][%[[K]]]
 // CHECK:           memref.store %[[LAST]], %{{.*}}[%{{.*}}] : memref<?xf32>
 // CHECK-NOT:   scf.parallel
+// CHECK:       func.func private @omp_get_max_threads() -> i32
 func.func @recurrence(%x: memref<?x?xf32>, %y: memref<?x?xf32>, %v0: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -91,7 +91,8 @@ def ApplyCPUStrategy : Pass<"nerve-apply-cpu-strategy", "::mlir::ModuleOp"> {
     - `threads`: the outermost dimension stays parallel, the inner ones
       become `scf.for`s.
     - `time_chunks`: a parallel loop over the other dimensions and chunks
-      of the innermost; a task puts the values that cross from one part of
+      of the innermost (`chunk` iterations, or the threads' share rounded
+      up to 8 when that is fewer: `omp_get_max_threads`); a task puts the values that cross from one part of
       an iteration to another in `memref.alloca` scratch of `chunk`
       elements, runs the part before the recurrence for its iterations,
       then the recurrence's loop with the chunk's iterations inside each
@@ -101,8 +102,9 @@ def ApplyCPUStrategy : Pass<"nerve-apply-cpu-strategy", "::mlir::ModuleOp"> {
       `scf.for` combining the partials in order with the loop's reduction
       regions.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
-                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def PolynomialMath : Pass<"nerve-polynomial-math", "::mlir::ModuleOp"> {
