@@ -201,12 +201,21 @@ def check_neuron(neuron):
     return ok
 
 
+def fresh_compile_cache():
+    """Forgets what torch.compile compiled: every op's lambda shares one code
+    object, whose recompilations past dynamo's limit would run eagerly."""
+    dynamo = getattr(torch, "_dynamo", None)
+    if dynamo is not None and hasattr(dynamo, "reset"):
+        dynamo.reset()
+
+
 def compiled_neuron(neuron, args):
     if not hasattr(torch, "compile"):
         return None, "torch.compile unavailable"
     if args.no_torch_compile or neuron not in args.compile_neurons.split(","):
         return None, None
     w = torch.tensor(0.0)
+    fresh_compile_cache()
     fn = torch.compile(lambda xx: eager_neuron(neuron, xx, w))
     try:
         with torch.no_grad():
@@ -266,6 +275,7 @@ def tdim_rows(args, threads, bandwidth):
         compiled = None
         wanted = args.compile_ops.split(",") if args.compile_ops else args.ops.split(",")
         if not args.no_torch_compile and hasattr(torch, "compile") and name in wanted:
+            fresh_compile_cache()
             compiled = torch.compile(lambda i, fn=torch_fn: fn(torch, i))
         for shape in args.shapes.split(","):
             r, c = (int(v) for v in shape.split("x"))
