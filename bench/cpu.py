@@ -20,7 +20,8 @@ bandwidth measured in the same run with the same threads (a 256 MiB
 torch copy_, bytes read plus written) and the speed-up over eager are shown;
 medians of --runs calls after two warm-up calls, each timed from the call to
 its return (outputs allocated by each side as it does), twice the last-level
-cache read before each call so that none finds its inputs in cache.
+cache read before each call (by the side's own threads) so that none finds
+its inputs in cache.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/cpu.py --threads 1,all
 
@@ -85,25 +86,32 @@ def last_level_cache_bytes():
     return best
 
 
-FLUSH = None
+FLUSH = {}
 
 
-def flush_caches():
+def flush_caches(side):
     """Reads twice the last-level cache, so that no timed call finds its
     inputs there (the 64 MB tensors of a 4096 x 4096 op fit in a server's
-    L3), as the GPU benchmarks empty L2 first."""
-    global FLUSH
-    if FLUSH is None:
-        FLUSH = torch.ones(2 * last_level_cache_bytes() // 4)
-    FLUSH.sum()
+    L3), as the GPU benchmarks empty L2 first. Each side reads with its own
+    threads (a nerve kernel, a torch sum): the other runtime's threads,
+    still spinning after the read, would otherwise slow the timed call
+    (nerve's OpenMP and PyTorch's are two thread pools)."""
+    if not FLUSH:
+        FLUSH["buffer"] = torch.ones(2 * last_level_cache_bytes() // 4)
+        FLUSH["nerve"] = nerve.compile(tdim_bench.VECTOR_SUM.replace("{T}", "f32"),
+                                       target="cpu").vector_sum
+    if side == "nerve":
+        FLUSH["nerve"](FLUSH["buffer"])
+    else:
+        FLUSH["buffer"].sum()
 
 
-def median_ms(fn, runs):
+def median_ms(fn, runs, side):
     fn()
     fn()
     times = []
     for _ in range(runs):
-        flush_caches()
+        flush_caches(side)
         start = time.perf_counter()
         fn()
         times.append((time.perf_counter() - start) * 1e3)
@@ -114,7 +122,7 @@ def copy_bandwidth():
     """GB/s (read + written) of a 256 MiB host copy on torch's threads."""
     src = torch.ones(1 << 26, dtype=torch.float32)
     dst = torch.empty_like(src)
-    ms = median_ms(lambda: dst.copy_(src), 5)
+    ms = median_ms(lambda: dst.copy_(src), 5, "torch")
     return 2 * src.numel() * 4 / ms / 1e6
 
 
@@ -240,7 +248,7 @@ def neuron_rows(args, threads, bandwidth):
                 row = {"kind": "neuron", "op": "%s %s" % (neuron, mode), "shape": size,
                        "threads": threads, "checked": ok, "bytes": nbytes}
                 for name, step in steps.items():
-                    row[name + "_ms"] = median_ms(step, args.runs)
+                    row[name + "_ms"] = median_ms(step, args.runs, name)
                 if why:
                     row["compile_note"] = why
                 rows.append(finish(row, bandwidth))
@@ -288,11 +296,11 @@ def tdim_rows(args, threads, bandwidth):
                                 atol=tol)
             row = {"kind": "tdim", "op": name, "shape": shape, "threads": threads,
                    "checked": ok, "bytes": nbytes_of(r, c, 4)}
-            row["nerve_ms"] = median_ms(lambda: entry(**named), args.runs)
-            row["eager_ms"] = median_ms(lambda: torch_fn(torch, inputs), args.runs)
+            row["nerve_ms"] = median_ms(lambda: entry(**named), args.runs, "nerve")
+            row["eager_ms"] = median_ms(lambda: torch_fn(torch, inputs), args.runs, "torch")
             if compiled is not None:
                 try:
-                    row["compile_ms"] = median_ms(lambda: compiled(inputs), args.runs)
+                    row["compile_ms"] = median_ms(lambda: compiled(inputs), args.runs, "torch")
                 except Exception as e:
                     row["compile_note"] = "torch.compile failed: %s" % \
                         str(e).splitlines()[0][:80]
