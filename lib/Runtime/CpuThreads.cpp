@@ -23,6 +23,7 @@ extern "C" {
 // here, but for omp_set_num_threads.
 void omp_set_num_threads(int);
 int omp_get_max_threads();
+void kmp_set_blocktime(int);
 void __kmpc_barrier();
 void __kmpc_cancel_barrier();
 void __kmpc_end_serialized_parallel();
@@ -88,6 +89,13 @@ Status nerve::cpu::useThreads(int threads) {
     threads = cpuThreads();
   }
   omp_set_num_threads(threads);
+  // libomp's threads spin for 200 ms after each parallel loop by default,
+  // taking the cores from the PyTorch (or other) CPU work that follows a
+  // kernel; nerve's sleep at once instead (a wake-up costs microseconds).
+  // $KMP_BLOCKTIME, when set, keeps its say.
+  static const bool spinSet = std::getenv("KMP_BLOCKTIME") != nullptr;
+  if (!spinSet)
+    kmp_set_blocktime(0);
   return Status();
 }
 
