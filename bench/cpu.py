@@ -347,10 +347,11 @@ def main():
     cores = len(os.sched_getaffinity(0))
     counts = [cores if t == "all" else int(t) for t in args.threads.split(",")]
     rows, copies = [], {}
-    # glibc serves blocks of up to 32 MiB from fresh pages until a block
-    # that large is freed: free one first, so that the first rows timed pay
-    # what later ones do.
-    block = torch.empty(8 << 20)
+    # glibc serves large blocks from fresh pages (page faults at each call)
+    # until a block that large is freed, which raises its threshold (up to
+    # 32 MiB): free a 24 MiB one first, so that the first rows timed (16 MiB
+    # neuron tensors) pay what later ones do.
+    block = torch.empty(6 << 20)
     del block
     for threads in dict.fromkeys(counts):
         nerve.set_num_threads(threads)
