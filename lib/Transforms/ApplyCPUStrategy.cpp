@@ -12,7 +12,6 @@
 #include "CPUTasks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMAttrs.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace nerve {
@@ -25,24 +24,8 @@ using namespace nerve::cpumap;
 
 namespace {
 
-/// The attribute SCF's lowering moves to a loop's back edge.
-constexpr StringLiteral kLoopAnnotationName = "llvm.loop_annotation";
-
 Value ceilDiv(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::CeilDivUIOp::create(b, loc, x, y);
-}
-
-/// Declares that `loop`'s iterations touch no memory another touches (they
-/// were iterations of an scf.parallel): LLVM's parallel-accesses loop
-/// metadata, which SCF's lowering keeps on the loop's back edge and
-/// nerve-parallel-access-groups gives its loads and stores, so LLVM
-/// vectorises the loop without run-time alias checks.
-void markParallel(scf::ForOp loop) {
-  MLIRContext *ctx = loop.getContext();
-  auto group = LLVM::AccessGroupAttr::get(ctx);
-  auto annotation = LLVM::LoopAnnotationAttr::get(
-      ctx, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, ArrayRef(group));
-  loop->setAttr(kLoopAnnotationName, annotation);
 }
 
 /// Iterations of dimension `d` of `loop`.
@@ -104,7 +87,7 @@ SmallVector<Value> nestedFors(OpBuilder &b, scf::ParallelOp loop, IRMapping map,
       });
   if (inits.empty())
     for (scf::ForOp f : nest.loops)
-      markParallel(f);
+      nerve::cpu_tasks::markParallel(f);
   return nest.results;
 }
 
@@ -305,7 +288,7 @@ struct TimeChunkTask {
                          body(fb, map, i);
                          scf::YieldOp::create(fb, loc);
                        });
-    markParallel(chunkLoop);
+    nerve::cpu_tasks::markParallel(chunkLoop);
   }
   void store(OpBuilder &b, Value key, Value value, Value i) {
     memref::StoreOp::create(b, loop.getLoc(), value, scratch.lookup(key), i);

@@ -166,13 +166,6 @@ void nerve::cpu_tasks::splitIntoLanes(scf::ForOp loop, int64_t lanes) {
     (void)fill;
     partials.push_back(buffer);
   }
-  // Parallel, and kept a loop for LLVM's vectoriser: fully unrolled first
-  // (32 constant iterations), its partials would stay scalars.
-  MLIRContext *ctx = b.getContext();
-  auto noUnroll = LLVM::LoopUnrollAttr::get(ctx, BoolAttr::get(ctx, true), {}, {}, {}, {}, {}, {});
-  auto annotation = LLVM::LoopAnnotationAttr::get(
-      ctx, {}, {}, {}, noUnroll, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
-      ArrayRef(LLVM::AccessGroupAttr::get(ctx)));
   scf::ForOp::create(b, loc, zero, full, laneCount, ValueRange{},
                      [&](OpBuilder &bb, Location, Value block, ValueRange) {
                        auto inner = scf::ForOp::create(
@@ -187,7 +180,10 @@ void nerve::cpu_tasks::splitIntoLanes(scf::ForOp loop, int64_t lanes) {
                              }
                              scf::YieldOp::create(ib, loc);
                            });
-                       inner->setAttr("llvm.loop_annotation", annotation);
+                       // Kept a loop for LLVM's vectoriser: fully unrolled
+                       // first (32 constant iterations), its partials would
+                       // stay scalars.
+                       markParallel(inner, /*keepLoop=*/true);
                        scf::YieldOp::create(bb, loc);
                      });
   auto gathered = scf::ForOp::create(
@@ -304,4 +300,15 @@ SmallVector<scf::ParallelOp> nerve::cpu_tasks::rowGroupFrom(scf::ParallelOp firs
     accesses.push_back(std::move(nextAccesses));
   }
   return group;
+}
+
+void nerve::cpu_tasks::markParallel(scf::ForOp loop, bool keepLoop) {
+  MLIRContext *ctx = loop.getContext();
+  LLVM::LoopUnrollAttr unroll;
+  if (keepLoop)
+    unroll = LLVM::LoopUnrollAttr::get(ctx, BoolAttr::get(ctx, true), {}, {}, {}, {}, {}, {});
+  auto annotation = LLVM::LoopAnnotationAttr::get(ctx, {}, {}, {}, unroll, {}, {}, {}, {}, {}, {},
+                                                  {}, {}, {}, {},
+                                                  ArrayRef(LLVM::AccessGroupAttr::get(ctx)));
+  loop->setAttr("llvm.loop_annotation", annotation);
 }

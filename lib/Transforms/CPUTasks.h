@@ -44,6 +44,14 @@ int64_t scratchBytes(const IterationParts &parts);
 /// At least `first` alone.
 llvm::SmallVector<mlir::scf::ParallelOp> rowGroupFrom(mlir::scf::ParallelOp first);
 
+/// LLVM's parallel-accesses loop metadata with a fresh access group:
+/// `loop`'s iterations touch no memory another touches (they were
+/// iterations of an scf.parallel, or a fold's lanes), so LLVM may vectorise
+/// it without run-time alias checks. SCF's lowering keeps it on the loop's
+/// back edge; nerve-parallel-access-groups gives its loads and stores the
+/// group. `keepLoop` also forbids unrolling it before it is vectorised.
+void markParallel(mlir::scf::ForOp loop, bool keepLoop = false);
+
 /// Whether `loop` is a fold that may keep several partial results: every
 /// value it carries is combined, by one op with a neutral element (addf,
 /// maximumf, ...), with a value its iteration computes from anything but
