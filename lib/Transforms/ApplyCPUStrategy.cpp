@@ -28,11 +28,12 @@ Value ceilDiv(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::CeilDivUIOp::create(b, loc, x, y);
 }
 
-/// Iterations of dimension `d` of `loop`.
+/// Iterations of dimension `d` of `loop` (none when its bounds cross).
 Value tripCount(OpBuilder &b, scf::ParallelOp loop, unsigned d) {
   Location loc = loop.getLoc();
   Value span = arith::SubIOp::create(b, loc, loop.getUpperBound()[d], loop.getLowerBound()[d]);
-  return ceilDiv(b, loc, span, loop.getStep()[d]);
+  Value nonNegative = arith::MaxSIOp::create(b, loc, span, arith::ConstantIndexOp::create(b, loc, 0));
+  return ceilDiv(b, loc, nonNegative, loop.getStep()[d]);
 }
 
 /// The value of dimension `d`'s induction variable at its iteration `k`.
@@ -164,6 +165,15 @@ void splitFolds(Operation *tasks, int64_t lanes) {
     nerve::cpu_tasks::splitIntoLanes(f, lanes);
 }
 
+/// The parallel loops inside `loop` run in order inside a task, innermost
+/// first.
+void runInnerInOrder(scf::ParallelOp loop) {
+  SmallVector<scf::ParallelOp> inner;
+  loop.getBody()->walk<WalkOrder::PostOrder>([&](scf::ParallelOp p) { inner.push_back(p); });
+  for (scf::ParallelOp p : inner)
+    makeSequential(p);
+}
+
 struct ApplyCPUStrategy : nerve::impl::ApplyCPUStrategyBase<ApplyCPUStrategy> {
   void runOnOperation() override {
     SmallVector<scf::ParallelOp> outermost;
@@ -181,11 +191,6 @@ struct ApplyCPUStrategy : nerve::impl::ApplyCPUStrategyBase<ApplyCPUStrategy> {
                        "nerve-cpu-select-strategy first");
         return signalPassFailure();
       }
-      // Inner parallel loops run in order inside a task, innermost first.
-      SmallVector<scf::ParallelOp> inner;
-      loop.getBody()->walk<WalkOrder::PostOrder>([&](scf::ParallelOp p) { inner.push_back(p); });
-      for (scf::ParallelOp p : inner)
-        makeSequential(p);
       loop->removeAttr(CPUMapDialect::kStrategyAttrName);
       if (strategy.getLoops() > 1) {
         SmallVector<scf::ParallelOp> group = nerve::cpu_tasks::rowGroupFrom(loop);
@@ -196,11 +201,14 @@ struct ApplyCPUStrategy : nerve::impl::ApplyCPUStrategyBase<ApplyCPUStrategy> {
           return signalPassFailure();
         }
         group.resize(strategy.getLoops());
-        for (scf::ParallelOp member : llvm::drop_begin(group))
+        for (scf::ParallelOp member : group) {
+          runInnerInOrder(member);
           fused.insert(member);
+        }
         splitFolds(fuseRows(group), strategy.getLanes());
         continue;
       }
+      runInnerInOrder(loop);
       Operation *tasks = nullptr;
       switch (strategy.getKind()) {
       case StrategyKind::sequential: tasks = makeSequential(loop); break;

@@ -12,7 +12,8 @@
 // CHECK-LABEL: func.func @recurrence
 // CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
-// CHECK-DAG:   %[[N:.*]] = memref.dim %{{.*}}, %c1
+// CHECK-DAG:   %[[DIM:.*]] = memref.dim %{{.*}}, %c1
+// CHECK:       %[[N:.*]] = arith.maxsi %[[DIM]], %c0
 // CHECK:       %[[THREADS:.*]] = call @omp_get_max_threads() : () -> i32
 // CHECK:       %[[T1:.*]] = arith.index_cast %[[THREADS]] : i32 to index
 // CHECK:       %[[T2:.*]] = arith.maxui %[[T1]], %c1
@@ -139,9 +140,10 @@ func.func @threads(%x: memref<?x?x?xf32>, %y: memref<?x?x?xf32>) {
 // elements; partials in a buffer, combined in order after the tasks.
 // CHECK-LABEL: func.func @matrix_max
 // CHECK-DAG:   %[[INF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK-DAG:   %[[ROWS:.*]] = memref.dim %{{.*}}, %c0
+// CHECK-DAG:   %[[DIM0:.*]] = memref.dim %{{.*}}, %c0
 // CHECK-DAG:   %[[COLS:.*]] = memref.dim %{{.*}}, %c1
 // CHECK:       %[[PER:.*]] = arith.ceildivui %c1000, %{{.*}}
+// CHECK:       %[[ROWS:.*]] = arith.maxsi %[[DIM0]], %c0
 // CHECK:       %[[BLOCKS:.*]] = arith.ceildivui %[[ROWS]], %[[PER]]
 // CHECK:       %[[PARTIALS:.*]] = memref.alloc(%[[BLOCKS]]) : memref<?xf32>
 // CHECK:       scf.parallel (%[[P:.*]]) = (%c0) to (%[[BLOCKS]]) step (%c1) {
@@ -301,11 +303,15 @@ func.func @row_group(%x: memref<?x?xf32>, %y: memref<?x?xf32>) {
     scf.reduce
   } {cpumap.strategy = #cpumap.strategy<threads, loops = 2>}
   %other = memref.alloc(%m) : memref<?xf32>
-  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
-    %a = memref.load %x[%i, %j] : memref<?x?xf32>
-    %b = memref.load %max[%i] : memref<?xf32>
-    %d = arith.subf %a, %b : f32
-    memref.store %d, %y[%i, %j] : memref<?x?xf32>
+  // The second loop's columns as a loop of their own: they too run in order.
+  scf.parallel (%i) = (%c0) to (%m) step (%c1) {
+    scf.parallel (%j) = (%c0) to (%n) step (%c1) {
+      %a = memref.load %x[%i, %j] : memref<?x?xf32>
+      %b = memref.load %max[%i] : memref<?xf32>
+      %d = arith.subf %a, %b : f32
+      memref.store %d, %y[%i, %j] : memref<?x?xf32>
+      scf.reduce
+    }
     scf.reduce
   }
   memref.dealloc %max : memref<?xf32>
