@@ -171,17 +171,15 @@ def neuron_steps(neuron, mode, x, grads, compiled):
     """name -> callable for each side."""
     node = nerve_node(neuron)
     w = torch.tensor(0.0, requires_grad=True) if neuron == "plif" else None
-    eager = (lambda xx: eager_neuron(neuron, xx, w))
-    sides = {"nerve": None, "eager": eager}
-    if compiled is not None:
-        sides["compile"] = compiled
 
     def nerve_call(xx):
         node.reset()
         s = node(xx)
         return s, node.v_seq
 
-    sides["nerve"] = nerve_call
+    sides = {"nerve": nerve_call, "eager": lambda xx: eager_neuron(neuron, xx, w)}
+    if compiled is not None:
+        sides["compile"] = compiled
     steps = {}
     for name, fn in sides.items():
         if mode == "infer":

@@ -88,14 +88,23 @@ Status nerve::cpu::useThreads(int threads) {
                            std::getenv("NERVE_NUM_THREADS") + "'");
     threads = cpuThreads();
   }
-  omp_set_num_threads(threads);
+  // Both settings are the calling thread's; a launch sets them only when
+  // they change.
+  thread_local int current = 0;
+  if (threads != current) {
+    omp_set_num_threads(threads);
+    current = threads;
+  }
   // libomp's threads spin for 200 ms after each parallel loop by default,
   // taking the cores from the PyTorch (or other) CPU work that follows a
   // kernel; nerve's sleep at once instead (a wake-up costs microseconds).
   // $KMP_BLOCKTIME, when set, keeps its say.
   static const bool spinSet = std::getenv("KMP_BLOCKTIME") != nullptr;
-  if (!spinSet)
+  thread_local bool blocktimeSet = false;
+  if (!spinSet && !blocktimeSet) {
     kmp_set_blocktime(0);
+    blocktimeSet = true;
+  }
   return Status();
 }
 

@@ -28,12 +28,10 @@ Value ceilDiv(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::CeilDivUIOp::create(b, loc, x, y);
 }
 
-/// Iterations of dimension `d` of `loop` (none when its bounds cross).
+/// Iterations of dimension `d` of `loop`.
 Value tripCount(OpBuilder &b, scf::ParallelOp loop, unsigned d) {
-  Location loc = loop.getLoc();
-  Value span = arith::SubIOp::create(b, loc, loop.getUpperBound()[d], loop.getLowerBound()[d]);
-  Value nonNegative = arith::MaxSIOp::create(b, loc, span, arith::ConstantIndexOp::create(b, loc, 0));
-  return ceilDiv(b, loc, nonNegative, loop.getStep()[d]);
+  return nerve::cpu_tasks::iterationCount(b, loop.getLoc(), loop.getLowerBound()[d],
+                                          loop.getUpperBound()[d], loop.getStep()[d]);
 }
 
 /// The value of dimension `d`'s induction variable at its iteration `k`.

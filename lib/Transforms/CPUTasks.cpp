@@ -141,9 +141,7 @@ void nerve::cpu_tasks::splitIntoLanes(scf::ForOp loop, int64_t lanes) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value laneCount = arith::ConstantIndexOp::create(b, loc, lanes);
-  Value span = arith::SubIOp::create(b, loc, loop.getUpperBound(), loop.getLowerBound());
-  Value span0 = arith::MaxSIOp::create(b, loc, span, zero);
-  Value count = arith::CeilDivUIOp::create(b, loc, span0, loop.getStep());
+  Value count = iterationCount(b, loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
   Value full = arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, count, laneCount),
                                      laneCount);
   // The partials' scratch is allocated once per task (or per call), not
@@ -311,4 +309,10 @@ void nerve::cpu_tasks::markParallel(scf::ForOp loop, bool keepLoop) {
                                                   {}, {}, {}, {},
                                                   ArrayRef(LLVM::AccessGroupAttr::get(ctx)));
   loop->setAttr("llvm.loop_annotation", annotation);
+}
+
+Value nerve::cpu_tasks::iterationCount(OpBuilder &b, Location loc, Value lb, Value ub, Value step) {
+  Value span = arith::SubIOp::create(b, loc, ub, lb);
+  Value nonNegative = arith::MaxSIOp::create(b, loc, span, arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::CeilDivUIOp::create(b, loc, nonNegative, step);
 }

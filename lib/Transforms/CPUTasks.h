@@ -44,6 +44,11 @@ int64_t scratchBytes(const IterationParts &parts);
 /// At least `first` alone.
 llvm::SmallVector<mlir::scf::ParallelOp> rowGroupFrom(mlir::scf::ParallelOp first);
 
+/// The iterations of a loop from `lb` to `ub` by `step` (none when the
+/// bounds cross), built at `b`.
+mlir::Value iterationCount(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lb, mlir::Value ub,
+                           mlir::Value step);
+
 /// LLVM's parallel-accesses loop metadata with a fresh access group:
 /// `loop`'s iterations touch no memory another touches (they were
 /// iterations of an scf.parallel, or a fold's lanes), so LLVM may vectorise

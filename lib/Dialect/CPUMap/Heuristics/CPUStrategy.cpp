@@ -12,18 +12,23 @@
 using namespace nerve::cpumap;
 
 CPUProfile nerve::cpumap::hostCPUProfile() {
-  CPUProfile profile;
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
-    profile.vectorBytes = 64;
-  else if (features.lookup("avx2"))
-    profile.vectorBytes = 32;
+  // The host does not change: asked for at every compile's cache key and
+  // every selection, its features are read once.
+  static const CPUProfile host = [] {
+    CPUProfile profile;
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    if (features.lookup("avx512f"))
+      profile.vectorBytes = 64;
+    else if (features.lookup("avx2"))
+      profile.vectorBytes = 32;
 #ifdef _SC_LEVEL1_DCACHE_SIZE
-  long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-  if (l1 >= 4096 && l1 <= (1L << 22))
-    profile.l1Bytes = l1;
+    long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    if (l1 >= 4096 && l1 <= (1L << 22))
+      profile.l1Bytes = l1;
 #endif
-  return profile;
+    return profile;
+  }();
+  return host;
 }
 
 std::string nerve::cpumap::formatCPUProfile(const CPUProfile &profile) {
