@@ -17,19 +17,20 @@
 
 using namespace mlir;
 
-void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, int64_t neuronTimeBlock,
-                                      ArrayRef<std::string> shapes) {
+void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, const LoopsStage &stage) {
   pm.addPass(neuron::createNeuronGeneralize());
   ConvertNeuronToTdimOptions neurons;
-  neurons.timeBlock = neuronTimeBlock;
+  neurons.timeBlock = stage.neuronTimeBlock;
   pm.addPass(createConvertNeuronToTdim(neurons));
-  pm.addPass(tdim::createTdimDecompose());
+  tdim::TdimDecomposeOptions decompose;
+  decompose.storeExponentials = stage.storeExponentials;
+  pm.addPass(tdim::createTdimDecompose(decompose));
   pm.addPass(tdim::createTdimFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvertTdimToSCF());
-  if (!shapes.empty()) {
+  if (!stage.shapes.empty()) {
     SpecializeShapesOptions specialize;
-    specialize.shapes = llvm::to_vector(shapes);
+    specialize.shapes = llvm::to_vector(stage.shapes);
     pm.addPass(createSpecializeShapes(specialize));
   }
   pm.addPass(createCanonicalizerPass());
@@ -39,8 +40,14 @@ void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, int64_t neuronTimeBlock
 void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &options) {
   // One step at a time: the CPU's prefetchers follow the rows, and loads
   // issued ahead only cost registers.
-  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock ? options.neuronTimeBlock : 1,
-                            options.shapes);
+  // Rows stay in the cache between softmax's passes: its exponentials are
+  // stored once, not computed again.
+  SmallVector<std::string> shapes = llvm::to_vector(options.shapes);
+  LoopsStage loops;
+  loops.neuronTimeBlock = options.neuronTimeBlock ? options.neuronTimeBlock : 1;
+  loops.shapes = shapes;
+  loops.storeExponentials = true;
+  buildNerveToLoopsPipeline(pm, loops);
   // Folds run in order on the host: their merge regions go.
   pm.addPass(createConvertFoldToSCF());
   // Each outermost parallel loop becomes one loop of tasks (decided, then
@@ -91,7 +98,12 @@ void nerve::registerNervePipelines() {
       "nerve-to-loops",
       "Lowers nerve's dialects to loop nests over memrefs (shared by every target)",
       [](OpPassManager &pm, const NerveToLoopsOptions &options) {
-        buildNerveToLoopsPipeline(pm, options.neuronTimeBlock, options.shapes);
+        SmallVector<std::string> shapes = llvm::to_vector(options.shapes);
+        LoopsStage loops;
+        loops.neuronTimeBlock = options.neuronTimeBlock;
+        loops.shapes = shapes;
+        loops.storeExponentials = options.storeExponentials;
+        buildNerveToLoopsPipeline(pm, loops);
       });
   PassPipelineRegistration<NerveToCPUOptions>(
       "nerve-to-cpu", "Lowers a nerve spec to the LLVM dialect for the host CPU",

@@ -48,7 +48,11 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
 
 void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions &options,
                                      bool withDeviceCode) {
-  buildNerveToLoopsPipeline(pm, options.neuronTimeBlock, options.shapes);
+  SmallVector<std::string> shapes = llvm::to_vector(options.shapes);
+  LoopsStage loops;
+  loops.neuronTimeBlock = options.neuronTimeBlock;
+  loops.shapes = shapes;
+  buildNerveToLoopsPipeline(pm, loops);
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all
   // launches of a call on one stream.

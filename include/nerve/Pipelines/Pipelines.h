@@ -25,12 +25,6 @@ class OpPassManager;
 
 namespace nerve {
 
-/// From nerve's dialects to loops over memrefs: the part the CPU and GPU
-/// pipelines share. `shapes` (nerve-specialize-shapes' entries) gives
-/// kernel arguments the static sizes they are compiled for.
-void buildNerveToLoopsPipeline(mlir::OpPassManager &pm, int64_t neuronTimeBlock = 0,
-                               llvm::ArrayRef<std::string> shapes = {});
-
 struct NerveToLoopsOptions : mlir::PassPipelineOptions<NerveToLoopsOptions> {
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",
@@ -40,7 +34,25 @@ struct NerveToLoopsOptions : mlir::PassPipelineOptions<NerveToLoopsOptions> {
       *this, "shapes",
       llvm::cl::desc("Static sizes of kernel arguments, kernel:arg=SIZExSIZE... "
                      "(nerve-specialize-shapes)")};
+  Option<bool> storeExponentials{
+      *this, "store-exponentials",
+      llvm::cl::desc("softmax keeps exp(x - max) in its output and scales it in place "
+                     "(tdim-decompose's option; for targets whose rows stay in cache)"),
+      llvm::cl::init(false)};
 };
+
+/// What the shared stage takes from the target's pipeline.
+struct LoopsStage {
+  int64_t neuronTimeBlock = 0;
+  /// nerve-specialize-shapes' entries: the static sizes kernel arguments
+  /// are compiled for.
+  llvm::ArrayRef<std::string> shapes;
+  bool storeExponentials = false;
+};
+
+/// From nerve's dialects to loops over memrefs: the part the CPU and GPU
+/// pipelines share.
+void buildNerveToLoopsPipeline(mlir::OpPassManager &pm, const LoopsStage &stage = {});
 
 struct NerveToCPUOptions : mlir::PassPipelineOptions<NerveToCPUOptions> {
   Option<int64_t> neuronTimeBlock{

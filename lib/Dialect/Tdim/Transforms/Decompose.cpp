@@ -2,6 +2,9 @@
 //
 // softmax:     m = max(x); s = sum(exp(x - m)); y = exp(x - m) * (1 / s)
 // log_softmax: m = max(x); s = sum(exp(x - m)); y = x - m - log(s)
+//   With store-exponentials (f32/f64, contiguous rows): y = exp(x - m);
+//   s = sum(y); y = y * (1 / s), one exponential per element where the row
+//   is still in cache for the second pass (the CPU).
 //   1 / s and log(s) are taken once per row (the sum's post region), not per
 //   element: a division or a logarithm per element costs a 16-bit kernel
 //   as much as its memory traffic.
@@ -114,8 +117,10 @@ namespace {
 
 template <typename OpTy>
 struct DecomposeSoftmax : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+  DecomposeSoftmax(MLIRContext *ctx, bool storeExponentials)
+      : OpRewritePattern<OpTy>(ctx), storeExponentials(storeExponentials) {}
   static constexpr bool isLog = std::is_same_v<OpTy, LogSoftmaxOp>;
+  bool storeExponentials;
 
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -131,7 +136,15 @@ struct DecomposeSoftmax : OpRewritePattern<OpTy> {
       return arith::DivFOp::create(b, l, floatConst(b, l, sum.getType(), 1.0), sum);
     };
     Value max, normalizer;
-    if (!isContiguousDim(tensorOf(x), dim)) {
+    bool contiguous = isContiguousDim(tensorOf(x), dim);
+    if (!isLog && storeExponentials && contiguous &&
+        tensorOf(x).getElementType() == compute &&
+        tensorOf(op.getOutput()).getElementType() == compute) {
+      storedExponentials(rewriter, loc, op, negInf);
+      rewriter.eraseOp(op);
+      return success();
+    }
+    if (!contiguous) {
       std::tie(max, normalizer) = onlineMaxAndSum(rewriter, loc, x, dim, compute, negInf, ofSum);
     } else {
       max = reduceRows(
@@ -163,6 +176,39 @@ struct DecomposeSoftmax : OpRewritePattern<OpTy> {
              });
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// y = exp(x - max(x)); s = sum(y); y = y * (1 / s).
+  static void storedExponentials(PatternRewriter &rewriter, Location loc, OpTy op,
+                                 FloatAttr negInf) {
+    Value x = op.getInput(), y = op.getOutput();
+    DimAttr dim = op.getDim();
+    Type compute = negInf.getType();
+    Value max = reduceRows(
+        rewriter, loc, x, {}, dim, negInf,
+        [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
+        });
+    buildMap(rewriter, loc, ValueRange{x, max}, ValueRange{y}, {compute, compute},
+             [](OpBuilder &b, Location l, ValueRange a) {
+               Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+               return SmallVector<Value>{math::ExpOp::create(b, l, shifted)};
+             });
+    Value inverse = reduceRows(
+        rewriter, loc, y, {}, dim, rewriter.getFloatAttr(compute, 0.0),
+        [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
+        },
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return SmallVector<Value>{
+              arith::DivFOp::create(b, l, floatConst(b, l, a[0].getType(), 1.0), a[0])};
+        });
+    buildMap(rewriter, loc, ValueRange{y, inverse}, ValueRange{y}, {compute, compute},
+             [](OpBuilder &b, Location l, ValueRange a) {
+               return SmallVector<Value>{arith::MulFOp::create(b, l, a[0], a[1])};
+             });
   }
 };
 
@@ -284,9 +330,10 @@ struct DecomposeConcat : OpRewritePattern<ConcatOp> {
 };
 
 struct TdimDecomposePass : nerve::tdim::impl::TdimDecomposeBase<TdimDecomposePass> {
+  using TdimDecomposeBase::TdimDecomposeBase;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateDecompositionPatterns(patterns);
+    populateDecompositionPatterns(patterns, storeExponentials);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
@@ -294,9 +341,11 @@ struct TdimDecomposePass : nerve::tdim::impl::TdimDecomposeBase<TdimDecomposePas
 
 } // namespace
 
-void nerve::tdim::populateDecompositionPatterns(RewritePatternSet &patterns) {
+void nerve::tdim::populateDecompositionPatterns(RewritePatternSet &patterns,
+                                                bool storeExponentials) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<DecomposeSoftmax<SoftmaxOp>, DecomposeSoftmax<LogSoftmaxOp>,
-               DecomposeLayerNorm, CopyAsMap<BroadcastOp>, CopyAsMap<RelayoutOp>,
+  patterns.add<DecomposeSoftmax<SoftmaxOp>, DecomposeSoftmax<LogSoftmaxOp>>(ctx,
+                                                                           storeExponentials);
+  patterns.add<DecomposeLayerNorm, CopyAsMap<BroadcastOp>, CopyAsMap<RelayoutOp>,
                DecomposeConcat>(ctx);
 }

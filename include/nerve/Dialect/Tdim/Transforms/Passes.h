@@ -15,8 +15,10 @@ namespace nerve::tdim {
 #include "nerve/Dialect/Tdim/Transforms/Passes.h.inc"
 
 /// Patterns that rewrite softmax, log_softmax, layer_norm, broadcast,
-/// relayout and concat into tdim.map / tdim.reduce.
-void populateDecompositionPatterns(mlir::RewritePatternSet &patterns);
+/// relayout and concat into tdim.map / tdim.reduce (`storeExponentials`:
+/// tdim-decompose's option).
+void populateDecompositionPatterns(mlir::RewritePatternSet &patterns,
+                                   bool storeExponentials = false);
 
 /// Patterns that inline a `tdim.map` writing a `tdim.alloc`ed tensor into
 /// the single `tdim.map` or `tdim.reduce` that reads it, so the

@@ -12,7 +12,18 @@ def TdimDecompose : Pass<"tdim-decompose"> {
     `tdim.broadcast`, `tdim.relayout` and `tdim.concat` into `tdim.map` and
     `tdim.reduce` over the same named dimensions, with `tdim.alloc`ed
     row statistics where a second pass over the data needs them.
+
+    With `store-exponentials`, a softmax over its input's contiguous
+    dimension in f32 or f64 writes exp(x - max) into its output, sums the
+    output and scales it in place: one exponential per element instead of
+    two, for targets whose rows stay in cache between the passes (the CPU's
+    row tasks). Without it the output pass computes exp again, which costs
+    a GPU's row programs less than a second read of the output.
   }];
+  let options = [
+    Option<"storeExponentials", "store-exponentials", "bool", /*default=*/"false",
+           "softmax stores its exponentials in the output and scales them in place">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
 }
 
