@@ -6,7 +6,7 @@ set -u
 
 packages=(
   cmake ninja-build ccache git patchelf xz-utils
-  g++ python3 python3-numpy python3-torch python3-pytest libgtest-dev
+  g++ python3 python3-numpy python3-torch python3-pytest python3-sklearn libgtest-dev
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   clang-22 lld-22 libclang-rt-22-dev
   libomp-dev

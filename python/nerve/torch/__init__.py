@@ -4,14 +4,15 @@ SpikingJelly-compatible functions (``multistep_if``, ``multistep_lif``,
 ``multistep_plif``), modules (``neuron.IFNode``, ``LIFNode``,
 ``ParametricLIFNode``), neurons of any model (``NeuronModel``,
 ``NeuronNode``; ``QIFNode``, ``EIFNode``, ``IzhikevichNode``, ``ALIFNode``,
-``AdExNode``) and surrogates (``surrogate.Sigmoid``, ...), forward
+``AdExNode``), surrogates (``surrogate.Sigmoid``, ...) and SpikingJelly's
+network helpers (``functional.reset_net``, ...), forward
 and backward through time on nerve's kernels, on CUDA tensors (the current
 stream) and CPU tensors alike. On PyTorch >= 2.4 they are custom operators
 (``torch.ops.nerve.neuron_forward`` / ``neuron_backward``) that
 ``torch.compile(fullgraph=True)`` traces without graph breaks.
 """
 
-from . import models, neuron, surrogate
+from . import functional, models, neuron, surrogate
 from ._ops import CUSTOM_OPS
 from .models import (AdExNode, ALIFNode, EIFNode, IzhikevichNode, NeuronModel, NeuronNode,
                      QIFNode, multistep_model)
@@ -19,6 +20,6 @@ from .neuron import IFNode, LIFNode, ParametricLIFNode
 from .neuron_kernel import multistep_if, multistep_lif, multistep_plif
 
 __all__ = ["CUSTOM_OPS", "AdExNode", "ALIFNode", "EIFNode", "IFNode", "IzhikevichNode",
-           "LIFNode", "NeuronModel", "NeuronNode", "ParametricLIFNode", "QIFNode",
+           "LIFNode", "NeuronModel", "NeuronNode", "ParametricLIFNode", "QIFNode", "functional",
            "multistep_if", "multistep_lif", "multistep_model", "multistep_plif", "models",
            "neuron", "surrogate"]
