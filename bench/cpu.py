@@ -233,7 +233,7 @@ def compiled_neuron(neuron, args):
 
 def neuron_rows(args, threads, bandwidth):
     rows = []
-    for neuron in args.neurons.split(","):
+    for neuron in filter(None, args.neurons.split(",")):
         ok = check_neuron(neuron)
         compiled, why = compiled_neuron(neuron, args)
         for size in args.neuron_sizes.split(","):

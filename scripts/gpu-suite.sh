@@ -40,7 +40,7 @@ summary=()
 summary+=("$(head -2 "$out/bundle.log" | tail -1)")
 summary+=("$(grep -m1 'nerve version' "$out/bundle.log")")
 
-parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch bench-models bench-cpu sanitize} "
+parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch bench-models bench-cpu bench-network ddp sanitize} "
 site=/tmp/nerve-test
 
 # The lit site, against the bundle's tools (parts tests and sanitize).
@@ -195,6 +195,63 @@ if [[ $parts == *" bench-torch "* ]]; then
     "${peer[@]}" --out "$out/bench-results" ${NERVE_TORCH_ARGS:-} >"$out/bench-torch.log" 2>&1
   XZ_OPT=-T0 tar -C "$jit" -cJf "$final/jitcache.tar.xz" triton cupy
   summary+=("bench-torch: $(grep -c '^check .*: ok' "$out/bench-torch.log") checks ok, $(grep -c 'FAILED' "$out/bench-torch.log") failed; $(grep '^nerve ahead' "$out/bench-torch.log")")
+fi
+
+# A SEW-ResNet18 trained with nerve's neurons and SpikingJelly's backends
+# (bench/snn_network.py), eager and compiled, f32 and bf16. With four GPUs
+# or more each backend runs on its own GPU at once (torch.compile's
+# compiles take most of the time); NERVE_NETWORK_ARGS narrows the run.
+if [[ $parts == *" bench-network "* ]]; then
+  peer=()
+  [ -d "$root/.carry/peers/spikingjelly" ] && peer=(--spikingjelly "$root/.carry/peers")
+  backends=(nerve)
+  [ ${#peer[@]} -gt 0 ] && backends+=(cupy triton torch)
+  gpus=$(nvidia-smi -L | wc -l)
+  net="$out/bench-network"
+  mkdir -p "$net"
+  if [ "$gpus" -ge ${#backends[@]} ]; then
+    for i in "${!backends[@]}"; do
+      b=${backends[$i]}
+      CUDA_VISIBLE_DEVICES=$i TRITON_CACHE_DIR=/tmp/nerve-jitcache/triton-$i \
+        CUPY_CACHE_DIR=/tmp/nerve-jitcache/cupy-$i PYTHONPATH="$bundle/python" \
+        NERVE_CACHE_DIR=/tmp/nerve-network-cache-$i timeout "${NERVE_BENCH_TIMEOUT:-560}" \
+        python3 "$root/bench/snn_network.py" "${peer[@]}" --backends "$b" --out "$net/$b" \
+        ${NERVE_NETWORK_ARGS:-} >"$out/bench-network-$b.log" 2>&1 &
+    done
+    wait
+  else
+    PYTHONPATH="$bundle/python" timeout "${NERVE_BENCH_TIMEOUT:-560}" \
+      python3 "$root/bench/snn_network.py" "${peer[@]}" --backends "$(IFS=,; echo "${backends[*]}")" \
+      --out "$net/all" ${NERVE_NETWORK_ARGS:-} >"$out/bench-network-all.log" 2>&1
+  fi
+  python3 "$root/bench/snn_network.py" --report "$net"/* >"$out/bench-network.log" 2>&1
+  summary+=("bench-network: $(grep -c '^| [a-z]' "$out/bench-network.log") rows; $(grep 'nerve.s training step' "$out/bench-network.log" | tr '\n' ' ')")
+fi
+
+# Data-parallel training over this machine's GPUs (torchrun, DDP over NCCL,
+# multicast off): SEW-ResNet18 on nerve's neurons at 32 images a GPU on 1, 2,
+# 4 ... GPUs, the first losses of one GPU and of all at one global batch
+# (batch norm synchronised), and the digits example on 1, 2, 4 ... GPUs.
+if [[ $parts == *" ddp "* ]]; then
+  export NCCL_NVLS_ENABLE=0
+  gpus=$(nvidia-smi -L | wc -l)
+  ddp="$out/ddp"
+  mkdir -p "$ddp"
+  counts=(1); for g in 2 4 8; do [ "$g" -le "$gpus" ] && counts+=($g); done
+  run() { PYTHONPATH="$bundle/python" NERVE_CACHE_DIR=/tmp/nerve-ddp-cache timeout "${NERVE_DDP_TIMEOUT:-300}" \
+            python3 -m torch.distributed.run --standalone --nproc_per_node="$@"; }
+  for g in "${counts[@]}"; do
+    run "$g" "$root/bench/snn_network.py" --distributed --backend nerve --out "$ddp" \
+      ${NERVE_DDP_ARGS:-} >"$out/ddp-sew-g$g.log" 2>&1
+    run "$g" "$root/examples/python/train_digits.py" --device cuda --epochs 20 --log-steps 1000 \
+      --json "$ddp/digits-nerve-g$g.json" >"$out/ddp-digits-g$g.log" 2>&1
+  done
+  for g in 1 "${counts[-1]}"; do
+    run "$g" "$root/bench/snn_network.py" --distributed --backend nerve --sync-bn --batch 32 \
+      --log-steps 8 --runs 5 --out "$ddp" >"$out/ddp-sew-sync-g$g.log" 2>&1
+  done
+  python3 "$root/bench/snn_network.py" --report "$ddp" >"$out/ddp.log" 2>&1
+  summary+=("ddp: $(grep -c '^| nerve' "$out/ddp.log") scaling rows; $(grep -c 'test accuracy' "$out/ddp.log") digits runs")
 fi
 
 # compute-sanitizer's memcheck (with leak check), racecheck and initcheck

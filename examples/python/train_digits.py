@@ -26,6 +26,12 @@ weights and see the same batches.
 
 One line per epoch, then `test accuracy: X`. `--json PATH` also writes the
 history (docs/training.md plots it).
+
+Under `torchrun --nproc_per_node=G` it trains data-parallel with
+DistributedDataParallel (NCCL on CUDA, one GPU a process; Gloo on the CPU):
+each step's global batch of `--batch` images is split across the G
+processes and the loss weighted so that the averaged gradient is the one of
+the whole batch, so G processes follow one process's run to rounding.
 """
 
 from __future__ import annotations
@@ -62,6 +68,8 @@ def parse_args(argv: List[str]) -> argparse.Namespace:
                    help="CPU threads for PyTorch and nerve (0: their defaults)")
     p.add_argument("--data", help="digits.csv.gz, where scikit-learn is not installed")
     p.add_argument("--json", help="also write the per-epoch history here")
+    p.add_argument("--log-steps", type=int, default=0,
+                   help="also keep the loss of the first N steps (of the whole batch)")
     args = p.parse_args(argv)
     for name in ("epochs", "steps", "hidden", "batch"):
         if getattr(args, name) < 1:
@@ -206,6 +214,31 @@ def encode(x: torch.Tensor, steps: int, encoding: str, gen: torch.Generator) -> 
 
 # --- training ------------------------------------------------------------------
 
+def init_distributed(args: argparse.Namespace) -> Tuple[int, int, torch.device]:
+    """(rank, world size, device): from torchrun's environment, else one
+    process on --device."""
+    device = torch.device(args.device)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world == 1:
+        return 0, 1, device
+    import torch.distributed as dist
+    rank, local = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
+    if device.type == "cuda":
+        # NVLink multicast stays off (the machines' setting).
+        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+        device = torch.device("cuda", local)
+        torch.cuda.set_device(device)
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    return rank, world, device
+
+
+def local_share(n: int, rank: int, world: int) -> slice:
+    """This process's part of a global batch of n (parts differ by one at most)."""
+    base, extra = divmod(n, world)
+    start = rank * base + min(rank, extra)
+    return slice(start, start + base + (1 if rank < extra else 0))
+
+
 def evaluate(net, reset, x, y, args, gen) -> float:
     net.eval()
     correct = 0
@@ -219,7 +252,8 @@ def evaluate(net, reset, x, y, args, gen) -> float:
 
 
 def train(args: argparse.Namespace) -> Dict[str, List[float]]:
-    device = torch.device(args.device)
+    rank, world, device = init_distributed(args)
+    say = print if rank == 0 else (lambda *a, **k: None)
     if args.threads:
         torch.set_num_threads(args.threads)
         if args.backend == "nerve":
@@ -236,48 +270,76 @@ def train(args: argparse.Namespace) -> Dict[str, List[float]]:
     torch.manual_seed(args.seed)
     make, reset = neuron_factory(args.backend, args.neuron)
     net = DigitsSNN(make, args.hidden).to(device)
+    model = net
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(
+            net, device_ids=[device.index] if device.type == "cuda" else None)
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     order_gen = torch.Generator().manual_seed(args.seed)
     code_gen = torch.Generator().manual_seed(args.seed + 1)
-    print(f"digits: {len(train_idx)} training, {len(test_idx)} test images; "
-          f"{args.backend} {args.neuron.upper()} neurons on {device}, T={args.steps}, "
-          f"H={args.hidden}, {args.encoding} encoding", flush=True)
+    say(f"digits: {len(train_idx)} training, {len(test_idx)} test images; "
+        f"{args.backend} {args.neuron.upper()} neurons on {device}"
+        f"{f' x {world} processes' if world > 1 else ''}, T={args.steps}, H={args.hidden}, "
+        f"{args.encoding} encoding", flush=True)
 
     history: Dict[str, List[float]] = {"loss": [], "train_accuracy": [], "test_accuracy": [],
-                                       "seconds": []}
+                                       "seconds": [], "step_loss": []}
     for epoch in range(1, args.epochs + 1):
         start = time.perf_counter()
         net.train()
         total, seen, correct = 0.0, 0, 0
         perm = torch.randperm(len(x_train), generator=order_gen).to(device)
         for b in range(0, len(perm), args.batch):
-            idx = perm[b:b + args.batch]
-            xb, yb = x_train[idx], y_train[idx]
-            rates = net(encode(xb, args.steps, args.encoding, code_gen))
-            loss = nn.functional.mse_loss(rates, nn.functional.one_hot(yb, 10).to(rates))
+            batch = perm[b:b + args.batch]
+            # Every process encodes the whole batch (the same random draws as
+            # one process would) and keeps its share.
+            x_seq = encode(x_train[batch], args.steps, args.encoding, code_gen)
+            part = local_share(len(batch), rank, world)
+            x_seq, yb = x_seq[:, part], y_train[batch[part]]
+            rates = model(x_seq)
+            target = nn.functional.one_hot(yb, 10).to(rates)
+            # The mean over the whole batch once DDP averages the processes'
+            # gradients.
+            loss = nn.functional.mse_loss(rates, target, reduction="sum") * (
+                world / (len(batch) * 10))
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
             reset(net)
-            total += float(loss) * len(idx)
-            seen += len(idx)
-            correct += int((rates.argmax(1) == yb).sum())
+            step_loss, step_correct = whole_batch(loss.detach() / world,
+                                                  (rates.argmax(1) == yb).sum(), world)
+            if len(history["step_loss"]) < args.log_steps:
+                history["step_loss"].append(step_loss)
+            total += step_loss * len(batch)
+            seen += len(batch)
+            correct += step_correct
         test_acc = evaluate(net, reset, x_test, y_test, args, code_gen)
         seconds = time.perf_counter() - start
         for key, value in (("loss", total / seen), ("train_accuracy", correct / seen),
                            ("test_accuracy", test_acc), ("seconds", seconds)):
             history[key].append(value)
-        print(f"epoch {epoch:2d}/{args.epochs}  loss {total / seen:.4f}  "
-              f"train accuracy {correct / seen:.4f}  test accuracy {test_acc:.4f}  "
-              f"({seconds:.2f} s)", flush=True)
-    print(f"test accuracy: {history['test_accuracy'][-1]:.4f}")
-    return history
+        say(f"epoch {epoch:2d}/{args.epochs}  loss {total / seen:.4f}  "
+            f"train accuracy {correct / seen:.4f}  test accuracy {test_acc:.4f}  "
+            f"({seconds:.2f} s)", flush=True)
+    say(f"test accuracy: {history['test_accuracy'][-1]:.4f}")
+    if world > 1:
+        torch.distributed.destroy_process_group()
+    return history if rank == 0 else {}
+
+
+def whole_batch(loss: torch.Tensor, correct: torch.Tensor, world: int) -> Tuple[float, int]:
+    """The step's loss and correct count over every process's share."""
+    if world > 1:
+        both = torch.stack([loss.float(), correct.float()])
+        torch.distributed.all_reduce(both)
+        return float(both[0]), int(round(float(both[1])))
+    return float(loss), int(correct)
 
 
 def main(argv: List[str] = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     history = train(args)
-    if args.json:
+    if args.json and history:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "history": history}, f, indent=1)
     return 0

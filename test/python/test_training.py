@@ -116,3 +116,45 @@ def test_functional_errors_name_the_argument():
         functional.reset_net([neuron.IFNode()])
     with pytest.raises(ValueError, match="step_mode must be 's'"):
         functional.set_step_mode(_Net(), "multi")
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_digits_data_parallel_follows_one_process(tmp_path):
+    """Two processes (DistributedDataParallel over Gloo, started with the
+    environment torchrun gives them) into one fresh kernel cache, which both
+    fill at once: the run of one process at the same global batch, step by
+    step."""
+    pytest.importorskip("sklearn", reason="the digits come from scikit-learn (python3-sklearn)")
+    import json
+    import subprocess
+    import sys
+    common = ["--epochs", "2", "--threads", "1", "--log-steps", "1000", "--neuron", "plif"]
+    env = dict(os.environ, NERVE_CACHE_DIR=str(tmp_path / "cache"), MASTER_ADDR="127.0.0.1",
+               MASTER_PORT=str(_free_port()), WORLD_SIZE="2")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    procs = [subprocess.Popen([sys.executable, EXAMPLE, *common, "--json",
+                               str(tmp_path / "two.json")],
+                              env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for r in range(2)]
+    outputs = [p.communicate(timeout=300)[0] for p in procs]
+    for p, out in zip(procs, outputs):
+        assert p.returncode == 0, out
+    assert "x 2 processes" in outputs[0] and outputs[1] == ""  # rank 0 prints
+    assert os.listdir(tmp_path / "cache")
+    two = json.loads((tmp_path / "two.json").read_text())["history"]
+    one = _train(tmp_path, *common[2:])
+    assert len(one["step_loss"]) == len(two["step_loss"]) == 90
+    # Step for step while rounding has not flipped a spike: the products of
+    # 16 rows and of 32 may round differently (PyTorch 2.11's CPU kernels
+    # do), and a spike that flips sends the two runs apart, as any two
+    # orders of summation would; the first epoch stays within 1e-3.
+    np.testing.assert_allclose(two["step_loss"][:40], one["step_loss"][:40], rtol=1e-3)
+    np.testing.assert_allclose(two["loss"], one["loss"], rtol=0.05)
+    np.testing.assert_allclose(two["test_accuracy"], one["test_accuracy"], atol=0.03)
