@@ -40,7 +40,7 @@ summary=()
 summary+=("$(head -2 "$out/bundle.log" | tail -1)")
 summary+=("$(grep -m1 'nerve version' "$out/bundle.log")")
 
-parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch bench-models bench-cpu bench-network ddp sanitize} "
+parts=" ${NERVE_GPU_PARTS:-tests python latency package bench-neuron bench-tdim bench-torch bench-models bench-cpu bench-network ddp bench-contract sanitize} "
 site=/tmp/nerve-test
 
 # The lit site, against the bundle's tools (parts tests and sanitize).
@@ -226,6 +226,17 @@ if [[ $parts == *" bench-network "* ]]; then
   fi
   python3 "$root/bench/snn_network.py" --report "$net"/* >"$out/bench-network.log" 2>&1
   summary+=("bench-network: $(grep -c '^| [a-z]' "$out/bench-network.log") rows; $(grep 'nerve.s training step' "$out/bench-network.log" | tr '\n' ' ')")
+fi
+
+# Contractions against cuBLAS and a linear layer into a LIF neuron
+# (bench/contract.py); NERVE_CONTRACT_ARGS narrows it.
+if [[ $parts == *" bench-contract "* ]]; then
+  peer=()
+  [ -d "$root/.carry/peers/spikingjelly" ] && peer=(--spikingjelly "$root/.carry/peers")
+  PYTHONPATH="$bundle/python" NERVE_CACHE_DIR=/tmp/nerve-contract-cache timeout "${NERVE_BENCH_TIMEOUT:-560}" \
+    python3 "$root/bench/contract.py" "${peer[@]}" --out "$out/bench-results" ${NERVE_CONTRACT_ARGS:-} \
+    >"$out/bench-contract.log" 2>&1
+  summary+=("bench-contract: rc=$? $(grep -c '^| [a-z]' "$out/bench-contract.log") rows; $(grep '^check' "$out/bench-contract.log" | tr '\n' ' ')")
 fi
 
 # Data-parallel training over this machine's GPUs (torchrun, DDP over NCCL,
