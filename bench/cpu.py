@@ -274,7 +274,7 @@ def tdim_inputs(name, r, c):
 def tdim_rows(args, threads, bandwidth):
     rows = []
     all_ops = tdim_bench.ops()
-    for name in args.ops.split(","):
+    for name in filter(None, args.ops.split(",")):
         spec, nbytes_of, _reference, torch_fn = all_ops[name]
         module = nerve.compile(spec.replace("{T}", "f32"), target="cpu")
         entry = next(iter(module.entries.values()))
