@@ -16,8 +16,9 @@ and under torch.compile, in f32 and bf16 autocast, times a training step
 (forward, backward, optimizer, reset) and an inference batch (CUDA events,
 median after warm-up), counts the copy kernels one training step launches
 (the PyTorch profiler's CUDA kernels whose names say copy, clone or an
-NCHW/NHWC conversion: layout conversions, and in bf16 also dtype casts) and
-its peak memory. Prints a markdown table; --out gets JSON and CSV.
+NCHW/NHWC conversion: layout conversions, and in bf16 also dtype casts),
+where its GPU time goes by kernel category and its host time by operator
+(eager and compiled without CUDA graphs), and its peak memory. Prints a markdown table; --out gets JSON and CSV.
 
     python3 bench/snn_network.py --spikingjelly ../shared/peers --out /tmp/snn
 
@@ -226,6 +227,26 @@ def median_ms(fn, runs, warmup=3):
     return statistics.median(times)
 
 
+def host_profile(fn):
+    """Where one call of fn spends host time (profiler, CPU side): the 6
+    ops of most self time (ms), and the shapes nerve's backward operator
+    received for its gradients (grad_spike, grad_v: an empty or absent
+    grad_v means nothing was materialised for the unused last potential)."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        fn()
+        torch.cuda.synchronize()
+    backward_grads = {}
+    for event in prof.events():
+        if event.name == "nerve::neuron_backward":
+            shapes = tuple(tuple(s) for s in (event.input_shapes or [])[1:3])
+            backward_grads[str(shapes)] = backward_grads.get(str(shapes), 0) + 1
+    top = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:6]
+    return {"self_ms": [(e.key[:60], e.self_cpu_time_total / 1e3) for e in top],
+            "neuron_backward_grad_shapes": backward_grads}
+
+
 def profile_step(fn):
     """What one call of fn launches, from the profiler: (layout copies, all
     kernels, the copies' names by count, GPU ms by category, the 8 longest
@@ -297,6 +318,8 @@ def variant(args, backend, mode, dtype_name, sj, device):
     if not args.no_profile:
         (row["copies"], row["kernels"], row["copy_names"], row["gpu_ms"],
          row["longest_kernels"]) = profile_step(train)
+        if mode != "cudagraphs":  # replayed graphs run no host code to see
+            row["host"] = host_profile(train)
     row["loss"] = float(train())
     return row
 
@@ -414,6 +437,11 @@ def print_table(rows):
             print("%s %s %s: GPU ms of a training step: %s" % (
                 row["backend"], row["mode"], row["dtype"], ", ".join(
                     "%s %.2f" % kv for kv in sorted(row["gpu_ms"].items(), key=lambda kv: -kv[1]))))
+        if "host" in row:
+            print("%s %s %s: host self ms: %s; nerve backward's (grad_spike, grad_v) shapes: %s"
+                  % (row["backend"], row["mode"], row["dtype"], ", ".join(
+                      "%s %.2f" % kv for kv in row["host"]["self_ms"]),
+                     row["host"]["neuron_backward_grad_shapes"] or "-"))
         if row.get("copy_names") or row.get("graph_breaks"):
             print("%s %s %s: layout copies %s; graph breaks %s %s" % (
                 row["backend"], row["mode"], row["dtype"],
