@@ -468,14 +468,17 @@ def report(folders):
                              order.get(r["backend"], 9)))
     if rows:
         print_table(rows)
-    scaling = sorted((d for d in ddp if not d["sync_bn"]), key=lambda d: d["gpus"])
+    scaling = sorted((d for d in ddp if not d["sync_bn"]),
+                     key=lambda d: (d["per_gpu_batch"], d["gpus"]))
     if scaling:
-        base = {(d["backend"], d["dtype"], d["compile"]): d for d in scaling if d["gpus"] == 1}
+        def key(d):
+            return d["backend"], d["dtype"], d["compile"], d["per_gpu_batch"]
+        base = {key(d): d for d in scaling if d["gpus"] == 1}
         print("\n| neurons | GPUs | batch a GPU | step ms (slowest GPU) | images/s a GPU | "
               "of one GPU's |")
         print("|---|---|---|---|---|---|")
         for d in scaling:
-            one = base.get((d["backend"], d["dtype"], d["compile"]))
+            one = base.get(key(d))
             slowest = max(d["step_ms_all"])
             rate = d["per_gpu_batch"] * 1e3 / slowest
             share = "%.1f%%" % (100 * rate / (one["per_gpu_batch"] * 1e3 /
