@@ -64,20 +64,23 @@ def run_bench(nerve_run, spec, dims, runs, extra=(), entry=None):
     return float(m.group(3)), float(m.group(8)), float(same.group(1)) if same else None
 
 
-def torch_median_ms(torch, step, runs):
-    """Median CUDA-event time of `step()` after 3 warm-up calls, with L2
-    emptied before each run as L2_FLUSH says (as nerve-run --bench does)."""
-    flush = torch.zeros(64 << 20, dtype=torch.float32, device="cuda")  # 256 MiB
-    flush_sum = torch.empty((), dtype=torch.float32, device="cuda")
-    for _ in range(3):
+def torch_median_ms(torch, step, runs, flush=None, warmup=3):
+    """Median CUDA-event time of `step()` after `warmup` calls, with L2
+    emptied before each run as `flush` (default L2_FLUSH) says, as nerve-run
+    --bench does."""
+    flush = L2_FLUSH if flush is None else flush
+    if flush != "none":
+        buffer = torch.zeros(64 << 20, dtype=torch.float32, device="cuda")  # 256 MiB
+        buffer_sum = torch.empty((), dtype=torch.float32, device="cuda")
+    for _ in range(warmup):
         step()
     torch.cuda.synchronize()
     times = []
     for _ in range(runs):
-        if L2_FLUSH == "read":
-            torch.sum(flush, dim=0, out=flush_sum)
-        elif L2_FLUSH == "write":
-            flush.zero_()
+        if flush == "read":
+            torch.sum(buffer, dim=0, out=buffer_sum)
+        elif flush == "write":
+            buffer.zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         step()

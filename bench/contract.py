@@ -37,6 +37,9 @@ import torch
 import nerve
 import nerve.torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 MATMUL = """
 tdim.kernel @matmul(%a: !tdim.tensor<[i: ?, k: ?], T>, %b: !tdim.tensor<[k: ?, j: ?], T>)
@@ -113,28 +116,16 @@ class Timer:
         first = self.once(fn)
         if guard and first > self.budget:
             return self.once(fn) * 1e3, 1
-        times = []
-        for _ in range(self.runs):
-            if self.cuda:
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                fn()
-                b.record()
-                b.synchronize()
-                times.append(a.elapsed_time(b))
-            else:
-                times.append(self.once(fn) * 1e3)
-        return statistics.median(times), self.runs
+        if self.cuda:
+            return common.torch_median_ms(torch, fn, self.runs, flush="none", warmup=0), self.runs
+        return statistics.median(self.once(fn) * 1e3 for _ in range(self.runs)), self.runs
 
 
-def kernels(dtype):
-    """The three specs in `dtype`, compiled for the target."""
-    return {name: nerve.compile(spec.replace("], T>", "], %s>" % dtype), target=TARGET[0])
+def kernels(dtype, target):
+    """The three specs in `dtype`, compiled for `target` ("cuda" or "cpu")."""
+    return {name: nerve.compile(spec.replace("], T>", "], %s>" % dtype), target=target)
             for name, spec in (("matmul", MATMUL), ("linear", LINEAR),
                                ("linear+lif", LINEAR_LIF))}
-
-
-TARGET = ["cuda"]
 
 
 def lif_reference(h):
@@ -246,7 +237,6 @@ def format_row(r):
 def main():
     args = parse_args()
     device = torch.device(args.device)
-    TARGET[0] = "cuda" if device.type == "cuda" else "cpu"
     sj = None
     if args.spikingjelly:
         sys.path.insert(0, os.path.abspath(args.spikingjelly))
@@ -259,7 +249,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     rows, failures = [], []
     for dtype in args.dtypes.split(","):
-        mods = kernels(dtype)
+        mods = kernels(dtype, device.type)
         failed = check(mods, dtype, device)
         failures += ["%s: %s" % (dtype, f) for f in failed]
         print("check %s: %s" % (dtype, "ok" if not failed else "FAILED " + "; ".join(failed)),

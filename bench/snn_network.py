@@ -45,6 +45,9 @@ import time
 import torch
 from torch import nn
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
+
 BACKENDS = ("nerve", "cupy", "triton", "torch")
 DTYPES = {"f32": None, "bf16": torch.bfloat16}
 # CUDA kernels that copy a tensor into another layout: clones (inductor's
@@ -157,13 +160,6 @@ class SEWResNet18(nn.Module):
         return self.head(y.mean((3, 4))).mean(0)
 
 
-def reset(net):
-    """functional.reset_net: every neuron back to rest."""
-    for m in net.modules():
-        if m is not net and callable(getattr(m, "reset", None)):
-            m.reset()
-
-
 def channels_last_seq(seq):
     """[T, B, 3, H, W] as T*B channels-last images (a view of them)."""
     t, b = seq.shape[:2]
@@ -189,7 +185,10 @@ def build(args, backend, sj, device, seed=0):
 # --- one GPU: every variant -------------------------------------------------------
 
 def make_steps(net, model, dtype):
-    """(train(x, y), infer(x)): one optimizer for all the steps."""
+    """(train(x, y), infer(x)): one optimizer for all the steps, the neurons
+    reset after each (`reset_net` resets any module that has `reset()`,
+    SpikingJelly's included)."""
+    from nerve.torch.functional import reset_net as reset
     opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
     autocast = (lambda: torch.autocast("cuda", dtype=dtype)) if dtype else \
         (lambda: torch.autocast("cuda", enabled=False))
@@ -212,19 +211,10 @@ def make_steps(net, model, dtype):
     return train, infer
 
 
-def median_ms(fn, runs, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+def median_ms(fn, runs):
+    """Median CUDA-event ms of fn after 3 warm-up calls, back to back (a
+    step's activations are far larger than L2)."""
+    return common.torch_median_ms(torch, fn, runs, flush="none")
 
 
 def host_profile(fn):

@@ -42,10 +42,9 @@ void nerve::buildNerveToCPUPipeline(OpPassManager &pm, const NerveToCPUOptions &
   // issued ahead only cost registers.
   // Rows stay in the cache between softmax's passes: its exponentials are
   // stored once, not computed again.
-  SmallVector<std::string> shapes = llvm::to_vector(options.shapes);
   LoopsStage loops;
   loops.neuronTimeBlock = options.neuronTimeBlock ? options.neuronTimeBlock : 1;
-  loops.shapes = shapes;
+  loops.shapes.assign(options.shapes.begin(), options.shapes.end());
   loops.storeExponentials = true;
   buildNerveToLoopsPipeline(pm, loops);
   // Folds run in order on the host: their merge regions go.
@@ -98,10 +97,9 @@ void nerve::registerNervePipelines() {
       "nerve-to-loops",
       "Lowers nerve's dialects to loop nests over memrefs (shared by every target)",
       [](OpPassManager &pm, const NerveToLoopsOptions &options) {
-        SmallVector<std::string> shapes = llvm::to_vector(options.shapes);
         LoopsStage loops;
         loops.neuronTimeBlock = options.neuronTimeBlock;
-        loops.shapes = shapes;
+        loops.shapes.assign(options.shapes.begin(), options.shapes.end());
         loops.storeExponentials = options.storeExponentials;
         buildNerveToLoopsPipeline(pm, loops);
       });

@@ -48,10 +48,9 @@ void nerve::buildNerveToPTXPipeline(OpPassManager &pm, const NerveToPTXOptions &
 
 void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions &options,
                                      bool withDeviceCode) {
-  SmallVector<std::string> shapes = llvm::to_vector(options.shapes);
   LoopsStage loops;
   loops.neuronTimeBlock = options.neuronTimeBlock;
-  loops.shapes = shapes;
+  loops.shapes.assign(options.shapes.begin(), options.shapes.end());
   buildNerveToLoopsPipeline(pm, loops);
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all

@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class OpPassManager;
@@ -46,7 +47,7 @@ struct LoopsStage {
   int64_t neuronTimeBlock = 0;
   /// nerve-specialize-shapes' entries: the static sizes kernel arguments
   /// are compiled for.
-  llvm::ArrayRef<std::string> shapes;
+  std::vector<std::string> shapes;
   bool storeExponentials = false;
 };
 

@@ -63,6 +63,16 @@ static Value reduceRows(OpBuilder &b, Location loc, Value x, ValueRange extra,
   return out;
 }
 
+/// The maximum of `x` over `dim`, from `negInf`.
+static Value rowMaximum(OpBuilder &b, Location loc, Value x, DimAttr dim, Attribute negInf) {
+  return reduceRows(
+      b, loc, x, {}, dim, negInf,
+      [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
+      [](OpBuilder &b, Location l, ValueRange a) {
+        return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
+      });
+}
+
 /// Whether `dim` is `t`'s unit-stride dimension.
 static bool isContiguousDim(TdimTensorType t, DimAttr dim) {
   return t.getEffectiveStrides()[*t.getPosition(dim)] == 1;
@@ -147,12 +157,7 @@ struct DecomposeSoftmax : OpRewritePattern<OpTy> {
     if (!contiguous) {
       std::tie(max, normalizer) = onlineMaxAndSum(rewriter, loc, x, dim, compute, negInf, ofSum);
     } else {
-      max = reduceRows(
-          rewriter, loc, x, {}, dim, negInf,
-          [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
-          [](OpBuilder &b, Location l, ValueRange a) {
-            return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
-          });
+      max = rowMaximum(rewriter, loc, x, dim, negInf);
       normalizer = reduceRows(
           rewriter, loc, x, {max}, dim, rewriter.getFloatAttr(compute, 0.0),
           [](OpBuilder &b, Location l, ValueRange a) {
@@ -184,12 +189,7 @@ struct DecomposeSoftmax : OpRewritePattern<OpTy> {
     Value x = op.getInput(), y = op.getOutput();
     DimAttr dim = op.getDim();
     Type compute = negInf.getType();
-    Value max = reduceRows(
-        rewriter, loc, x, {}, dim, negInf,
-        [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
-        [](OpBuilder &b, Location l, ValueRange a) {
-          return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
-        });
+    Value max = rowMaximum(rewriter, loc, x, dim, negInf);
     buildMap(rewriter, loc, ValueRange{x, max}, ValueRange{y}, {compute, compute},
              [](OpBuilder &b, Location l, ValueRange a) {
                Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
