@@ -430,7 +430,7 @@ def print_table(rows):
         if "host" in row:
             print("%s %s %s: host self ms: %s; nerve backward's (grad_spike, grad_v) shapes: %s"
                   % (row["backend"], row["mode"], row["dtype"], ", ".join(
-                      "%s %.2f" % kv for kv in row["host"]["self_ms"]),
+                      "%s %.2f" % tuple(kv) for kv in row["host"]["self_ms"]),
                      row["host"]["neuron_backward_grad_shapes"] or "-"))
         if row.get("copy_names") or row.get("graph_breaks"):
             print("%s %s %s: layout copies %s; graph breaks %s %s" % (

@@ -200,19 +200,24 @@ fi
 # A SEW-ResNet18 trained with nerve's neurons and SpikingJelly's backends
 # (bench/snn_network.py), eager and compiled, f32 and bf16. With four GPUs
 # or more each backend runs on its own GPU at once (torch.compile's
-# compiles take most of the time); NERVE_NETWORK_ARGS narrows the run.
+# compiles take most of the time), on its own share of the host's cores:
+# steps without CUDA graphs are bound by the host, and one backend's
+# compile workers must not slow another's timed steps. NERVE_NETWORK_ARGS
+# narrows the run, NERVE_NETWORK_BACKENDS (e.g. "nerve triton") its backends.
 if [[ $parts == *" bench-network "* ]]; then
   peer=()
   [ -d "$root/.carry/peers/spikingjelly" ] && peer=(--spikingjelly "$root/.carry/peers")
   backends=(nerve)
-  [ ${#peer[@]} -gt 0 ] && backends+=(cupy triton torch)
+  [ ${#peer[@]} -gt 0 ] && backends=(${NERVE_NETWORK_BACKENDS:-nerve cupy triton torch})
   gpus=$(nvidia-smi -L | wc -l)
   net="$out/bench-network"
   mkdir -p "$net"
   if [ "$gpus" -ge ${#backends[@]} ]; then
+    share=$(( $(nproc) / ${#backends[@]} ))
     for i in "${!backends[@]}"; do
       b=${backends[$i]}
-      CUDA_VISIBLE_DEVICES=$i TRITON_CACHE_DIR=/tmp/nerve-jitcache/triton-$i \
+      taskset -c "$((i * share))-$((i * share + share - 1))" \
+      env CUDA_VISIBLE_DEVICES=$i TRITON_CACHE_DIR=/tmp/nerve-jitcache/triton-$i \
         CUPY_CACHE_DIR=/tmp/nerve-jitcache/cupy-$i PYTHONPATH="$bundle/python" \
         NERVE_CACHE_DIR=/tmp/nerve-network-cache-$i timeout "${NERVE_BENCH_TIMEOUT:-560}" \
         python3 "$root/bench/snn_network.py" "${peer[@]}" --backends "$b" --out "$net/$b" \

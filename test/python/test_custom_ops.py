@@ -33,6 +33,10 @@ def test_operators_pass_opcheck(device):
     g = torch.randn(5, 3, 8, device=device)
     torch.library.opcheck(ops.neuron_backward.default,
                           (h, g, g, v.detach(), None, _key(), 0, True, True, False))
+    # v_seq=False: the gradient of the last potential alone, per neuron.
+    torch.library.opcheck(ops.neuron_backward.default,
+                          (h, g, torch.randn(3, 8, device=device), None, None, _key(), 0, False,
+                           False, False))
 
 
 class Net(torch.nn.Module):

@@ -32,11 +32,11 @@ def _reference_surrogate(sg):
 
 def run_case(kind: str, device: str, dtype: torch.dtype, *, v_reset=0.0, detach_reset=False,
              decay_input=True, tau=2.0, sg=None, seed=0, with_v_init=True,
-             v_threshold=1.0, store_v_seq=True):
+             v_threshold=1.0, store_v_seq=True, shape=SHAPE):
     """Runs one configuration through nerve and the reference and compares
     every output and gradient."""
     sg = sg or surrogate.Sigmoid()
-    case = random_case(SHAPE, dtype, device, seed, with_v_init)
+    case = random_case(shape, dtype, device, seed, with_v_init)
     x = case["x"].clone().requires_grad_()
     v_init = case["v_init"].clone().requires_grad_() if with_v_init else None
     r_tau = torch.tensor(0.43, dtype=dtype, device=device, requires_grad=True)
@@ -117,6 +117,16 @@ def test_surrogates(device, sg):
 @pytest.mark.parametrize("v_reset", [0.0, None], ids=["hard", "soft"])
 def test_dtypes(device, dtype, kind, v_reset):
     run_case(kind, device, dtype, v_reset=v_reset, seed=5)
+
+
+@pytest.mark.parametrize("steps", [1, 4, 16, 17, 32, 33, 40])
+@pytest.mark.parametrize("kind", ["lif", "plif"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_sequence_lengths(device, steps, kind, dtype):
+    """Around the time blocks (16 f32, 32 16-bit steps) and the longest
+    sequence a GPU kernel is compiled for (32 steps: one block of them all);
+    longer ones are bound at launch."""
+    run_case(kind, device, dtype, shape=(steps, 3, 37), seed=steps)
 
 
 @pytest.mark.parametrize("kind", ["if", "lif"])

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import nerve.torch as nt
-from nerve.torch import _kernels, _layout, surrogate
+from nerve.torch import _kernels, _layout, _specs, surrogate
 
 import reference
 from checks import assert_close, assert_spikes_equal
@@ -119,3 +119,17 @@ def test_plan_merges_what_every_tensor_stores_contiguously():
     # One neuron.
     (x,) = _layout.plan((9, 1), 0, [_layout.Operand((1, 1), True)])
     assert x.dims == ("n0", "t") and x.sizes == (1, 9) and x.unit_innermost
+
+
+def test_short_gpu_sequences_are_compiled_for_their_length():
+    """T is bound at launch, except on the GPU for sequences of at most 32
+    steps, whose kernels are compiled for T (one block of every step)."""
+    assert _specs.static_sizes(4, "cuda") == {"t": 4}
+    assert _specs.static_sizes(_specs.SHORT_SEQUENCE, "cuda") == {"t": _specs.SHORT_SEQUENCE}
+    assert _specs.static_sizes(_specs.SHORT_SEQUENCE + 1, "cuda") == {}
+    assert _specs.static_sizes(4, "cpu") == {}
+    assert _specs.static_sizes(0, "cuda") == {}
+    assert (_specs.tensor_type(("n0", "t"), True, "f32", {"t": 5}) ==
+            "!tdim.tensor<[n0: ?, t: 5], f32, strides = [?, 1]>")
+    assert (_specs.tensor_type(("t", "n0"), False, "bf16") ==
+            "!tdim.tensor<[t: ?, n0: ?], bf16, strides = [?, ?]>")

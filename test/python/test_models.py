@@ -105,6 +105,26 @@ def test_builtin_nodes_match_the_step_functions(device, name, cls, kwargs, step,
     torch.testing.assert_close(grad_x, x.grad, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("detach", [False, True])
+def test_last_values_carry_gradients(device, detach):
+    """Without store_v_seq the states' last values are the outputs: their
+    gradients start the walk back through time (both states here)."""
+    torch.manual_seed(5)
+    x = (torch.rand(6, 2, 13, dtype=torch.float64, device=device) * 2.4).requires_grad_()
+    g, gv, gw = (torch.randn(*shape, dtype=torch.float64, device=device)
+                 for shape in ((6, 2, 13), (2, 13), (2, 13)))
+    node = IzhikevichNode(a=0.5, b=0.1, v_reset=0.0, surrogate_function=surrogate.Sigmoid(),
+                          detach_reset=detach, step_mode="m")
+    spike = node(x)
+    ((spike * g).sum() + (node.v * gv).sum() + (node.w * gw).sum()).backward()
+    params = dict(tau=2.0, v_c=0.8, a0=1.0, v_rest=-0.1, tau_w=2.0, a=0.5, b=0.1)
+    xr = x.detach().clone().requires_grad_()
+    s, v, w = run_reference(izhikevich, xr, params, 1.0, 0.0, detach)
+    ((s * g).sum() + (v[-1] * gv).sum() + (w[-1] * gw).sum()).backward()
+    torch.testing.assert_close(node.v, v[-1].detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(x.grad, xr.grad, rtol=1e-10, atol=1e-12)
+
+
 def test_izhikevich_learns_its_parameters(device):
     torch.manual_seed(4)
     x = (torch.rand(7, 3, 11, dtype=torch.float64, device=device) * 2).requires_grad_()

@@ -3,7 +3,7 @@
 // neuron.forward: for every neuron (parallel): states = init
 //                   for t in time: step (ModelStep.h); store s, seq, h_seq
 //                 store last
-// neuron.backward: for every neuron (parallel): carry[i] = 0
+// neuron.backward: for every neuron (parallel): carry[i] = grad_last[i] or 0
 //                   for t in time, reversed: the step's vector-Jacobian
 //                     product at (states before t, x[t], params, h[t]) for
 //                     gradients (grad_spike[t], grad_seq[i][t] + carry[i]);
@@ -124,12 +124,12 @@ LogicalResult lowerModelForward(ForwardOp op, int64_t timeBlock) {
       }
       return v.next;
     };
-    bool contiguous = timeIsContiguous(ref, time);
-    int64_t block = chooseForwardBlock(timeBlock, ref, contiguous);
+    SequenceFacts facts = sequenceFacts(ref, time);
+    int64_t block = chooseForwardBlock(timeBlock, facts);
     int64_t perBlock = block * static_cast<int64_t>(inputs.size());
     SmallVector<Value> last =
         buildTimeLoop(b, loc, time, steps, init, block, /*reverse=*/false, load, compute,
-                      /*pipeline=*/perBlock <= kPipelinedValues && !contiguous);
+                      pipelineBlocks(facts, block, perBlock, kPipelinedValues));
     for (unsigned i = 0; i < n; ++i)
       if (Value l = op.lookup("last", nameAt(states, i)))
         nb.store(last[i], l, neuron);
@@ -504,7 +504,11 @@ private:
       walk.init.push_back(preSource[i] == PreSource::Unused
                               ? Value()
                               : initialState(nb, op, model, i, neuron));
+    // Each state's carried gradient starts from its last value's.
     SmallVector<Value> inits(n + derivation.gradParams.size(), nb.c(0.0));
+    for (unsigned i = 0; i < n; ++i)
+      if (Value g = lookupState("grad_last", i))
+        inits[i] = nb.load(g, neuron);
     Value steps = tdim::buildSize(b, loc, ref, time);
     auto load = [&](OpBuilder &sb, Value t) { return loadStep(sb, neuron, t); };
     auto compute = [&](OpBuilder &sb, Value t, const StepValues &loaded,
@@ -512,11 +516,11 @@ private:
       return computeStep(sb, walk, t, loaded, previous, mayBeFirst, carried);
     };
     int64_t streams = std::max<int64_t>(reads.size(), 1);
-    bool contiguous = timeIsContiguous(ref, time);
-    int64_t block = chooseBackwardBlock(timeBlock, ref, contiguous, streams);
+    SequenceFacts facts = sequenceFacts(ref, time);
+    int64_t block = chooseBackwardBlock(timeBlock, facts, streams);
     SmallVector<Value> results = buildTimeLoop(
         b, loc, time, steps, inits, block, /*reverse=*/true, load, compute,
-        /*pipeline=*/streams * block <= kBackwardPipelinedValues && !contiguous);
+        pipelineBlocks(facts, block, streams * block, kBackwardPipelinedValues));
     for (unsigned i = 0; i < n; ++i)
       if (Value g = lookupState("grad_init", i))
         nb.store(results[i], g, neuron);

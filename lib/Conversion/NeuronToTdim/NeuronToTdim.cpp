@@ -98,11 +98,11 @@ LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
         nb.store(h, op.getHSeq(), at);
       return {next};
     };
-    bool contiguous = timeIsContiguous(op.getX(), time);
-    int64_t block = chooseForwardBlock(timeBlock, op.getX(), contiguous);
-    SmallVector<Value> last = buildTimeLoop(b, loc, time, steps, {v0}, block,
-                                            /*reverse=*/false, load, compute,
-                                            /*pipeline=*/block <= kPipelinedValues && !contiguous);
+    SequenceFacts facts = sequenceFacts(op.getX(), time);
+    int64_t block = chooseForwardBlock(timeBlock, facts);
+    SmallVector<Value> last =
+        buildTimeLoop(b, loc, time, steps, {v0}, block, /*reverse=*/false, load, compute,
+                      pipelineBlocks(facts, block, block, kPipelinedValues));
     if (op.getVLast())
       nb.store(last[0], op.getVLast(), neuron);
   });
@@ -220,7 +220,9 @@ private:
     walk.timeType = tdim::TdimIndexType::get(b.getContext(), time);
     walk.zero = tdim::ConstOp::create(b, loc, walk.timeType, b.getI64IntegerAttr(0));
     Value steps = tdim::buildSize(b, loc, op.getHSeq(), time);
-    SmallVector<Value> inits{nb.c(0.0)};
+    // dL/dV carried into the last step: the last potential's gradient.
+    SmallVector<Value> inits{op.getGradVLast() ? nb.load(op.getGradVLast(), neuron)
+                                               : nb.c(0.0)};
     for (unsigned k = 0; k < numGrads; ++k)
       inits.push_back(nb.c(0.0));
     auto load = [&](OpBuilder &sb, Value t) { return loadStep(sb, walk, t); };
@@ -231,11 +233,11 @@ private:
     // The streams `load` reads: h, and the gradients and x when present.
     int64_t streams = 1 + (op.getGradSpike() ? 1 : 0) + (op.getGradVSeq() ? 1 : 0) +
                       (readX ? 1 : 0);
-    bool contiguous = timeIsContiguous(op.getHSeq(), time);
-    int64_t block = chooseBackwardBlock(timeBlock, op.getHSeq(), contiguous, streams);
+    SequenceFacts facts = sequenceFacts(op.getHSeq(), time);
+    int64_t block = chooseBackwardBlock(timeBlock, facts, streams);
     SmallVector<Value> results = buildTimeLoop(
         b, loc, time, steps, inits, block, /*reverse=*/true, load, compute,
-        /*pipeline=*/kBackwardValuesPerStep * block <= kBackwardPipelinedValues && !contiguous);
+        pipelineBlocks(facts, block, kBackwardValuesPerStep * block, kBackwardPipelinedValues));
     if (op.getGradVInit())
       nb.store(results[0], op.getGradVInit(), neuron);
     for (unsigned k = 0; k < numGrads; ++k) {

@@ -229,6 +229,24 @@ bool nerve::timeIsContiguous(Value seq, DimAttr time) {
   return position && type.getEffectiveStrides()[*position] == 1;
 }
 
+/// The facts of `seq`'s type a time block is chosen from.
+SequenceFacts nerve::sequenceFacts(Value seq, DimAttr time) {
+  SequenceFacts facts;
+  facts.elementBytes = elementBytes(seq);
+  facts.timeContiguous = timeIsContiguous(seq, time);
+  auto type = llvm::cast<TdimTensorType>(seq.getType());
+  if (int64_t size = type.getSize(time); !ShapedType::isDynamic(size))
+    facts.steps = size;
+  return facts;
+}
+
+bool nerve::pipelineBlocks(const SequenceFacts &facts, int64_t block, int64_t values,
+                          int64_t maxValues) {
+  if (facts.timeContiguous || values > maxValues)
+    return false;
+  return !facts.steps || *facts.steps > block;
+}
+
 /// Blocks of a time-contiguous walk span 256 bytes of each row (64 f32
 /// steps, 128 f16). Each block of a row is read and written while every
 /// other thread reads its own rows, a row apart: the more contiguous bytes
@@ -237,20 +255,31 @@ bool nerve::timeIsContiguous(Value seq, DimAttr time) {
 /// bandwidth with 64-byte rows, 75% with 128 bytes, 85% with 256.
 constexpr int64_t kContiguousBlockBytes = 256;
 
-static int64_t contiguousBlock(Value seq) {
-  return std::clamp<int64_t>(kContiguousBlockBytes / elementBytes(seq), 1, kMaxTimeBlock);
+/// `automatic`, or the whole sequence when its type fixes it shorter: one
+/// block then loads every step together. Steps after the last whole block
+/// run one at a time with one load in flight a thread, so a short sequence
+/// (SEW-ResNet's T = 4 under blocks of 16) would otherwise run entirely
+/// that way.
+static int64_t wholeShortSequence(int64_t automatic, const SequenceFacts &facts) {
+  if (facts.steps && *facts.steps > 0 && *facts.steps < automatic)
+    return *facts.steps;
+  return automatic;
+}
+
+static int64_t contiguousBlock(const SequenceFacts &facts) {
+  return std::clamp<int64_t>(kContiguousBlockBytes / facts.elementBytes, 1, kMaxTimeBlock);
 }
 
 /// The forward time block for `requested` (0: automatic). Automatic aims at
 /// 64 bytes of loads of `x` in flight per thread, which measured best on an
 /// H200 for f32 and f16 forward (one stream), pipelined.
-int64_t nerve::chooseForwardBlock(int64_t requested, Value x, bool contiguous) {
+int64_t nerve::chooseForwardBlock(int64_t requested, const SequenceFacts &facts) {
   if (requested > 0)
     return requested;
-  if (contiguous)
-    return contiguousBlock(x);
-  int64_t block = llvm::PowerOf2Ceil(llvm::divideCeil(64, elementBytes(x)));
-  return std::clamp<int64_t>(block, 1, 32);
+  if (facts.timeContiguous)
+    return wholeShortSequence(contiguousBlock(facts), facts);
+  int64_t block = llvm::PowerOf2Ceil(llvm::divideCeil(64, facts.elementBytes));
+  return wholeShortSequence(std::clamp<int64_t>(block, 1, 32), facts);
 }
 
 /// Backward loads up to four values a step (h, the two upstream gradients,
@@ -269,12 +298,13 @@ int64_t nerve::chooseForwardBlock(int64_t requested, Value x, bool contiguous) {
 constexpr int64_t kBackwardStreamBytes = 64;
 constexpr int64_t kBackwardLoads = 96;
 
-int64_t nerve::chooseBackwardBlock(int64_t requested, Value hSeq, bool contiguous, int64_t streams) {
+int64_t nerve::chooseBackwardBlock(int64_t requested, const SequenceFacts &facts,
+                                   int64_t streams) {
   if (requested > 0)
     return requested;
-  if (contiguous)
-    return contiguousBlock(hSeq);
-  uint64_t perStream = llvm::bit_floor(uint64_t(kBackwardStreamBytes / elementBytes(hSeq)));
+  if (facts.timeContiguous)
+    return wholeShortSequence(contiguousBlock(facts), facts);
+  uint64_t perStream = llvm::bit_floor(uint64_t(kBackwardStreamBytes / facts.elementBytes));
   uint64_t byLoads = llvm::bit_floor(uint64_t(kBackwardLoads / streams));
-  return std::clamp<int64_t>(std::min(perStream, byLoads), 1, 64);
+  return wholeShortSequence(std::clamp<int64_t>(std::min(perStream, byLoads), 1, 64), facts);
 }

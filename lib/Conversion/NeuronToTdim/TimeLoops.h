@@ -15,6 +15,8 @@
 #include "nerve/Dialect/Tdim/IR/TdimBuilders.h"
 #include "nerve/Dialect/Tdim/IR/TdimOps.h"
 
+#include <optional>
+
 namespace nerve {
 
 using mlir::Value;
@@ -124,11 +126,29 @@ inline constexpr int64_t kBackwardValuesPerStep = 4;
 int64_t elementBytes(Value seq);
 /// Whether time is the contiguous dimension of `seq` (time-minor layouts).
 bool timeIsContiguous(Value seq, DimAttr time);
+
+/// What a time block is chosen from: facts of a sequence's type.
+struct SequenceFacts {
+  int64_t elementBytes = 4;
+  /// Time is the contiguous dimension (time-minor layouts).
+  bool timeContiguous = false;
+  /// The number of steps, when the type fixes it.
+  std::optional<int64_t> steps;
+};
+SequenceFacts sequenceFacts(Value seq, DimAttr time);
+
+/// Whether blocks of `block` steps, `values` loaded values each, are loaded
+/// one block ahead: along a strided time dimension, with at most
+/// `maxValues` values carried, and when the sequence may hold more than one
+/// block (a single block has nothing ahead to load).
+bool pipelineBlocks(const SequenceFacts &facts, int64_t block, int64_t values,
+                    int64_t maxValues);
+
 /// The forward time block for `requested` (0: automatic).
-int64_t chooseForwardBlock(int64_t requested, Value x, bool contiguous);
+int64_t chooseForwardBlock(int64_t requested, const SequenceFacts &facts);
 /// The backward time block for `requested` (0: automatic), loading
 /// `streams` sequences a step.
-int64_t chooseBackwardBlock(int64_t requested, Value hSeq, bool contiguous, int64_t streams);
+int64_t chooseBackwardBlock(int64_t requested, const SequenceFacts &facts, int64_t streams);
 
 } // namespace nerve
 

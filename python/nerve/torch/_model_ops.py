@@ -68,10 +68,12 @@ class _Tensors:
         return _layout.plan(self.shape, self.time_dim, operands)
 
     def types(self, layouts) -> Dict[str, str]:
+        target = "cuda" if self.tensors[0].device.type == "cuda" else "cpu"
+        sizes = _specs.static_sizes(self.shape[self.time_dim], target)
         out = {}
         for name, t, layout in zip(self.names, self.tensors, layouts):
             dims, unit = layout.pattern() if layout is not None else ((), True)
-            out[name] = _specs.tensor_type(dims, unit, _tdim_type(t))
+            out[name] = _specs.tensor_type(dims, unit, _tdim_type(t), sizes)
         return out
 
 
@@ -138,7 +140,8 @@ def _run_forward(call: _Call, x: Tensor, inits: Dict[str, Tensor], params: Dict[
 
 def _run_backward(call: _Call, saved_h: Dict[str, Tensor], saved_seq: Dict[str, Tensor],
                   x: Optional[Tensor], inits: Dict[str, Tensor], params: Dict[str, Tensor],
-                  grad_spike: Optional[Tensor], grad_seq: Dict[str, Tensor], need_x: bool,
+                  grad_spike: Optional[Tensor], grad_seq: Dict[str, Tensor],
+                  grad_last: Dict[str, Tensor], need_x: bool,
                   grad_init_states: Sequence[str], grad_params: Sequence[str]
                   ) -> Tuple[Optional[Tensor], Dict[str, Tensor], Dict[str, Tensor]]:
     ref = next(iter(saved_h.values())) if saved_h else next(iter(saved_seq.values()))
@@ -163,6 +166,9 @@ def _run_backward(call: _Call, saved_h: Dict[str, Tensor], saved_seq: Dict[str, 
     for s in names:
         if s in grad_seq:
             ins.add("gseq_" + s, grad_seq[s], True)
+    for s in names:
+        if s in grad_last:
+            ins.add("glast_" + s, grad_last[s], False)
     grad_x = torch.empty_like(ref) if need_x else None
     if grad_x is not None:
         outs.add("grad_x", grad_x, True)
@@ -188,6 +194,7 @@ def _run_backward(call: _Call, saved_h: Dict[str, Tensor], saved_seq: Dict[str, 
           group("params", "p_", call.tensor_params) +
           (f" grad_spike(%grad_spike : {types['grad_spike']})" if grad_spike is not None else "") +
           group("grad_seq", "gseq_", [s for s in names if s in grad_seq]) +
+          group("grad_last", "glast_", [s for s in names if s in grad_last]) +
           (f" grad_ins(x = %grad_x : {types['grad_x']})" if need_x else "") +
           group("grad_init", "ginit_", grad_init_states) + group("grad_params", "gp_", grad_params) +
           " time t {" + attrs + "}")
@@ -314,24 +321,18 @@ def backward_impl(saved_h: List[Tensor], saved_seq: List[Tensor], x: Optional[Te
     states = call.model.state_names
     h_states, seq_saved, _ = _plan_of(plan)
     ref = saved_h[0] if saved_h else saved_seq[0]
-    td = call.time_dim
-    grad_seq: Dict[str, Tensor] = {}
-    for s, g in zip(states, grad_states):
-        if g is None:
-            continue
-        if store_seq:
-            grad_seq[s] = g
-        else:  # a gradient on the last value only: a zero sequence with it last
-            full = torch.zeros_like(ref)
-            full.select(td, ref.shape[td] - 1).copy_(g)
-            grad_seq[s] = full
+    # Per state, a gradient of its sequence (store_seq) or of its last value
+    # alone (which starts the kernel's walk back through time).
+    given = {s: g for s, g in zip(states, grad_states) if g is not None}
+    grad_seq = given if store_seq else {}
+    grad_last = {} if store_seq else given
     init_map = {s: t for s, t in zip(states, inits) if t is not None}
     grad_init_states = tuple(s for s, need in zip(states, need_inits) if need)
     grad_params = tuple(p for p, need in zip(call.tensor_params, need_params) if need)
     grad_x, grad_inits, grads = _run_backward(
         call, dict(zip(h_states, saved_h)), dict(zip(seq_saved, saved_seq)), x, init_map,
-        dict(zip(call.tensor_params, params)), grad_spike, grad_seq, need_x, grad_init_states,
-        grad_params)
+        dict(zip(call.tensor_params, params)), grad_spike, grad_seq, grad_last, need_x,
+        grad_init_states, grad_params)
     empty = ref.new_empty((0,))
     return ([grad_x if grad_x is not None else empty] +
             [grad_inits.get(s, empty) for s in states] +

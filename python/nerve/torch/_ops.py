@@ -60,13 +60,13 @@ def _operand(t: Optional[Tensor], sequence: bool) -> Optional[_layout.Operand]:
     return None if t is None else _layout.Operand(tuple(t.stride()), sequence)
 
 
-def _types(names, layouts, dtypes) -> dict:
+def _types(names, layouts, dtypes, sizes) -> dict:
     out = {}
     for name, layout, dtype in zip(names, layouts, dtypes):
         if layout is None and dtype is None:
             continue
         dims, unit = layout.pattern() if layout is not None else ((), True)
-        out[name] = _specs.tensor_type(dims, unit, dtype)
+        out[name] = _specs.tensor_type(dims, unit, dtype, sizes)
     return out
 
 
@@ -104,8 +104,10 @@ def _forward_launcher(key: tuple, x: Tensor, v_init: Optional[Tensor], param: Op
                                               zip(tensors, sequences)])
     dtypes = [None if t is None else _tdim_type(t) for t in tensors]
     dtypes[2] = _tdim_type(param) if param is not None else None
-    spec = _specs.forward_spec(neuron, _types(names, layouts, dtypes))
-    kernel = _kernels.entry(spec, _target(x), "forward")
+    target = _target(x)
+    sizes = _specs.static_sizes(x.shape[time_dim], target)
+    spec = _specs.forward_spec(neuron, _types(names, layouts, dtypes, sizes))
+    kernel = _kernels.entry(spec, target, "forward")
     order = [layouts[i] for i, t in enumerate(tensors) if t is not None or
              (i == 2 and param is not None)]
     launcher = _kernels.Launcher(kernel, order)
@@ -166,18 +168,21 @@ def forward_fake(x: Tensor, v_init: Optional[Tensor], param: Optional[Tensor], n
 def _backward_launcher(key: tuple, tensors: Tuple[Optional[Tensor], ...], neuron: Neuron,
                        time_dim: int) -> _kernels.Launcher:
     h = tensors[0]
-    _check_shapes(h, time_dim, (("v_init", tensors[1]),), (("param", tensors[2]),),
-                  (("grad_spike", tensors[3]), ("grad_v_seq", tensors[4])))
-    names = ("h_seq", "v_init", "param", "grad_spike", "grad_v_seq", "grad_x", "grad_v_init",
-             "grad_param")
-    sequences = (True, False, False, True, True, True, False, False)
-    params = (2, 7)
+    _check_shapes(h, time_dim, (("v_init", tensors[1]), ("grad_v", tensors[5])),
+                  (("param", tensors[2]),),
+                  (("grad_spike", tensors[3]), ("grad_v", tensors[4])))
+    names = ("h_seq", "v_init", "param", "grad_spike", "grad_v_seq", "grad_v_last", "grad_x",
+             "grad_v_init", "grad_param")
+    sequences = (True, False, False, True, True, False, True, False, False)
+    params = (2, 8)
     layouts = _layout.plan(h.shape, time_dim, [
         None if i in params else _operand(t, s) for i, (t, s) in
         enumerate(zip(tensors, sequences))])
     dtypes = [None if t is None else _tdim_type(t) for t in tensors]
-    spec = _specs.backward_spec(neuron, _types(names, layouts, dtypes))
-    kernel = _kernels.entry(spec, _target(h), "backward")
+    target = _target(h)
+    sizes = _specs.static_sizes(h.shape[time_dim], target)
+    spec = _specs.backward_spec(neuron, _types(names, layouts, dtypes, sizes))
+    kernel = _kernels.entry(spec, target, "backward")
     launcher = _kernels.Launcher(kernel, [layouts[i] for i, t in enumerate(tensors)
                                           if t is not None])
     _backward_launchers[key] = launcher
@@ -203,13 +208,6 @@ def _check_shapes(seq: Tensor, time_dim: int, states, params, sequences=()) -> N
                                  f"expected")
 
 
-def _last_step_gradient(grad_v_last: Tensor, h: Tensor, time_dim: int) -> Tensor:
-    """The gradient of v_seq that only the last potential receives."""
-    full = torch.zeros_like(h)
-    full.select(time_dim, h.shape[time_dim] - 1).copy_(grad_v_last)
-    return full
-
-
 def run_backward(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tensor],
                  v_init: Optional[Tensor], param: Optional[Tensor], neuron: str, time_dim: int,
                  v_seq: bool, need_grad_v_init: bool, need_grad_param: bool
@@ -223,13 +221,15 @@ def run_backward(h: Tensor, grad_spike: Optional[Tensor], grad_v: Optional[Tenso
                                                         need_grad_v_init, need_grad_param)
     if grad_spike is None and grad_v is None:
         return tuple(None if t is None else t.zero_() for t in (grad_x, grad_v_init, grad_param))
-    if grad_v is not None and not v_seq:
-        grad_v = _last_step_gradient(grad_v, h, time_dim)
+    # The last potential's gradient (v_seq=False) starts the kernel's walk
+    # back through time: no sequence of zeros around it.
+    grad_v_seq, grad_v_last = (grad_v, None) if v_seq else (None, grad_v)
     v_in = v_init if config.has_param else None
-    tensors = (h, v_in, param, grad_spike, grad_v, grad_x, grad_v_init, grad_param)
+    tensors = (h, v_in, param, grad_spike, grad_v_seq, grad_v_last, grad_x, grad_v_init,
+               grad_param)
     device = h.get_device()
     key = (neuron, h.dtype, device, h.shape, h.stride(), time_dim,
-           tuple(None if t is None else _meta(t) for t in tensors[1:5]),
+           tuple(None if t is None else _meta(t) for t in tensors[1:6]),
            need_grad_v_init, need_grad_param)
     launcher = _backward_launchers.get(key)
     if launcher is None:

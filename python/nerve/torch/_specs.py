@@ -2,8 +2,9 @@
 
 A kernel is specialised on what changes its code: the neuron and its
 constants, the element type, which optional tensors it reads and writes, and
-the layout pattern of each tensor (`_layout.Plan.pattern`). Sizes are never
-part of it: T, the batch and the neuron count are bound at launch.
+the layout pattern of each tensor (`_layout.Plan.pattern`). The batch and
+the neuron count are bound at launch; so is T, except for short sequences on
+the GPU (`static_sizes`), whose kernels load all their steps together.
 """
 
 from __future__ import annotations
@@ -60,16 +61,34 @@ def float_literal(value: float) -> str:
     return mantissa + (e + exponent if e else "")
 
 
-def tensor_type(dims: Sequence[str], unit: bool, dtype: str) -> str:
+# The longest sequence a GPU kernel is compiled for (docs/decisions.md):
+# nerve's time blocks are 16 f32 or 32 16-bit steps; the steps after the
+# last whole block run one at a time, so a shorter sequence of unknown
+# length would run entirely that way, one load in flight a thread.
+SHORT_SEQUENCE = 32
+
+
+def static_sizes(steps: int, target: str) -> Dict[str, int]:
+    """The sizes a kernel is compiled for: T when the sequence is short and
+    runs on the GPU (the compiler then makes the whole sequence one block);
+    nothing otherwise (the CPU walks one step at a time anyway)."""
+    if target == "cuda" and 0 < steps <= SHORT_SEQUENCE:
+        return {"t": steps}
+    return {}
+
+
+def tensor_type(dims: Sequence[str], unit: bool, dtype: str,
+                sizes: Optional[Dict[str, int]] = None) -> str:
     """A tdim tensor over `dims` in memory order, strides bound at launch (the
-    innermost 1 when `unit`)."""
+    innermost 1 when `unit`), sizes too except those `sizes` fixes."""
     if not dims:
         return f"!tdim.tensor<[], {dtype}>"
     strides = ["?"] * len(dims)
     if unit:
         strides[-1] = "1"
-    return (f"!tdim.tensor<[{', '.join(d + ': ?' for d in dims)}], {dtype}, "
-            f"strides = [{', '.join(strides)}]>")
+    sizes = sizes or {}
+    spelled = ", ".join(f"{d}: {sizes.get(d, '?')}" for d in dims)
+    return f"!tdim.tensor<[{spelled}], {dtype}, strides = [{', '.join(strides)}]>"
 
 
 def _attrs(neuron: Neuron, backward: bool) -> str:
@@ -150,9 +169,11 @@ def forward_spec(neuron: Neuron, types: Dict[str, str]) -> str:
 
 def backward_spec(neuron: Neuron, types: Dict[str, str]) -> str:
     """The backward kernel over the tensors `types` names (h_seq, v_init,
-    param, grad_spike, grad_v_seq; grad_x, grad_v_init, grad_param)."""
+    param, grad_spike, grad_v_seq, grad_v_last; grad_x, grad_v_init,
+    grad_param)."""
     inputs = tuple((n, types[n]) for n in
-                   ("h_seq", "v_init", "param", "grad_spike", "grad_v_seq") if n in types)
+                   ("h_seq", "v_init", "param", "grad_spike", "grad_v_seq", "grad_v_last")
+                   if n in types)
     outputs = tuple((n, types[n]) for n in ("grad_x", "grad_v_init", "grad_param")
                     if n in types)
     op = {"plif_decay": "generic_grad"}.get(neuron.kind, neuron.kind + "_grad")
@@ -161,7 +182,8 @@ def backward_spec(neuron: Neuron, types: Dict[str, str]) -> str:
         parts.append(_operand(types, "init", "v_init"))
         parts.append(_operand(types, "w" if neuron.kind == "plif" else "params", "param"))
     parts += [_operand(types, "grad_spike", "grad_spike"),
-              _operand(types, "grad_v_seq", "grad_v_seq"), _operand(types, "outs", "grad_x"),
+              _operand(types, "grad_v_seq", "grad_v_seq"),
+              _operand(types, "grad_v_last", "grad_v_last"), _operand(types, "outs", "grad_x"),
               _operand(types, "grad_v_init", "grad_v_init")]
     if neuron.has_param:
         parts.append(_operand(types, "grad_w" if neuron.kind == "plif" else "grad_params",

@@ -31,6 +31,25 @@ tdim.kernel @lif(%h: !seq, %gs: !seq, %gv: !seq, %x: !seq) -> (%gx: !seq, %gv0: 
 // -----
 
 !seq = !tdim.tensor<[t: ?, n: ?], f32>
+!state = !tdim.tensor<[n: ?], f32>
+
+// The last potential's gradient starts the reverse walk: dL/dV carried
+// into the last step is loaded per neuron, not zero.
+// CHECK-LABEL: tdim.kernel @last_potential
+// CHECK: tdim.for %[[N:.*]] over n {{.*}} parallel {
+// CHECK:   %[[GL:.*]] = tdim.load %gl[n = %[[N]]]
+// CHECK:   tdim.for %{{.*}} over t from %{{.*}} to %{{.*}} reverse iter_args(%[[CARRY:.*]] = %[[GL]]) -> (f32) {
+// CHECK:     tdim.load %gs
+// CHECK:     arith.addf %[[CARRY]], %{{.*}} : f32
+tdim.kernel @last_potential(%h: !seq, %gs: !seq, %gl: !state) -> (%gx: !seq) {
+  neuron.lif_grad ins(%h : !seq) grad_spike(%gs : !seq) grad_v_last(%gl : !state) outs(%gx : !seq)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
 
 // A charge function whose derivative depends on the potential and the
 // input: backward rebuilds V[t-1] from h_seq[t-1] (v_init at t = 0) and

@@ -70,6 +70,19 @@ tdim.kernel @backward(%h: !seq, %gs: !seq, %x: !seq) -> (%gx: !seq, %gv0: !state
   tdim.return
 }
 
+// A state's last-value gradient starts its carried gradient (the other
+// state's starts at zero).
+// CHECK-LABEL: tdim.kernel @backward_last
+// CHECK: tdim.for %[[N:.*]] over n {{.*}} parallel {
+// CHECK:   %[[GWL:.*]] = tdim.load %gwl[n = %[[N]]]
+// CHECK:   tdim.for %{{.*}} over t {{.*}} reverse iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %[[GWL]]) -> (f32, f32) {
+tdim.kernel @backward_last(%h: !seq, %gs: !seq, %x: !seq, %gwl: !state) -> (%gx: !seq) {
+  neuron.backward @izh h_seq(v = %h : !seq) ins(x = %x : !seq) grad_spike(%gs : !seq)
+      grad_last(w = %gwl : !state) grad_ins(x = %gx : !seq)
+      time t {surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}
+
 // -----
 
 neuron.model @lif states(v = 0.0) inputs(x) params(tau = 2.0)

@@ -198,3 +198,13 @@ tdim.kernel @k(%h: !seq, %w: !tdim.tensor<[], f32>) -> (%gx: !seq, %g1: !tdim.te
   }
   tdim.return
 }
+
+// -----
+
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+
+tdim.kernel @k(%h: !seq, %gl: !seq) -> (%gx: !seq) {
+  // expected-error @+1 {{`grad_v_last` must have the dimensions of `h_seq` without `t` (`n`), not `t`, `n`}}
+  neuron.if_grad ins(%h : !seq) grad_v_last(%gl : !seq) outs(%gx : !seq) time t {surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}

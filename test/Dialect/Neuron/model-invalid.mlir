@@ -242,3 +242,16 @@ neuron.model @m states(v = 0.0) inputs(x) params(tau) threshold(1.0) charge {
 ^bb0(%v: f32, %x: f32, %tau: f32):
   neuron.yield %v : f32
 }
+
+// -----
+
+neuron.model @m states(v = 0.0) inputs(x) threshold(1.0) charge {
+^bb0(%v: f32, %x: f32):
+  neuron.yield %v : f32
+}
+!seq = !tdim.tensor<[t: ?, n: ?], f32>
+tdim.kernel @k(%h: !seq, %gs: !seq, %gl: !seq) -> (%gx: !seq) {
+  // expected-error @+1 {{`grad_last(v)` must have the dimensions of `h_seq(v)` without `t` (`n`), not `t`, `n`}}
+  neuron.backward @m h_seq(v = %h : !seq) grad_spike(%gs : !seq) grad_last(v = %gl : !seq) grad_ins(x = %gx : !seq) time t {surrogate = #neuron.surrogate<sigmoid>}
+  tdim.return
+}

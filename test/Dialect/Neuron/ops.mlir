@@ -34,6 +34,9 @@ tdim.kernel @backward(%x: !seq, %v0: !state, %w: !one, %h: !seq, %gs: !seq, %gv:
   // CHECK: neuron.lif_grad ins(%h : {{.*}}) grad_v_seq(%gv : {{.*}}) outs(%gx : {{.*}}) grad_v_init(%gv0 : {{.*}}) time t {detach_reset, surrogate = #neuron.surrogate<atan, alpha = 3.000000e+00>, v_reset = 0.000000e+00 : f64}
   neuron.lif_grad ins(%h : !seq) grad_v_seq(%gv : !seq) outs(%gx : !seq) grad_v_init(%gv0 : !state)
       time t {v_reset = 0.0, detach_reset, surrogate = #neuron.surrogate<atan, alpha = 3.0>}
+  // CHECK: neuron.lif_grad ins(%h : {{.*}}) grad_spike(%gs : {{.*}}) grad_v_last(%v0 : {{.*}}) outs(%gx : {{.*}}) time t
+  neuron.lif_grad ins(%h : !seq) grad_spike(%gs : !seq) grad_v_last(%v0 : !state) outs(%gx : !seq)
+      time t {v_reset = 0.0, surrogate = #neuron.surrogate<atan>}
   // CHECK: neuron.plif_grad ins(%h : {{.*}}) x(%x : {{.*}}) init(%v0 : {{.*}}) w(%w : {{.*}}) grad_spike(%gs : {{.*}}) grad_v_seq(%gv : {{.*}}) outs(%gx : {{.*}}) grad_v_init(%gv0 : {{.*}}) grad_w(%gw : {{.*}}) time t
   neuron.plif_grad ins(%h : !seq) x(%x : !seq) init(%v0 : !state) w(%w : !one) grad_spike(%gs : !seq) grad_v_seq(%gv : !seq)
       outs(%gx : !seq) grad_v_init(%gv0 : !state) grad_w(%gw : !one) time t {surrogate = #neuron.surrogate<erf>}

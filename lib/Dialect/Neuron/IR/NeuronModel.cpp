@@ -339,7 +339,8 @@ constexpr GroupInfo kBackwardGroups[] = {
     {"ins", GroupKind::Input, false},       {"init", GroupKind::State, false},
     {"params", GroupKind::Param, false},    {"h_seq", GroupKind::State, false},
     {"seq", GroupKind::State, false},       {"grad_spike", GroupKind::Single, false},
-    {"grad_seq", GroupKind::State, false},  {"grad_ins", GroupKind::Input, true},
+    {"grad_seq", GroupKind::State, false},  {"grad_last", GroupKind::State, false},
+    {"grad_ins", GroupKind::Input, true},
     {"grad_init", GroupKind::State, true},  {"grad_params", GroupKind::Param, true}};
 
 std::pair<StringRef, StringRef> splitRole(Attribute role) {
@@ -585,7 +586,8 @@ private:
     LogicalResult shape = success();
     if (group == "params" || group == "grad_params")
       shape = checkParam(i, role);
-    else if (group == "init" || group == "last" || group == "grad_init")
+    else if (group == "init" || group == "last" || group == "grad_init" ||
+             group == "grad_last")
       shape = checker.perNeuron(v, what);
     else
       shape = checker.sequence(v, what, /*allowInt=*/group == "outs");

@@ -126,6 +126,7 @@ static LogicalResult verifyBackwardCommon(OpTy op, NeuronChecker &c) {
   if (failed(c.reference(op.getHSeq(), "h_seq")) ||
       failed(c.sequence(op.getGradSpike(), "grad_spike")) ||
       failed(c.sequence(op.getGradVSeq(), "grad_v_seq")) ||
+      failed(c.perNeuron(op.getGradVLast(), "grad_v_last")) ||
       failed(c.sequence(op.getGradX(), "grad_x")) ||
       failed(c.perNeuron(op.getGradVInit(), "grad_v_init")))
     return failure();

@@ -115,6 +115,7 @@ def Neuron_PLIFOp : Neuron_ForwardOp<"plif", "parametric leaky integrate-and-fir
 defvar BackwardGradsFormat = [{
   (`grad_spike` `(` $grad_spike^ `:` qualified(type($grad_spike)) `)`)?
   (`grad_v_seq` `(` $grad_v_seq^ `:` qualified(type($grad_v_seq)) `)`)?
+  (`grad_v_last` `(` $grad_v_last^ `:` qualified(type($grad_v_last)) `)`)?
   `outs` `(` $grad_x `:` qualified(type($grad_x)) `)`
   (`grad_v_init` `(` $grad_v_init^ `:` qualified(type($grad_v_init)) `)`)?
 }];
@@ -124,10 +125,12 @@ class Neuron_BackwardOp<string mnemonic, string neuronName>
   let summary = "Multi-step " # neuronName # " neurons, backward through time";
   let hasVerifier = 1;
   code commonDescription = [{
-    From the saved `h_seq` and the upstream gradients on the spikes and on
-    `v_seq` (either may be left out: zero), computes `grad_x` and, when
-    asked, `grad_v_init`, walking time backwards:
-    `G_V[t] = grad_v_seq[t] + kappa * G_H[t+1]`,
+    From the saved `h_seq` and the upstream gradients on the spikes, on
+    `v_seq` and on `v_last` (the last potential, per neuron; any may be
+    left out: zero), computes `grad_x` and, when asked, `grad_v_init`,
+    walking time backwards:
+    `G_V[t] = grad_v_seq[t] + kappa * G_H[t+1]`, with `grad_v_last` in
+    place of `kappa * G_H[T]` at the last step,
     `G_H[t] = grad_spike[t] * psi_t + G_V[t] * a_t`,
     `grad_x[t] = beta * G_H[t]`, `grad_v_init = kappa * G_H[0]`, where
     `psi` is the surrogate's derivative at `h - v_threshold`, `a` the
@@ -140,7 +143,7 @@ class Neuron_BackwardOp<string mnemonic, string neuronName>
 def Neuron_IFGradOp : Neuron_BackwardOp<"if_grad", "integrate-and-fire"> {
   let description = commonDescription;
   let arguments = (ins Neuron_Read:$h_seq, Neuron_OptRead:$grad_spike,
-                       Neuron_OptRead:$grad_v_seq,
+                       Neuron_OptRead:$grad_v_seq, Neuron_OptRead:$grad_v_last,
                        Neuron_Write:$grad_x, Neuron_OptWrite:$grad_v_init,
                        Tdim_DimAttr:$time,
                        DefaultValuedAttr<F64Attr, "1.0">:$v_threshold,
@@ -154,7 +157,7 @@ def Neuron_IFGradOp : Neuron_BackwardOp<"if_grad", "integrate-and-fire"> {
 def Neuron_LIFGradOp : Neuron_BackwardOp<"lif_grad", "leaky integrate-and-fire"> {
   let description = commonDescription;
   let arguments = (ins Neuron_Read:$h_seq, Neuron_OptRead:$grad_spike,
-                       Neuron_OptRead:$grad_v_seq,
+                       Neuron_OptRead:$grad_v_seq, Neuron_OptRead:$grad_v_last,
                        Neuron_Write:$grad_x, Neuron_OptWrite:$grad_v_init,
                        Tdim_DimAttr:$time,
                        DefaultValuedAttr<F64Attr, "2.0">:$tau,
@@ -181,7 +184,7 @@ def Neuron_PLIFGradOp : Neuron_BackwardOp<"plif_grad", "parametric leaky integra
   let arguments = (ins Neuron_Read:$h_seq, Neuron_OptRead:$x,
                        Neuron_OptRead:$v_init, Neuron_Read:$w,
                        Neuron_OptRead:$grad_spike,
-                       Neuron_OptRead:$grad_v_seq,
+                       Neuron_OptRead:$grad_v_seq, Neuron_OptRead:$grad_v_last,
                        Neuron_Write:$grad_x, Neuron_OptWrite:$grad_v_init,
                        Neuron_Write:$grad_w,
                        Tdim_DimAttr:$time,
@@ -269,11 +272,13 @@ def Neuron_GenericGradOp : Neuron_Op<"generic_grad", [AttrSizedOperandSegments, 
     `(h - A) / B` (so B must not vanish; pass `x` when a parameter can
     switch the input off). `grad_params` receives one 0-d gradient per
     parameter, summed over all neurons and steps in a fixed order.
+    `grad_v_last`, the gradient of the last potential (per neuron), starts
+    the walk in place of zero.
   }];
   let arguments = (ins Neuron_Read:$h_seq, Neuron_OptRead:$x,
                        Neuron_OptRead:$v_init, Neuron_Reads:$params,
                        Neuron_OptRead:$grad_spike,
-                       Neuron_OptRead:$grad_v_seq,
+                       Neuron_OptRead:$grad_v_seq, Neuron_OptRead:$grad_v_last,
                        Neuron_Write:$grad_x, Neuron_OptWrite:$grad_v_init,
                        Arg<Variadic<Neuron_Tensor>, "", [MemWrite]>:$grad_params,
                        Tdim_DimAttr:$time,
@@ -288,6 +293,7 @@ def Neuron_GenericGradOp : Neuron_Op<"generic_grad", [AttrSizedOperandSegments, 
     (`params` `(` $params^ `:` qualified(type($params)) `)`)?
     (`grad_spike` `(` $grad_spike^ `:` qualified(type($grad_spike)) `)`)?
     (`grad_v_seq` `(` $grad_v_seq^ `:` qualified(type($grad_v_seq)) `)`)?
+    (`grad_v_last` `(` $grad_v_last^ `:` qualified(type($grad_v_last)) `)`)?
     `outs` `(` $grad_x `:` qualified(type($grad_x)) `)`
     (`grad_v_init` `(` $grad_v_init^ `:` qualified(type($grad_v_init)) `)`)?
     (`grad_params` `(` $grad_params^ `:` qualified(type($grad_params)) `)`)?
@@ -408,8 +414,9 @@ def Neuron_BackwardOp : Neuron_ModelUseOp<"backward"> {
     forward saved: `h_seq` and/or `seq` of the states the derivatives need
     (the lowering says which are missing), `ins` when the derivatives read
     an input, `init` and `params` as forward had them, and the upstream
-    gradients `grad_spike` and `grad_seq` (per state; absent ones are
-    zero). It writes `grad_ins` (per input), `grad_init` (per state) and
+    gradients `grad_spike`, `grad_seq` (per state) and `grad_last` (per
+    state and neuron: the gradient of its last value, which starts the
+    walk); absent ones are zero. It writes `grad_ins` (per input), `grad_init` (per state) and
     `grad_params` (per parameter bound to a tensor, with that tensor's
     dimensions: summed over time and the dimensions it is broadcast along,
     in a fixed order). `surrogate` replaces the spike's derivative;
