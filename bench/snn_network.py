@@ -59,7 +59,9 @@ LAYOUT_KERNEL = re.compile(r"clone|direct_copy_kernel|nchwToNhwc|nhwcToNchw", re
 NOT_LAYOUT = re.compile(r"batch_norm|add_copy_")
 # Where a step's GPU time goes, by kernel name.
 CATEGORIES = (("nerve neurons", re.compile(r"^(forward|backward|train|infer)_kernel")),
-              ("SpikingJelly neurons", re.compile(r"lif|multistep|neuron", re.IGNORECASE)),
+              # "lif" as a word: cuDNN's kernels say "simplified".
+              ("SpikingJelly neurons", re.compile(r"multistep|(?<![a-z])lif(?![a-z])|neuron",
+                                                  re.IGNORECASE)),
               ("convolutions", re.compile(r"conv|cudnn|xmma|gemm|cutlass|sm\d\d_|implicit",
                                           re.IGNORECASE)),
               ("layout copies", LAYOUT_KERNEL),

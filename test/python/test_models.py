@@ -125,6 +125,27 @@ def test_last_values_carry_gradients(device, detach):
     torch.testing.assert_close(x.grad, xr.grad, rtol=1e-10, atol=1e-12)
 
 
+def test_repeated_calls_reuse_their_kernels(device, monkeypatch):
+    """A call whose tensors have the shapes, strides and types of an earlier
+    one launches that call's kernel without writing its spec again; another
+    shape gets its own."""
+    from nerve.torch import _model_ops
+    monkeypatch.setattr(_model_ops, "_launchers", {})
+    written = []
+    original = _model_ops._kernels.entry
+    monkeypatch.setattr(_model_ops._kernels, "entry",
+                        lambda spec, *a: written.append(spec) or original(spec, *a))
+    node = IzhikevichNode(a=0.5, b=0.1, step_mode="m")
+    x = torch.rand(5, 3, 7, device=device) * 2
+    first = node(x)
+    node.reset()
+    again = node(x)
+    assert len(written) == 1 and torch.equal(first, again)
+    node.reset()
+    node(torch.rand(5, 4, 7, device=device) * 2)
+    assert len(written) == 2
+
+
 def test_izhikevich_learns_its_parameters(device):
     torch.manual_seed(4)
     x = (torch.rand(7, 3, 11, dtype=torch.float64, device=device) * 2).requires_grad_()

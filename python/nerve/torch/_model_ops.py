@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -77,20 +77,32 @@ class _Tensors:
         return out
 
 
+# Launchers by everything that shapes a call's kernel and its arguments:
+# the call, the entry, and each tensor's name, shape, strides and dtype
+# (its layout and type follow from them). A repeated call finds its
+# launcher without planning layouts or writing the spec again.
 _launchers: Dict[tuple, _kernels.Launcher] = {}
 
 
-def _launch(spec: str, entry: str, ins: _Tensors, outs: _Tensors, device_of: Tensor) -> None:
-    """Runs kernel `entry` of `spec` on `ins` then `outs` (the argument order)."""
-    layouts = ins.layouts() + outs.layouts()
-    key = (spec, entry, tuple(layouts), device_of.get_device())
-    launcher = _launchers.get(key)
+def _launch(call: _Call, entry: str, ins: _Tensors, outs: _Tensors, device_of: Tensor,
+            spec_of: Callable[[Dict[str, str]], str]) -> None:
+    """Runs kernel `entry` on `ins` then `outs` (the argument order); the
+    first call of a kind writes its spec with `spec_of(types)`. Calls are
+    interned by `_call_of` (kept for the process), so their identity names
+    them."""
+    device = device_of.get_device()
+    tensors = ins.tensors + outs.tensors
+    facts = (id(call), entry, device, tuple(ins.names), tuple(outs.names),
+             tuple((t.shape, t.stride(), t.dtype) for t in tensors))
+    launcher = _launchers.get(facts)
     if launcher is None:
-        kernel = _kernels.entry(spec, _target(device_of), entry)
-        launcher = _kernels.Launcher(kernel, layouts)
-        _launchers[key] = launcher
-    pointers = [t.data_ptr() for t in ins.tensors + outs.tensors]
-    launcher(pointers, _stream(device_of.get_device()))
+        in_layouts, out_layouts = ins.layouts(), outs.layouts()
+        types = ins.types(in_layouts)
+        types.update(outs.types(out_layouts))
+        kernel = _kernels.entry(spec_of(types), _target(device_of), entry)
+        launcher = _kernels.Launcher(kernel, in_layouts + out_layouts)
+        _launchers[facts] = launcher
+    launcher([t.data_ptr() for t in tensors], _stream(device))
 
 
 def _signature(ins: _Tensors, outs: _Tensors, types: Dict[str, str], entry: str) -> str:
@@ -123,18 +135,19 @@ def _run_forward(call: _Call, x: Tensor, inits: Dict[str, Tensor], params: Dict[
         outs.add("last_" + s, lasts[s], False)
     for s in h_states:
         outs.add("h_" + s, hs[s], True)
-    types = ins.types(ins.layouts())
-    types.update(outs.types(outs.layouts()))
-    group = lambda kw, prefix, names: _group(kw, [(n, prefix + n, types[prefix + n])
-                                                  for n in names])
-    op = ("  neuron.forward @model ins(x = %x : " + types["x"] + ")" +
-          group("init", "init_", [s for s in call.model.state_names if s in inits]) +
-          group("params", "p_", call.tensor_params) + f" outs(%spike : {types['spike']})" +
-          group("seq", "seq_", seq_states) + group("h_seq", "h_", h_states) +
-          group("last", "last_", last_states) + " time t")
-    spec = "\n".join([call.model.spec(_compute_type(x)), _signature(ins, outs, types, "forward"),
-                      op, "  tdim.return", "}"])
-    _launch(spec, "forward", ins, outs, x)
+
+    def spec_of(types: Dict[str, str]) -> str:
+        group = lambda kw, prefix, names: _group(kw, [(n, prefix + n, types[prefix + n])
+                                                      for n in names])
+        op = ("  neuron.forward @model ins(x = %x : " + types["x"] + ")" +
+              group("init", "init_", [s for s in call.model.state_names if s in inits]) +
+              group("params", "p_", call.tensor_params) + f" outs(%spike : {types['spike']})" +
+              group("seq", "seq_", seq_states) + group("h_seq", "h_", h_states) +
+              group("last", "last_", last_states) + " time t")
+        return "\n".join([call.model.spec(_compute_type(x)),
+                          _signature(ins, outs, types, "forward"), op, "  tdim.return", "}"])
+
+    _launch(call, "forward", ins, outs, x, spec_of)
     return spike, seqs, lasts, hs
 
 
@@ -179,28 +192,32 @@ def _run_backward(call: _Call, saved_h: Dict[str, Tensor], saved_seq: Dict[str, 
     grads = {p: torch.empty_like(params[p]) for p in grad_params}
     for p in grad_params:
         outs.add("gp_" + p, grads[p], None if grads[p].dim() == 0 else False)
-    types = ins.types(ins.layouts())
-    types.update(outs.types(outs.layouts()))
-    group = lambda kw, prefix, ns: _group(kw, [(n, prefix + n, types[prefix + n]) for n in ns])
-    attrs = "surrogate = " + _surrogate_attr(call.surrogate)
-    if call.detach_reset:
-        attrs += ", detach_reset"
-    if call.detach_threshold:
-        attrs += ", detach_threshold"
-    op = ("  neuron.backward @model" + group("h_seq", "h_", [s for s in names if s in saved_h]) +
-          group("seq", "seq_", [s for s in names if s in saved_seq]) +
-          (f" ins(x = %x : {types['x']})" if x is not None else "") +
-          group("init", "init_", [s for s in names if s in inits]) +
-          group("params", "p_", call.tensor_params) +
-          (f" grad_spike(%grad_spike : {types['grad_spike']})" if grad_spike is not None else "") +
-          group("grad_seq", "gseq_", [s for s in names if s in grad_seq]) +
-          group("grad_last", "glast_", [s for s in names if s in grad_last]) +
-          (f" grad_ins(x = %grad_x : {types['grad_x']})" if need_x else "") +
-          group("grad_init", "ginit_", grad_init_states) + group("grad_params", "gp_", grad_params) +
-          " time t {" + attrs + "}")
-    spec = "\n".join([call.model.spec(_compute_type(ref)),
-                      _signature(ins, outs, types, "backward"), op, "  tdim.return", "}"])
-    _launch(spec, "backward", ins, outs, ref)
+
+    def spec_of(types: Dict[str, str]) -> str:
+        group = lambda kw, prefix, ns: _group(kw, [(n, prefix + n, types[prefix + n])
+                                                   for n in ns])
+        attrs = "surrogate = " + _surrogate_attr(call.surrogate)
+        if call.detach_reset:
+            attrs += ", detach_reset"
+        if call.detach_threshold:
+            attrs += ", detach_threshold"
+        op = ("  neuron.backward @model" +
+              group("h_seq", "h_", [s for s in names if s in saved_h]) +
+              group("seq", "seq_", [s for s in names if s in saved_seq]) +
+              (f" ins(x = %x : {types['x']})" if x is not None else "") +
+              group("init", "init_", [s for s in names if s in inits]) +
+              group("params", "p_", call.tensor_params) +
+              (f" grad_spike(%grad_spike : {types['grad_spike']})"
+               if grad_spike is not None else "") +
+              group("grad_seq", "gseq_", [s for s in names if s in grad_seq]) +
+              group("grad_last", "glast_", [s for s in names if s in grad_last]) +
+              (f" grad_ins(x = %grad_x : {types['grad_x']})" if need_x else "") +
+              group("grad_init", "ginit_", grad_init_states) +
+              group("grad_params", "gp_", grad_params) + " time t {" + attrs + "}")
+        return "\n".join([call.model.spec(_compute_type(ref)),
+                          _signature(ins, outs, types, "backward"), op, "  tdim.return", "}"])
+
+    _launch(call, "backward", ins, outs, ref, spec_of)
     return grad_x, grad_inits, grads
 
 
@@ -213,7 +230,15 @@ def _run_backward(call: _Call, saved_h: Dict[str, Tensor], saved_seq: Dict[str, 
 @_constant_result
 def _call_key(model_json: str, surrogate: SurrogateSpec, detach_reset: bool,
               detach_threshold: bool, tensor_params: Tuple[str, ...], time_dim: int) -> str:
-    """A call's settings as a string (a custom operator's argument)."""
+    """A call's settings as a string (a custom operator's argument),
+    remembered: a layer asks for it at every call."""
+    return _call_key_of(model_json, surrogate, detach_reset, detach_threshold, tensor_params,
+                        time_dim)
+
+
+@lru_cache(maxsize=None)
+def _call_key_of(model_json: str, surrogate: SurrogateSpec, detach_reset: bool,
+                 detach_threshold: bool, tensor_params: Tuple[str, ...], time_dim: int) -> str:
     return json.dumps([json.loads(model_json), surrogate[0], [list(p) for p in surrogate[1]],
                        detach_reset, detach_threshold, list(tensor_params), time_dim])
 
@@ -233,7 +258,14 @@ def _call_of(key: str) -> _Call:
 def _plan_key(key: str, compute: str, need_x: bool, need_params: Tuple[bool, ...],
               need_any: bool) -> str:
     """What forward keeps for these gradients: [h_seq states, seq states,
-    whether x], as nerve's planner says (nothing when nothing needs one)."""
+    whether x], as nerve's planner says (nothing when nothing needs one);
+    remembered, as `_call_key`."""
+    return _plan_key_of(key, compute, need_x, need_params, need_any)
+
+
+@lru_cache(maxsize=None)
+def _plan_key_of(key: str, compute: str, need_x: bool, need_params: Tuple[bool, ...],
+                 need_any: bool) -> str:
     call = _call_of(key)
     if not need_any:
         return json.dumps([[], [], False])
