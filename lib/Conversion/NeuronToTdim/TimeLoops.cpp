@@ -223,7 +223,7 @@ int64_t nerve::elementBytes(Value seq) {
 /// load and store them together, along rows (TransposedStaging.cpp); it
 /// needs every block to load its own steps, so such loops are not
 /// pipelined.
-bool nerve::timeIsContiguous(Value seq, DimAttr time) {
+static bool timeIsContiguous(Value seq, DimAttr time) {
   auto type = llvm::cast<TdimTensorType>(seq.getType());
   std::optional<unsigned> position = type.getPosition(time);
   return position && type.getEffectiveStrides()[*position] == 1;
@@ -276,10 +276,11 @@ static int64_t contiguousBlock(const SequenceFacts &facts) {
 int64_t nerve::chooseForwardBlock(int64_t requested, const SequenceFacts &facts) {
   if (requested > 0)
     return requested;
-  if (facts.timeContiguous)
-    return wholeShortSequence(contiguousBlock(facts), facts);
-  int64_t block = llvm::PowerOf2Ceil(llvm::divideCeil(64, facts.elementBytes));
-  return wholeShortSequence(std::clamp<int64_t>(block, 1, 32), facts);
+  int64_t block = facts.timeContiguous
+                      ? contiguousBlock(facts)
+                      : std::clamp<int64_t>(
+                            llvm::PowerOf2Ceil(llvm::divideCeil(64, facts.elementBytes)), 1, 32);
+  return wholeShortSequence(block, facts);
 }
 
 /// Backward loads up to four values a step (h, the two upstream gradients,
@@ -302,9 +303,10 @@ int64_t nerve::chooseBackwardBlock(int64_t requested, const SequenceFacts &facts
                                    int64_t streams) {
   if (requested > 0)
     return requested;
-  if (facts.timeContiguous)
-    return wholeShortSequence(contiguousBlock(facts), facts);
   uint64_t perStream = llvm::bit_floor(uint64_t(kBackwardStreamBytes / facts.elementBytes));
   uint64_t byLoads = llvm::bit_floor(uint64_t(kBackwardLoads / streams));
-  return wholeShortSequence(std::clamp<int64_t>(std::min(perStream, byLoads), 1, 64), facts);
+  int64_t block = facts.timeContiguous
+                      ? contiguousBlock(facts)
+                      : std::clamp<int64_t>(std::min(perStream, byLoads), 1, 64);
+  return wholeShortSequence(block, facts);
 }

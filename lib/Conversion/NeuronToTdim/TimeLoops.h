@@ -124,8 +124,6 @@ inline constexpr int64_t kBackwardValuesPerStep = 4;
 
 /// Bytes of an element of the tensor `seq`.
 int64_t elementBytes(Value seq);
-/// Whether time is the contiguous dimension of `seq` (time-minor layouts).
-bool timeIsContiguous(Value seq, DimAttr time);
 
 /// What a time block is chosen from: facts of a sequence's type.
 struct SequenceFacts {

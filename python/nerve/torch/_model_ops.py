@@ -67,9 +67,9 @@ class _Tensors:
                     for t, k in zip(self.tensors, self.kinds)]
         return _layout.plan(self.shape, self.time_dim, operands)
 
-    def types(self, layouts) -> Dict[str, str]:
-        target = "cuda" if self.tensors[0].device.type == "cuda" else "cpu"
-        sizes = _specs.static_sizes(self.shape[self.time_dim], target)
+    def types(self, layouts, sizes: Dict[str, int]) -> Dict[str, str]:
+        """Each tensor's tdim type, with the static `sizes` the kernel is
+        compiled for."""
         out = {}
         for name, t, layout in zip(self.names, self.tensors, layouts):
             dims, unit = layout.pattern() if layout is not None else ((), True)
@@ -96,10 +96,12 @@ def _launch(call: _Call, entry: str, ins: _Tensors, outs: _Tensors, device_of: T
              tuple((t.shape, t.stride(), t.dtype) for t in tensors))
     launcher = _launchers.get(facts)
     if launcher is None:
+        target = _target(device_of)
+        sizes = _specs.static_sizes(ins.shape[ins.time_dim], target)
         in_layouts, out_layouts = ins.layouts(), outs.layouts()
-        types = ins.types(in_layouts)
-        types.update(outs.types(out_layouts))
-        kernel = _kernels.entry(spec_of(types), _target(device_of), entry)
+        types = ins.types(in_layouts, sizes)
+        types.update(outs.types(out_layouts, sizes))
+        kernel = _kernels.entry(spec_of(types), target, entry)
         launcher = _kernels.Launcher(kernel, in_layouts + out_layouts)
         _launchers[facts] = launcher
     launcher([t.data_ptr() for t in tensors], _stream(device))

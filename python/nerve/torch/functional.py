@@ -20,24 +20,25 @@ def _check_net(net: object) -> None:
         raise TypeError(f"net must be a torch.nn.Module, not {type(net).__name__}")
 
 
+def _call_on_each(net: nn.Module, method: str) -> None:
+    """Calls `method()` on every module of `net` that has one."""
+    _check_net(net)
+    for module in net.modules():
+        fn = getattr(module, method, None)
+        if callable(fn):
+            fn()
+
+
 def reset_net(net: nn.Module) -> None:
     """Puts every stateful module of `net` back to its resting state (call
     it between independent sequences, e.g. after each batch)."""
-    _check_net(net)
-    for module in net.modules():
-        reset = getattr(module, "reset", None)
-        if callable(reset):
-            reset()
+    _call_on_each(net, "reset")
 
 
 def detach_net(net: nn.Module) -> None:
     """Cuts every stateful module's state from the graph of earlier steps
     (truncated backpropagation through time)."""
-    _check_net(net)
-    for module in net.modules():
-        detach = getattr(module, "detach", None)
-        if callable(detach):
-            detach()
+    _call_on_each(net, "detach")
 
 
 def set_step_mode(net: nn.Module, step_mode: str) -> None:

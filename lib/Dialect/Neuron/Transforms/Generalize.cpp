@@ -145,7 +145,8 @@ struct GeneralizeBackward : OpRewritePattern<OpTy> {
     }
     auto generic = GenericGradOp::create(
         rewriter, op.getLoc(), op.getHSeq(), x, vInit, params, op.getGradSpike(),
-        op.getGradVSeq(), op.getGradVLast(), op.getGradX(), op.getGradVInit(), gradParams, op.getTime(),
+        op.getGradVSeq(), op.getGradVLast(), op.getGradX(), op.getGradVInit(), gradParams,
+        op.getTime(),
         op.getVThresholdAttr(), op.getVResetAttr(), op.getDetachResetAttr(),
         op.getSurrogateAttr());
     buildCharge(rewriter, op.getLoc(), generic.getCharge(), chargeOf(op),

@@ -44,6 +44,19 @@ static Value floatConst(OpBuilder &b, Location loc, Type type, double v) {
 
 static TdimTensorType tensorOf(Value v) { return llvm::cast<TdimTensorType>(v.getType()); }
 
+static Value reciprocal(OpBuilder &b, Location l, Value v) {
+  return arith::DivFOp::create(b, l, floatConst(b, l, v.getType(), 1.0), v);
+}
+
+/// Region bodies: exp(a0 - a1), a0 + a1, a0.
+static SmallVector<Value> expOfDifference(OpBuilder &b, Location l, ValueRange a) {
+  return {math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]))};
+}
+static SmallVector<Value> sumOfPair(OpBuilder &b, Location l, ValueRange a) {
+  return {arith::AddFOp::create(b, l, a[0], a[1])};
+}
+static SmallVector<Value> firstValue(OpBuilder &, Location, ValueRange a) { return {a[0]}; }
+
 /// Row statistic of `x` over `dim`: reduce with `combine` from `init`,
 /// applying `mapFn` to (x, extra inputs...) first and `postFn`, if given, to
 /// (the result, the count) last.
@@ -65,12 +78,10 @@ static Value reduceRows(OpBuilder &b, Location loc, Value x, ValueRange extra,
 
 /// The maximum of `x` over `dim`, from `negInf`.
 static Value rowMaximum(OpBuilder &b, Location loc, Value x, DimAttr dim, Attribute negInf) {
-  return reduceRows(
-      b, loc, x, {}, dim, negInf,
-      [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
-      [](OpBuilder &b, Location l, ValueRange a) {
-        return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
-      });
+  return reduceRows(b, loc, x, {}, dim, negInf, firstValue,
+                    [](OpBuilder &b, Location l, ValueRange a) {
+                      return SmallVector<Value>{arith::MaximumFOp::create(b, l, a[0], a[1])};
+                    });
 }
 
 /// Whether `dim` is `t`'s unit-stride dimension.
@@ -143,7 +154,7 @@ struct DecomposeSoftmax : OpRewritePattern<OpTy> {
     auto ofSum = [](OpBuilder &b, Location l, Value sum) -> Value {
       if (isLog)
         return math::LogOp::create(b, l, sum);
-      return arith::DivFOp::create(b, l, floatConst(b, l, sum.getType(), 1.0), sum);
+      return reciprocal(b, l, sum);
     };
     Value max, normalizer;
     bool contiguous = isContiguousDim(tensorOf(x), dim);
@@ -159,15 +170,8 @@ struct DecomposeSoftmax : OpRewritePattern<OpTy> {
     } else {
       max = rowMaximum(rewriter, loc, x, dim, negInf);
       normalizer = reduceRows(
-          rewriter, loc, x, {max}, dim, rewriter.getFloatAttr(compute, 0.0),
-          [](OpBuilder &b, Location l, ValueRange a) {
-            Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
-            return SmallVector<Value>{math::ExpOp::create(b, l, shifted)};
-          },
-          [](OpBuilder &b, Location l, ValueRange a) {
-            return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
-          },
-          [&](OpBuilder &b, Location l, ValueRange a) {
+          rewriter, loc, x, {max}, dim, rewriter.getFloatAttr(compute, 0.0), expOfDifference,
+          sumOfPair, [&](OpBuilder &b, Location l, ValueRange a) {
             return SmallVector<Value>{ofSum(b, l, a[0])};
           });
     }
@@ -191,20 +195,12 @@ struct DecomposeSoftmax : OpRewritePattern<OpTy> {
     Type compute = negInf.getType();
     Value max = rowMaximum(rewriter, loc, x, dim, negInf);
     buildMap(rewriter, loc, ValueRange{x, max}, ValueRange{y}, {compute, compute},
-             [](OpBuilder &b, Location l, ValueRange a) {
-               Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
-               return SmallVector<Value>{math::ExpOp::create(b, l, shifted)};
-             });
-    Value inverse = reduceRows(
-        rewriter, loc, y, {}, dim, rewriter.getFloatAttr(compute, 0.0),
-        [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; },
-        [](OpBuilder &b, Location l, ValueRange a) {
-          return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
-        },
-        [](OpBuilder &b, Location l, ValueRange a) {
-          return SmallVector<Value>{
-              arith::DivFOp::create(b, l, floatConst(b, l, a[0].getType(), 1.0), a[0])};
-        });
+             expOfDifference);
+    Value inverse = reduceRows(rewriter, loc, y, {}, dim, rewriter.getFloatAttr(compute, 0.0),
+                               firstValue, sumOfPair,
+                               [](OpBuilder &b, Location l, ValueRange a) {
+                                 return SmallVector<Value>{reciprocal(b, l, a[0])};
+                               });
     buildMap(rewriter, loc, ValueRange{y, inverse}, ValueRange{y}, {compute, compute},
              [](OpBuilder &b, Location l, ValueRange a) {
                return SmallVector<Value>{arith::MulFOp::create(b, l, a[0], a[1])};
@@ -236,14 +232,10 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
       Value n = arith::IndexCastOp::create(b, l, b.getI64Type(), count);
       return arith::UIToFPOp::create(b, l, compute, n);
     };
-    auto add = [](OpBuilder &b, Location l, ValueRange a) {
-      return SmallVector<Value>{arith::AddFOp::create(b, l, a[0], a[1])};
-    };
     auto meanReduce = ReduceOp::create(rewriter, loc, ValueRange{x}, ValueRange{mean},
                                        op.getOver(), rewriter.getArrayAttr({zero}));
-    buildRegion(rewriter, loc, meanReduce.getMap(), {compute},
-                [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; });
-    buildRegion(rewriter, loc, meanReduce.getCombine(), {compute, compute}, add);
+    buildRegion(rewriter, loc, meanReduce.getMap(), {compute}, firstValue);
+    buildRegion(rewriter, loc, meanReduce.getCombine(), {compute, compute}, sumOfPair);
     buildRegion(rewriter, loc, meanReduce.getPost(), {compute, rewriter.getIndexType()},
                 [&](OpBuilder &b, Location l, ValueRange a) {
                   return SmallVector<Value>{
@@ -256,7 +248,7 @@ struct DecomposeLayerNorm : OpRewritePattern<LayerNormOp> {
                   Value d = arith::SubFOp::create(b, l, a[0], a[1]);
                   return SmallVector<Value>{arith::MulFOp::create(b, l, d, d)};
                 });
-    buildRegion(rewriter, loc, varReduce.getCombine(), {compute, compute}, add);
+    buildRegion(rewriter, loc, varReduce.getCombine(), {compute, compute}, sumOfPair);
     buildRegion(rewriter, loc, varReduce.getPost(), {compute, rewriter.getIndexType()},
                 [&](OpBuilder &b, Location l, ValueRange a) {
                   Value var = arith::DivFOp::create(b, l, a[0], countAsFloat(b, l, a[1]));
@@ -294,9 +286,7 @@ struct CopyAsMap : OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     Type element = tensorOf(op.getInput()).getElementType();
     buildMap(rewriter, op.getLoc(), ValueRange{op.getInput()}, ValueRange{op.getOutput()},
-             {element}, [](OpBuilder &, Location, ValueRange a) {
-               return SmallVector<Value>{a[0]};
-             });
+             {element}, firstValue);
     rewriter.eraseOp(op);
     return success();
   }
@@ -321,7 +311,7 @@ struct DecomposeConcat : OpRewritePattern<ConcatOp> {
         view = SliceOp::create(rewriter, loc, op.getOutput(), dim, offset, length,
                                IntegerAttr());
       buildMap(rewriter, loc, ValueRange{in}, ValueRange{view}, {type.getElementType()},
-               [](OpBuilder &, Location, ValueRange a) { return SmallVector<Value>{a[0]}; });
+               firstValue);
       offset = AddOp::create(rewriter, loc, offset.getType(), offset, length);
     }
     rewriter.eraseOp(op);
