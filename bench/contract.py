@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tdim.contract against cuBLAS (torch.matmul, F.linear), and Linear -> LIF, in one process.
 
-The baseline of the tensor-core work: today's contraction is plain loops.
+16-bit products run on tensor cores (mma.sync; wgmma on sm_90); f32 on the
+general loops; --no-tensor-cores measures the loops for every dtype.
 
 Rows, each in f16, bf16 and f32 (f32 against cuBLAS in IEEE f32: TF32 off):
   matmul   [i, k] x [k, j] at 4096^3 and 8192^3;
@@ -9,8 +10,8 @@ Rows, each in f16, bf16 and f32 (f32 against cuBLAS in IEEE f32: TF32 off):
            bias, at tokens x in x out shapes from 4096 x 1024 x 1024 to
            32768 x 8192 x 8192;
   linear+lif  x [T, B, in] through a linear layer into a LIF neuron over T:
-           nerve's one spec (the contraction and the neuron in one kernel
-           chain) against F.linear followed by nerve.torch's LIF and by
+           nerve's one spec (the contraction, t and b merged into its rows,
+           then the neuron) against F.linear followed by nerve.torch's LIF and by
            SpikingJelly's triton LIF (with --spikingjelly).
 Times are medians of CUDA-event timed calls after warm-up; a nerve row
 whose first call takes longer than --budget seconds is timed once. TFLOP/s
@@ -90,6 +91,8 @@ def parse_args():
     p.add_argument("--device", default="cuda")
     p.add_argument("--cpu-scale", type=float, default=1 / 16)
     p.add_argument("--check-only", action="store_true")
+    p.add_argument("--no-tensor-cores", action="store_true",
+                   help="compile every contraction as the general loops (the baseline)")
     p.add_argument("--out", default=None)
     return p.parse_args()
 
@@ -121,9 +124,10 @@ class Timer:
         return statistics.median(self.once(fn) * 1e3 for _ in range(self.runs)), self.runs
 
 
-def kernels(dtype, target):
+def kernels(dtype, target, tensor_cores=True):
     """The three specs in `dtype`, compiled for `target` ("cuda" or "cpu")."""
-    return {name: nerve.compile(spec.replace("], T>", "], %s>" % dtype), target=target)
+    return {name: nerve.compile(spec.replace("], T>", "], %s>" % dtype), target=target,
+                                tensor_cores=tensor_cores)
             for name, spec in (("matmul", MATMUL), ("linear", LINEAR),
                                ("linear+lif", LINEAR_LIF))}
 
@@ -249,7 +253,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     rows, failures = [], []
     for dtype in args.dtypes.split(","):
-        mods = kernels(dtype, device.type)
+        mods = kernels(dtype, device.type, not args.no_tensor_cores)
         failed = check(mods, dtype, device)
         failures += ["%s: %s" % (dtype, f) for f in failed]
         print("check %s: %s" % (dtype, "ok" if not failed else "FAILED " + "; ".join(failed)),

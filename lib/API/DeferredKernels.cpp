@@ -50,7 +50,7 @@ static Result<std::pair<GpuChip, bool>> targetOf(gpu::GPUModuleOp module) {
   if (!nvvm)
     return Status::error("the deferred module @" + module.getName().str() +
                          " has no single #nvvm.target");
-  std::optional<GpuChip> chip = parseChip(nvvm.getChip());
+  std::optional<GpuChip> chip = parseTargetChip(nvvm.getChip());
   if (!chip)
     return Status::error(unknownChipMessage(nvvm.getChip().str()));
   bool libdevice = nvvm.getLink() && !nvvm.getLink().empty();

@@ -286,6 +286,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
     ptxOptions.optLevel = options.optLevel;
     ptxOptions.fastMath = options.fastMath;
     ptxOptions.exactMath = options.exactMath;
+    ptxOptions.tensorCores = options.tensorCores;
     ptxOptions.libdevice = options.libdevice;
   }
 

@@ -174,6 +174,9 @@ void nerveCompileOptionsSetEntry(NerveCompileOptions o, NerveStringRef entry) {
 void nerveCompileOptionsSetExactMath(NerveCompileOptions o, bool exactMath) {
   unwrap(o)->exactMath = exactMath;
 }
+void nerveCompileOptionsSetTensorCores(NerveCompileOptions o, bool tensorCores) {
+  unwrap(o)->tensorCores = tensorCores;
+}
 void nerveCompileOptionsSetLibdevice(NerveCompileOptions o, NerveStringRef path) {
   unwrap(o)->libdevice = unwrap(path);
 }

@@ -7,6 +7,7 @@
 #include "nerve/Dialect/Fold/IR/Fold.h"
 #include "nerve/Dialect/GPU/Transforms/Passes.h"
 #include "nerve/Dialect/GPUMap/IR/GPUMap.h"
+#include "nerve/Dialect/GPUMap/Transforms/Passes.h"
 #include "nerve/Dialect/Neuron/IR/NeuronDialect.h"
 #include "nerve/Dialect/Neuron/Transforms/Passes.h"
 #include "nerve/Dialect/Tdim/IR/TdimDialect.h"
@@ -73,6 +74,7 @@ void nerve::registerAllPasses() {
   neuron::registerNeuronPasses();
   registerNerveConversionPasses();
   registerNerveGPUPasses();
+  registerNerveGPUMapPasses();
   registerNervePTXPasses();
   registerNerveTransformsPasses();
   registerNervePipelines();

@@ -3,6 +3,7 @@
 #include "nerve/Pipelines/Pipelines.h"
 
 #include "nerve/Conversion/Passes.h"
+#include "nerve/Dialect/GPUMap/Transforms/Passes.h"
 #include "nerve/Dialect/Neuron/Transforms/Passes.h"
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
 #include "nerve/Transforms/Passes.h"
@@ -27,6 +28,11 @@ void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, const LoopsStage &stage
   pm.addPass(tdim::createTdimDecompose(decompose));
   pm.addPass(tdim::createTdimFuseElementwise());
   pm.addPass(createCanonicalizerPass());
+  if (!stage.tensorCoreChip.empty()) {
+    SelectContractTilingOptions tiling;
+    tiling.chip = stage.tensorCoreChip;
+    pm.addPass(createSelectContractTiling(tiling));
+  }
   pm.addPass(createConvertTdimToSCF());
   if (!stage.shapes.empty()) {
     SpecializeShapesOptions specialize;

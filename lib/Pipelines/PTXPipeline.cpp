@@ -51,6 +51,8 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   LoopsStage loops;
   loops.neuronTimeBlock = options.neuronTimeBlock;
   loops.shapes.assign(options.shapes.begin(), options.shapes.end());
+  if (options.tensorCores)
+    loops.tensorCoreChip = chipProfile(options.chip).name.str();
   buildNerveToLoopsPipeline(pm, loops);
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all
@@ -64,6 +66,7 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   selection.chip = chip.name.str();
   pm.addPass(createSelectGPUStrategy(selection));
   pm.addPass(createParallelLoopsToGPU());
+  pm.addPass(createConvertGPUMapToGPU());
   // The folds no strategy split run in order in their threads.
   pm.addPass(createConvertFoldToSCF());
   // Launches the static sizes rule out are not compiled.
@@ -74,16 +77,17 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
   std::optional<std::string> libdevice = findLibdevice(options.libdevice);
-  GpuNVVMAttachTargetOptions target;
+  // Each module's target: the chip's, or its architecture-specific one for
+  // kernels with wgmma. No explicit PTX version: LLVM picks the one each
+  // chip needs (a fixed old default such as +ptx60 aborts for sm_80 and
+  // later).
+  AttachNVVMTargetsOptions target;
   target.chip = chip.name.str();
   target.optLevel = options.optLevel;
-  // No explicit PTX version: LLVM picks the one each chip needs (a fixed
-  // old default such as +ptx60 aborts for sm_80 and later).
-  target.features = "";
   target.fastFlag = options.fastMath;
   if (libdevice)
     target.linkLibs.push_back(*libdevice);
-  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createAttachNVVMTargets(target));
 
   // Device code: math first (no library calls left unresolved), then NVVM.
   // Which kernels may use approximate math depends on how they are launched
@@ -108,6 +112,8 @@ void nerve::buildNerveDeviceCodePipeline(OpPassManager &device, GpuChip chipName
   device.addPass(createLowerAffinePass());
   device.addPass(createConvertNVGPUToNVVMPass());
   device.addPass(createConvertGpuOpsToNVVMOps());
+  // NVVM ops that LLVM has no intrinsic for (wgmma) as PTX inline assembly.
+  device.addPass(createConvertNVVMToLLVMPass());
   device.addPass(createExternDynamicShared());
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());

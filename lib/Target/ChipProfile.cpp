@@ -17,13 +17,13 @@ static constexpr int64_t KiB = 1024, MiB = 1024 * KiB;
 
 static const ChipProfile kProfiles[] = {
     {GpuChip::sm_80, "sm_80", "Ampere A100", 80, 108, 163 * KiB, 164 * KiB, 40 * MiB, 65536,
-     1024, 0, false},
+     1024, 0, false, ""},
     {GpuChip::sm_89, "sm_89", "Ada L40S", 89, 142, 99 * KiB, 100 * KiB, 96 * MiB, 65536, 1024,
-     0, false},
+     0, false, ""},
     {GpuChip::sm_90, "sm_90", "Hopper H100/H200", 90, 132, 227 * KiB, 228 * KiB, 50 * MiB,
-     65536, 1024, 8, true},
+     65536, 1024, 8, true, "sm_90a"},
     {GpuChip::sm_100, "sm_100", "Blackwell B200", 100, 148, 227 * KiB, 228 * KiB, 126 * MiB,
-     65536, 1024, 8, true},
+     65536, 1024, 8, true, ""},
 };
 
 llvm::ArrayRef<ChipProfile> nerve::chipProfiles() { return kProfiles; }
@@ -38,6 +38,13 @@ const ChipProfile &nerve::chipProfile(GpuChip chip) {
 std::optional<GpuChip> nerve::parseChip(llvm::StringRef name) {
   for (const ChipProfile &p : kProfiles)
     if (p.name == name)
+      return p.chip;
+  return std::nullopt;
+}
+
+std::optional<GpuChip> nerve::parseTargetChip(llvm::StringRef name) {
+  for (const ChipProfile &p : kProfiles)
+    if (p.name == name || (!p.archSpecificName.empty() && p.archSpecificName == name))
       return p.chip;
   return std::nullopt;
 }

@@ -123,6 +123,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nerveCompileOptionsSetOptLevel": (None, [H, c_int]),
         "nerveCompileOptionsSetFastMath": (None, [H, c_bool]),
         "nerveCompileOptionsSetExactMath": (None, [H, c_bool]),
+        "nerveCompileOptionsSetTensorCores": (None, [H, c_bool]),
         "nerveCompileOptionsSetLazyKernels": (None, [H, c_bool]),
         "nerveCompileOptionsSetSpecializeSizes": (None, [H, c_bool]),
         "nerveCompileOptionsSetStaticSize": (None, [H, S, c_int64]),

@@ -32,6 +32,8 @@ class CompileOptions:
     opt_level: int = 3
     fast_math: bool = False
     exact_math: bool = False  # IEEE math in 16-bit kernels too (CompileOptions::exactMath)
+    # 16-bit contractions on tensor cores where they can (CompileOptions::tensorCores).
+    tensor_cores: bool = True
     # Each kernel's PTX generated at its first launch (CompileOptions::lazyKernels).
     lazy_kernels: bool = False
     # Each kernel compiled at its launches for the sizes they bind
@@ -76,6 +78,7 @@ class _OptionsHandle:
         lib.nerveCompileOptionsSetOptLevel(h, int(o.opt_level))
         lib.nerveCompileOptionsSetFastMath(h, bool(o.fast_math))
         lib.nerveCompileOptionsSetExactMath(h, bool(o.exact_math))
+        lib.nerveCompileOptionsSetTensorCores(h, bool(o.tensor_cores))
         lib.nerveCompileOptionsSetLazyKernels(h, bool(o.lazy_kernels))
         lib.nerveCompileOptionsSetSpecializeSizes(h, bool(o.specialize_sizes))
         for name, size in o.static_sizes:
@@ -508,7 +511,7 @@ def compile(spec: Union[str, os.PathLike], target: str = "auto", chip: Optional[
 
     target: "auto" (CUDA when a GPU is usable, else the CPU), "cpu" or "cuda".
     chip: sm_80, sm_89, sm_90 or sm_100; None: the GPU's own.
-    options: opt_level, fast_math, exact_math, lazy_kernels, specialize_sizes,
+    options: opt_level, fast_math, exact_math, tensor_cores, lazy_kernels, specialize_sizes,
     static_sizes (a dict of dimension sizes), entry, libdevice, neuron_time_block, cpu_threads,
     cache, cache_dir, cache_max_bytes (nerve::CompileOptions).
     """

@@ -154,6 +154,10 @@ TEST_F(Cache, EveryOptionThatChangesCodeChangesTheKey) {
   EXPECT_EQ(cacheKeyText(kSpec, a, Target::CPU), cacheKeyText(kSpec, b, Target::CPU));
   EXPECT_NE(cacheKeyText(kSpec, a, Target::CUDA), cacheKeyText(kSpec, b, Target::CUDA));
   EXPECT_NE(cacheKeyText(kSpec, a, Target::CUDA), cacheKeyText(kSpec, a, Target::CPU));
+  CompileOptions loops = options();
+  loops.tensorCores = false;
+  EXPECT_EQ(cacheKeyText(kSpec, a, Target::CPU), cacheKeyText(kSpec, loops, Target::CPU));
+  EXPECT_NE(cacheKeyText(kSpec, a, Target::CUDA), cacheKeyText(kSpec, loops, Target::CUDA));
   // Compiling one kernel, for static sizes or at launches, is its own key;
   // the options' defaults add nothing to it.
   CompileOptions entry = options(), sized = options(), special = options();

@@ -17,11 +17,15 @@ def ConvertTdimToSCF : Pass<"convert-tdim-to-scf", "::mlir::ModuleOp"> {
     can distribute them; reductions are `scf.for` nests inside, combined in a
     fixed order. Composite ops are decomposed first (see `tdim-decompose`).
     `tdim.alloc` becomes `memref.alloc`, freed when the kernel returns.
+    A `tdim.contract` with a `gpumap.contract_tiling` (tensor cores, chosen
+    by `nerve-gpu-select-contract-tiling`) becomes a
+    `gpumap.tiled_contract` over the memrefs.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::nerve::fold::FoldDialect"
+    "::mlir::scf::SCFDialect", "::nerve::fold::FoldDialect",
+    "::nerve::gpumap::GPUMapDialect"
   ];
 }
 
@@ -89,6 +93,31 @@ def FuseKernelLoops : Pass<"nerve-fuse-kernel-loops", "::mlir::ModuleOp"> {
       its neuron's time forward, then back.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def ConvertGPUMapToGPU : Pass<"nerve-convert-gpumap-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Builds the tensor-core launch of each gpumap.tiled_contract";
+  let description = [{
+    Each `gpumap.tiled_contract` becomes one `gpu.launch` of a block per
+    `tile_m x tile_n` output tile (grouped by eight tiles along m, so that
+    blocks running together share operand tiles in L2). A block walks the
+    contracted dimension `tile_k` at a time: its threads copy both operand
+    tiles into a ring of `stages` shared-memory tiles with `cp.async`
+    (`nvgpu.device_async_copy`, 16-byte chunks, zero-filled past the
+    edges; synchronous loads where the host finds an operand's rows not
+    16-byte aligned), `stages - 1` tiles ahead; each warp reads its
+    fragments with `nvgpu.ldmatrix` (transposed for an operand whose unit
+    stride is not along the contracted dimension) and accumulates in f32
+    with `nvvm.mma.sync` m16n8k16. Tiles are swizzled (16-byte chunk `c` of
+    row `r` at `c ^ (r % 8)`, or `c ^ (r / 2 % 4)` for 64-byte rows) so that
+    both the copies and `ldmatrix` hit distinct banks. The accumulators are
+    stored from the fragments, added to the output with `accumulate`.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::vector::VectorDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"
+  ];
 }
 
 def SelectGPUStrategy : Pass<"nerve-gpu-select-strategy", "::mlir::ModuleOp"> {

@@ -49,6 +49,10 @@ struct LoopsStage {
   /// are compiled for.
   std::vector<std::string> shapes;
   bool storeExponentials = false;
+  /// The GPU whose tensor cores take the contractions they can
+  /// (nerve-gpu-select-contract-tiling); empty: none do (the CPU, or
+  /// tensor cores turned off).
+  std::string tensorCoreChip;
 };
 
 /// From nerve's dialects to loops over memrefs: the part the CPU and GPU
@@ -110,6 +114,11 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
       llvm::cl::init(false)};
   Option<int64_t> blockSize{*this, "block-size", llvm::cl::desc("Threads per block"),
                             llvm::cl::init(256)};
+  Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Contractions of 16-bit operands on tensor cores where the heuristic takes "
+                     "them (false: every contraction by the general loops)"),
+      llvm::cl::init(true)};
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",
       llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),

@@ -47,6 +47,10 @@ struct ChipProfile {
   /// Programmatic dependent launch (griddepcontrol): a kernel may start
   /// while the one before it drains.
   bool programmaticDependentLaunch;
+  /// The PTX target of the chip's architecture-specific instructions
+  /// (sm_90a: warpgroup-level wgmma), which run on this chip alone; empty
+  /// where nerve uses none.
+  llvm::StringRef archSpecificName;
 };
 
 /// Every chip nerve compiles for, oldest first.
@@ -54,6 +58,9 @@ llvm::ArrayRef<ChipProfile> chipProfiles();
 const ChipProfile &chipProfile(GpuChip chip);
 /// The chip named `name` ("sm_90"), if nerve compiles for it.
 std::optional<GpuChip> parseChip(llvm::StringRef name);
+/// The chip of an #nvvm.target's chip name: its own ("sm_90") or its
+/// architecture-specific one ("sm_90a").
+std::optional<GpuChip> parseTargetChip(llvm::StringRef name);
 /// "sm_80, sm_89, sm_90 and sm_100", for messages.
 std::string chipNames();
 /// The message for a chip name nerve does not compile for.

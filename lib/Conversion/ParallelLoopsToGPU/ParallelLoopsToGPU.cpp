@@ -90,7 +90,10 @@ struct ParallelLoopsToGPUPass
         if (failed(flush()))
           return failure();
         next = mapWholeFold(fold, gpumap::strategyOf(fold).getBlock()); // at its results' loads
-      } else if (staysOnHost(&op) && !usesDeviceValue) {
+      } else if (isa<gpumap::TiledContractOp>(op) ||
+                 (staysOnHost(&op) && !usesDeviceValue)) {
+        // A tiled contraction is a launch of its own, which
+        // nerve-convert-gpumap-to-gpu builds.
         if (failed(flush()))
           return failure();
       } else {

@@ -11,6 +11,7 @@
 #include "Patterns.h"
 
 #include "nerve/Dialect/Fold/IR/Fold.h"
+#include "nerve/Dialect/GPUMap/IR/GPUMap.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -332,6 +333,9 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
 
   LogicalResult matchAndRewrite(ContractOp op, OpAdaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
+    if (auto tiling = op->getAttrOfType<gpumap::ContractTilingAttr>(
+            gpumap::GPUMapDialect::kContractTilingAttrName))
+      return lowerTiled(op, adaptor, tiling, rewriter);
     Location loc = op.getLoc();
     auto lhs = llvm::cast<TdimTensorType>(op.getLhs().getType());
     auto out = llvm::cast<TdimTensorType>(op.getOutput().getType());
@@ -372,6 +376,50 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
                         });
                     storeAt(b, l, sum[0], op.getOutput(), adaptor.getOutput(), kept, keptIvs);
                   });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// The product as the tensor-core op the tiling was chosen for: which
+  /// dimension of each memref is contracted, which of the output's is a
+  /// row. The heuristic took one column and contracted dimension and one
+  /// row dimension, or several consecutive ones of row-major buffers,
+  /// which become one (memref.collapse_shape).
+  static LogicalResult lowerTiled(ContractOp op, OpAdaptor adaptor,
+                                  gpumap::ContractTilingAttr tiling,
+                                  ConversionPatternRewriter &rewriter) {
+    auto lhs = llvm::cast<TdimTensorType>(op.getLhs().getType());
+    auto rhs = llvm::cast<TdimTensorType>(op.getRhs().getType());
+    auto out = llvm::cast<TdimTensorType>(op.getOutput().getType());
+    if (rhs.getRank() != 2 || lhs.getRank() != out.getRank())
+      return rewriter.notifyMatchFailure(op, "a tiled contraction is of matrices");
+    Location loc = op.getLoc();
+    // lhs's row dimensions, in its order (consecutive, as in the output).
+    SmallVector<DimAttr> rows;
+    for (DimAttr d : lhs.getDims())
+      if (out.hasDim(d))
+        rows.push_back(d);
+    auto merged = [&](Value memref, TdimTensorType type) -> Value {
+      if (rows.size() == 1)
+        return memref;
+      SmallVector<ReassociationIndices> groups;
+      unsigned first = *type.getPosition(rows.front());
+      for (unsigned i = 0; i < type.getRank(); ++i) {
+        if (i > first && i < first + rows.size())
+          groups.back().push_back(i);
+        else
+          groups.push_back({static_cast<int64_t>(i)});
+      }
+      return memref::CollapseShapeOp::create(rewriter, loc, memref, groups);
+    };
+    Value lhsMemref = merged(adaptor.getLhs(), lhs);
+    Value outMemref = merged(adaptor.getOutput(), out);
+    DimAttr contracted = *llvm::find_if(lhs.getDims(), [&](DimAttr d) { return !out.hasDim(d); });
+    int64_t lhsK = *lhs.getPosition(contracted) > *lhs.getPosition(rows.front()) ? 1 : 0;
+    int64_t rhsK = *rhs.getPosition(contracted);
+    int64_t outM = *out.getPosition(rows.front()) == 0 ? 0 : 1;
+    gpumap::TiledContractOp::create(rewriter, loc, lhsMemref, adaptor.getRhs(), outMemref, lhsK,
+                                    rhsK, outM, tiling, op.getAccumulate());
     rewriter.eraseOp(op);
     return success();
   }

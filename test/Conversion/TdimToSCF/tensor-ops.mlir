@@ -246,3 +246,29 @@ tdim.kernel @softmax(%x: !tdim.tensor<[r: ?, c: ?], f32>) -> (%y: !tdim.tensor<[
   tdim.softmax ins(%x : !tdim.tensor<[r: ?, c: ?], f32>) outs(%y : !tdim.tensor<[r: ?, c: ?], f32>) over c
   tdim.return
 }
+
+// -----
+
+// A contraction with a tensor-core tiling keeps its structure: which
+// dimension of each operand is contracted, which of the output's is lhs's.
+// CHECK-LABEL: func.func @tiled_contract
+// CHECK-SAME: (%[[A:.*]]: memref<?x?xf16>, %[[B:.*]]: memref<?x?xf16>, %[[C:.*]]: memref<?x?xf16>)
+// CHECK-NOT: scf.parallel
+// CHECK: gpumap.tiled_contract ins(%[[A]], %[[B]] : memref<?x?xf16>, memref<?x?xf16>) outs(%[[C]] : memref<?x?xf16>) lhs_k = 0 rhs_k = 0 output_m = 1 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> accumulate
+tdim.kernel @tiled_contract(%a: !tdim.tensor<[k: ?, i: ?], f16>, %b: !tdim.tensor<[k: ?, j: ?], f16>) -> (%c: !tdim.tensor<[j: ?, i: ?], f16>) {
+  tdim.contract ins(%a, %b : !tdim.tensor<[k: ?, i: ?], f16>, !tdim.tensor<[k: ?, j: ?], f16>) outs(%c : !tdim.tensor<[j: ?, i: ?], f16>) accumulate {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>}
+  tdim.return
+}
+
+// -----
+
+// Row dimensions that are one in memory are collapsed into one.
+// CHECK-LABEL: func.func @tiled_rows
+// CHECK-SAME: (%[[X:.*]]: memref<4x8x?xf16>, %[[W:.*]]: memref<?x?xf16>, %[[Y:.*]]: memref<4x8x?xf16>)
+// CHECK-DAG: %[[XC:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : memref<4x8x?xf16> into memref<32x?xf16>
+// CHECK-DAG: %[[YC:.*]] = memref.collapse_shape %[[Y]] {{\[\[}}0, 1], [2]] : memref<4x8x?xf16> into memref<32x?xf16>
+// CHECK: gpumap.tiled_contract ins(%[[XC]], %[[W]] : memref<32x?xf16>, memref<?x?xf16>) outs(%[[YC]] : memref<32x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0
+tdim.kernel @tiled_rows(%x: !tdim.tensor<[t: 4, b: 8, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%y: !tdim.tensor<[t: 4, b: 8, j: ?], f16>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[t: 4, b: 8, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[t: 4, b: 8, j: ?], f16>) {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>}
+  tdim.return
+}

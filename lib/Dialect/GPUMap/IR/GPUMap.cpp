@@ -8,6 +8,7 @@
 #include "nerve/Dialect/GPUMap/IR/GPUMap.h"
 
 #include "nerve/Dialect/Fold/IR/Fold.h"
+#include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -109,7 +110,69 @@ static std::optional<StringRef> misplaced(StrategyKind kind, Operation *op) {
   return std::nullopt;
 }
 
+ContractTiling nerve::gpumap::tilingOf(ContractTilingAttr t) {
+  return {t.getInstruction() == ContractInstruction::wgmma ? MmaFamily::wgmma
+                                                           : MmaFamily::mmaSync,
+          t.getTileM(), t.getTileN(), t.getTileK(), t.getWarpsM(), t.getWarpsN(), t.getStages()};
+}
+
+LogicalResult ContractTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                         ContractInstruction instruction, int64_t tileM,
+                                         int64_t tileN, int64_t tileK, int64_t warpsM,
+                                         int64_t warpsN, int64_t stages) {
+  ContractTiling tiling{instruction == ContractInstruction::wgmma
+                            ? MmaFamily::wgmma
+                            : MmaFamily::mmaSync,
+                        tileM, tileN, tileK, warpsM, warpsN, stages};
+  StringRef problem = contractTilingProblem(tiling);
+  if (!problem.empty())
+    return emitError() << "invalid contract tiling: " << problem;
+  if (contractSharedBytes(tiling) > kMaxStagingBytes)
+    return emitError() << "invalid contract tiling: its stages take "
+                       << contractSharedBytes(tiling) << " bytes of shared memory, more than "
+                       << kMaxStagingBytes;
+  return success();
+}
+
+/// The dimension of `type` with a static unit stride, if any.
+static std::optional<unsigned> unitStrideDim(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return std::nullopt;
+  for (auto [i, stride] : llvm::enumerate(strides))
+    if (stride == 1)
+      return i;
+  return std::nullopt;
+}
+
+LogicalResult TiledContractOp::verify() {
+  MemRefType lhs = getLhs().getType(), rhs = getRhs().getType(), out = getOutput().getType();
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOpError("operands must have one element type");
+  if (!unitStrideDim(lhs) || !unitStrideDim(rhs))
+    return emitOpError("each operand must have a dimension of unit stride");
+  int64_t lk = getLhsK(), rk = getRhsK(), om = getOutputM();
+  auto same = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+  };
+  if (!same(lhs.getDimSize(lk), rhs.getDimSize(rk)))
+    return emitOpError("the operands' contracted sizes differ");
+  if (!same(lhs.getDimSize(1 - lk), out.getDimSize(om)) ||
+      !same(rhs.getDimSize(1 - rk), out.getDimSize(1 - om)))
+    return emitOpError("the output's sizes differ from the operands'");
+  return success();
+}
+
 LogicalResult GPUMapDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == kContractTilingAttrName) {
+    if (!isa<ContractTilingAttr>(attr.getValue()))
+      return op->emitError() << "'" << kContractTilingAttrName
+                             << "' must be a #gpumap.contract_tiling";
+    if (op->getName().getStringRef() != "tdim.contract")
+      return op->emitError() << "'" << kContractTilingAttrName << "' is only for a tdim.contract";
+    return success();
+  }
   if (attr.getName() != kStrategyAttrName)
     return op->emitError() << "unknown gpumap attribute '" << attr.getName().getValue() << "'";
   auto strategy = dyn_cast<StrategyAttr>(attr.getValue());

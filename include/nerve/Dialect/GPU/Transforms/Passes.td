@@ -28,6 +28,30 @@ def FoldLaunchChoices : Pass<"nerve-fold-launch-choices", "::mlir::func::FuncOp"
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def AttachNVVMTargets : Pass<"nerve-attach-nvvm-targets", "::mlir::ModuleOp"> {
+  let summary = "Attaches each kernel's #nvvm.target: the chip's, or its architecture-specific one";
+  let description = [{
+    What upstream's `nvvm-attach-target` does (an `#nvvm.target` with the
+    chip, optimisation level, fast-math flag and libdevice on every
+    `gpu.module`), chosen per module: warpgroup-level `wgmma` (a
+    tensor-core contraction's `wgmma` tiling) exists only in PTX for
+    `sm_90a`, code that runs on compute capability 9.0 and no later chip,
+    so a module whose kernels hold an `nvvm.wgmma.*` op targets the chip's
+    architecture-specific name (nerve/Target/ChipProfile.h:
+    `archSpecificName`) and every other module stays portable. Upstream's
+    pass attaches one target to all modules, and NVVM's verifier rejects
+    wgmma in a module that targets `sm_90` as soon as it has one, so the
+    choice cannot be a later rewrite. A module with such ops on a chip
+    that has no such target is an error.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90\"", "The GPU (sm_80, sm_89, sm_90, sm_100)">,
+    Option<"optLevel", "O", "unsigned", "3", "LLVM's optimisation level for the device code">,
+    Option<"fastFlag", "fast", "bool", "false", "The target's `fast` flag (approximate math)">,
+    ListOption<"linkLibs", "l", "std::string", "Bitcode libraries to link (libdevice)">
+  ];
+}
+
 def HalfStorageMath : Pass<"nerve-half-storage-math", "::mlir::ModuleOp"> {
   let summary = "Approximate f32 functions and fused multiply-adds in kernels whose data is 16-bit";
   let description = [{

@@ -37,6 +37,10 @@ struct OccupancyResource : mlir::SideEffects::Resource::Base<OccupancyResource> 
 
 namespace nerve::gpumap {
 
+/// The heuristics' form of a contraction's tiling.
+struct ContractTiling;
+ContractTiling tilingOf(ContractTilingAttr tiling);
+
 /// The strategy written on `op`, if any.
 inline StrategyAttr strategyOf(mlir::Operation *op) {
   return op->getAttrOfType<StrategyAttr>(GPUMapDialect::kStrategyAttrName);

@@ -35,6 +35,8 @@ def GPUMap_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// The name of the attribute on a loop: `gpumap.strategy`.
     static constexpr ::llvm::StringLiteral kStrategyAttrName = "gpumap.strategy";
+    /// The name of the attribute on a tdim.contract: `gpumap.contract_tiling`.
+    static constexpr ::llvm::StringLiteral kContractTilingAttrName = "gpumap.contract_tiling";
   }];
 }
 
@@ -118,6 +120,47 @@ def GPUMap_StrategyAttr : AttrDef<GPUMap_Dialect, "Strategy"> {
   let genVerifyDecl = 1;
 }
 
+def GPUMap_ContractInstruction : I32EnumAttr<"ContractInstruction",
+    "the tensor-core instructions of a tiled contraction", [
+    I32EnumAttrCase<"mma_sync", 0>,
+    I32EnumAttrCase<"wgmma", 1>
+  ]> {
+  let cppNamespace = "::nerve::gpumap";
+  let genSpecializedAttr = 0;
+}
+
+def GPUMap_ContractTilingAttr : AttrDef<GPUMap_Dialect, "ContractTiling"> {
+  let mnemonic = "contract_tiling";
+  let summary = "how a contraction's blocks run on tensor cores";
+  let description = [{
+    On a `tdim.contract` (as `gpumap.contract_tiling`, written by
+    `nerve-gpu-select-contract-tiling`) and on the `gpumap.tiled_contract`
+    it lowers to: each block of `warps_m x warps_n` warps computes a
+    `tile_m x tile_n` tile of the output with tensor-core instructions,
+    walking the contracted dimension `tile_k` at a time through a ring of
+    `stages` shared-memory tiles of each operand. `instruction` is
+    `mma_sync` (m16n8k16 a warp, its fragments read with ldmatrix: every
+    chip) or `wgmma` (m64n`tile_n`k16 a warpgroup of four warps, its
+    operands read from shared memory through descriptors: sm_90, operands
+    whose unit stride is along the contracted dimension).
+
+    ```mlir
+    #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+    ```
+    The verifier checks what the lowering relies on
+    (nerve/Dialect/GPUMap/Heuristics/ContractTiling.h).
+  }];
+  let parameters = (ins EnumParameter<GPUMap_ContractInstruction>:$instruction,
+                        "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
+                        "int64_t":$warps_m, "int64_t":$warps_n, "int64_t":$stages);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Threads a block.
+    int64_t getThreads() const { return getWarpsM() * getWarpsN() * 32; }
+  }];
+}
+
 /// What gpumap.occupancy_hint writes: nothing in memory, a fact about its
 /// kernel, so that it is not dead code and moves past no memory access.
 def GPUMap_OccupancyResource : Resource<"::nerve::gpumap::OccupancyResource">;
@@ -140,6 +183,39 @@ def GPUMap_OccupancyHintOp : Op<GPUMap_Dialect, "occupancy_hint",
   }];
   let arguments = (ins ConfinedAttr<I32Attr, [IntPositive]>:$blocks_per_sm);
   let assemblyFormat = "`blocks_per_sm` `=` $blocks_per_sm attr-dict";
+  let hasVerifier = 1;
+}
+
+def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract"> {
+  let summary = "a matrix product over memrefs, tiled for tensor cores";
+  let description = [{
+    `output[m, n] (+)= sum over k of lhs[m, k] * rhs[n, k]`, summed in f32,
+    where a `tdim.contract` with a `gpumap.contract_tiling` went: the
+    structure of the product kept until `nerve-convert-gpumap-to-gpu`
+    builds its launch. `lhs_k` and `rhs_k` say which dimension of each
+    operand is contracted, `output_m` which of the output's is lhs's other
+    one; any strides, one of them 1 in each operand. Operands are f16 or
+    bf16 (the same), the output f16, bf16 or f32. `accumulate` adds to the
+    output instead of overwriting it.
+
+    ```mlir
+    gpumap.tiled_contract ins(%x, %w : memref<?x?xf16>, memref<?x?xf16>)
+        outs(%y : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0
+        tiling #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$lhs,
+                       Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$rhs,
+                       Arg<MemRefRankOf<[F16, BF16, F32], [2]>, "", [MemRead, MemWrite]>:$output,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$lhs_k,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$rhs_k,
+                       ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$output_m,
+                       GPUMap_ContractTilingAttr:$tiling, UnitAttr:$accumulate);
+  let assemblyFormat = [{
+    `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)` `outs` `(` $output `:` type($output) `)`
+    `lhs_k` `=` $lhs_k `rhs_k` `=` $rhs_k `output_m` `=` $output_m `tiling` $tiling
+    (`accumulate` $accumulate^)? attr-dict
+  }];
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,85 @@
+//===- ContractTiling.h - how a contraction runs on tensor cores -*- C++ -*-===//
+//
+// Whether a contraction (a matrix product, a linear layer) runs on tensor
+// cores and how its blocks are tiled, as a pure function of what the
+// compiler knows of it and the chip. nerve-gpu-select-contract-tiling
+// records the answer as a #gpumap.contract_tiling on the tdim.contract;
+// the lowering only applies it. Why these numbers: ContractTiling.cpp and
+// docs/decisions.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_DIALECT_GPUMAP_HEURISTICS_CONTRACTTILING_H
+#define NERVE_DIALECT_GPUMAP_HEURISTICS_CONTRACTTILING_H
+
+#include "nerve/Target/ChipProfile.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace nerve::gpumap {
+
+/// The tensor-core instruction family a tiling is for: warp-level
+/// mma.sync (m16n8k16, fragments through ldmatrix; every chip) or
+/// warpgroup-level wgmma (m64nNk16, operands read from shared memory
+/// through descriptors; sm_90 only).
+enum class MmaFamily { mmaSync, wgmma };
+
+/// The element types a tensor-core contraction distinguishes.
+enum class ContractElement { f16, bf16, f32, other };
+
+/// What the compiler knows of a contraction out[m, n] = sum_k lhs * rhs
+/// before it lowers it.
+struct ContractShape {
+  ContractElement lhs = ContractElement::other, rhs = ContractElement::other;
+  ContractElement output = ContractElement::other;
+  /// Dimensions of each kind: rows (lhs and output only), columns (rhs and
+  /// output only), contracted (both operands), batch (all three).
+  int64_t rowDims = 0, columnDims = 0, contractedDims = 0, batchDims = 0;
+  /// Whether several row dimensions are one in memory: consecutive and in
+  /// the same order in lhs and the output, both row-major (a linear layer
+  /// over [t, b, k] is one over [t * b, k]).
+  bool rowsMerge = false;
+  /// Whether each operand has a unit-stride dimension (either of its two:
+  /// the tile is staged along it).
+  bool lhsUnitStride = false, rhsUnitStride = false;
+  /// Static extents where the types give them (0: bound at launch).
+  int64_t rows = 0, columns = 0, contracted = 0;
+};
+
+/// A block's tile of the output and of the contracted dimension, its warps
+/// and the shared-memory stages its operand tiles pass through.
+struct ContractTiling {
+  MmaFamily instruction = MmaFamily::mmaSync;
+  int64_t tileM = 0, tileN = 0, tileK = 0;
+  int64_t warpsM = 0, warpsN = 0;
+  int64_t stages = 0;
+};
+
+/// The m16n8k16 instruction's extents (mma.sync, f16 and bf16 inputs).
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
+
+/// The tiling of a tensor-core contraction of `shape` on `chip`, or none
+/// where the general lowering must take it (not two 16-bit float operands
+/// of one type, not one column and contracted dimension and one row
+/// dimension or several that merge, a batch dimension, an operand with no
+/// unit stride).
+std::optional<ContractTiling> chooseContractTiling(const ContractShape &shape,
+                                                   const ChipProfile &chip);
+
+/// Bytes of shared memory the operand tiles of `tiling` take (16-bit
+/// elements), with wgmma's the 1024 bytes that align the ring to its
+/// swizzle's period.
+int64_t contractSharedBytes(const ContractTiling &tiling);
+
+/// Why `tiling` cannot be applied, or an empty string. mma.sync: every
+/// warp's tile a whole number of instruction tiles, tileK 32 or 64, at
+/// least two stages. wgmma: a warpgroup (four warps along m) per 64 rows,
+/// one along n, tileN 64 to 256, tileK 64 (one 128-byte swizzled row),
+/// at least three stages (the copies run two tiles behind the one whose
+/// products may still be in flight).
+const char *contractTilingProblem(const ContractTiling &tiling);
+
+} // namespace nerve::gpumap
+
+#endif // NERVE_DIALECT_GPUMAP_HEURISTICS_CONTRACTTILING_H

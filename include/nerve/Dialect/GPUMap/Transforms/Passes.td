@@ -1,0 +1,32 @@
+//===- Passes.td - gpumap's decisions made on nerve's ops -*- tablegen -*-===//
+//
+// Passes that decide how an op of nerve's dialects maps onto the GPU and
+// write the decision as a gpumap attribute, before the op is lowered.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_DIALECT_GPUMAP_TRANSFORMS_PASSES
+#define NERVE_DIALECT_GPUMAP_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def SelectContractTiling : Pass<"nerve-gpu-select-contract-tiling", "::mlir::ModuleOp"> {
+  let summary = "Chooses which contractions run on tensor cores, and their tiles";
+  let description = [{
+    Decides, and writes the decision down: each `tdim.contract` that the
+    tensor-core heuristic takes (nerve/Dialect/GPUMap/Heuristics/
+    ContractTiling.h: 16-bit float operands of one type, one row, column
+    and contracted dimension, a unit stride in each operand) gets a
+    `gpumap.contract_tiling` attribute sized for `chip`; the others keep
+    the general lowering. A contraction that already has a tiling keeps
+    it (a test forces one so). `convert-tdim-to-scf` lowers a contraction
+    with a tiling to a `gpumap.tiled_contract`.
+  }];
+  let dependentDialects = ["::nerve::gpumap::GPUMapDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90\"",
+           "The GPU the tiles are sized for (sm_80, sm_89, sm_90, sm_100)">
+  ];
+}
+
+#endif // NERVE_DIALECT_GPUMAP_TRANSFORMS_PASSES

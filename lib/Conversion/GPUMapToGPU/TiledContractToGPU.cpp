@@ -1,0 +1,671 @@
+//===- TiledContractToGPU.cpp - nerve-convert-gpumap-to-gpu ---------------===//
+//
+// A gpumap.tiled_contract as one tensor-core launch, sized by its
+// #gpumap.contract_tiling (Passes.td describes the kernel). The operand
+// tiles are staged the same way for both operands: an "outer" dimension
+// (rows m of lhs, columns n of rhs) and the contracted k; a tile is stored
+// as rows along the operand's unit-stride dimension, so that each 16-byte
+// chunk is one cp.async, and read with ldmatrix, transposed when those
+// rows run along the outer dimension.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Conversion/Passes.h"
+
+#include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
+#include "nerve/Dialect/GPUMap/IR/GPUMap.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace nerve {
+#define GEN_PASS_DEF_CONVERTGPUMAPTOGPU
+#include "nerve/Conversion/Passes.h.inc"
+} // namespace nerve
+
+using namespace mlir;
+using nerve::gpumap::ContractInstruction;
+using nerve::gpumap::ContractTilingAttr;
+using nerve::gpumap::kMmaK;
+using nerve::gpumap::kMmaM;
+using nerve::gpumap::kMmaN;
+using nerve::gpumap::TiledContractOp;
+
+namespace {
+
+constexpr int64_t kChunkElements = 8; // 16 bytes of 16-bit elements
+constexpr int64_t kWarp = 32;
+/// Output tiles along m that consecutive blocks take before moving along n.
+constexpr int64_t kGroupRows = 8;
+/// The period of wgmma's 128-byte swizzle: eight 128-byte rows.
+constexpr int64_t kSwizzleBytes = 1024;
+/// Output elements a thread loads together before storing them (accumulate).
+constexpr size_t kEpilogueBatch = 32;
+/// 16-byte chunks of a 128-byte swizzled row.
+constexpr int64_t kAtomChunks = 8;
+constexpr int64_t kRowBytes = 128;
+
+/// Index arithmetic at one builder, to keep the kernel's construction
+/// readable.
+struct Ix {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) const { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) const { return y == 0 ? x : add(x, c(y)); }
+  Value mul(Value x, int64_t y) const { return arith::MulIOp::create(b, loc, x, c(y)); }
+  Value mul(Value x, Value y) const { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t y) const { return arith::DivUIOp::create(b, loc, x, c(y)); }
+  Value div(Value x, Value y) const { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, int64_t y) const { return arith::RemUIOp::create(b, loc, x, c(y)); }
+  Value rem(Value x, Value y) const { return arith::RemUIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) const { return arith::SubIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) const { return arith::MinUIOp::create(b, loc, x, y); }
+  Value xorI(Value x, Value y) const { return arith::XOrIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) const {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value andI(Value x, Value y) const { return arith::AndIOp::create(b, loc, x, y); }
+  Value ceilDiv(Value x, int64_t y) const { return arith::CeilDivUIOp::create(b, loc, x, c(y)); }
+  /// max(0, min(hi - lo, cap)) for lo, hi >= 0.
+  Value clampedRest(Value lo, Value hi, int64_t cap) const {
+    Value positive = lt(lo, hi);
+    Value rest = min(arith::SelectOp::create(b, loc, positive, sub(hi, lo), c(0)), c(cap));
+    return rest;
+  }
+};
+
+/// The dimension of `type` with a static unit stride (the verifier made
+/// sure there is one).
+int64_t unitStrideDim(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset);
+  return llvm::find(strides, int64_t(1)) - strides.begin();
+}
+
+/// How one operand is staged: its memref, which of its dimensions is k,
+/// whether k is its unit-stride dimension, and its tile's extent along
+/// the outer dimension.
+struct OperandStaging {
+  Value global;
+  int64_t kDim = 0;
+  bool kMajor = true;
+  /// wgmma's layout of a tile whose rows run along the outer dimension:
+  /// atoms of 64 outer elements (128-byte rows) by tileK rows, one after
+  /// another along the outer dimension.
+  bool atoms = false;
+  int64_t outer = 0, tileK = 0;
+  Value outerSize, kSize; ///< host extents, used inside the launch
+
+  int64_t rows() const { return kMajor ? outer : tileK; }
+  int64_t rowElements() const { return kMajor ? tileK : outer; }
+  int64_t stageElements() const { return outer * tileK; }
+  int64_t chunksPerRow() const { return rowElements() / kChunkElements; }
+
+  /// Element offset in a stage of chunk `chunk` of row `row`, swizzled.
+  Value swizzled(const Ix &x, Value row, Value chunk) const {
+    if (atoms) {
+      Value atom = x.mul(x.div(chunk, kAtomChunks), tileK * kAtomChunks * kChunkElements);
+      Value inAtom = x.mul(x.xorI(x.rem(chunk, kAtomChunks), x.rem(row, 8)), kChunkElements);
+      return x.add(atom, x.add(x.mul(row, kAtomChunks * kChunkElements), inAtom));
+    }
+    Value key = rowElements() * 2 >= 128 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
+    return x.add(x.mul(row, rowElements()), x.mul(x.xorI(chunk, key), kChunkElements));
+  }
+
+  /// The global indices of element (outer o, contracted k).
+  SmallVector<Value, 2> indices(Value o, Value k) const {
+    return kDim == 0 ? SmallVector<Value, 2>{k, o} : SmallVector<Value, 2>{o, k};
+  }
+};
+
+/// Whether `memref`'s rows along its unit stride start 16-byte aligned:
+/// its first element and its other stride (host code).
+Value rowsAligned(const Ix &x, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  int64_t unit = unitStrideDim(type);
+  auto meta = memref::ExtractStridedMetadataOp::create(x.b, x.loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(x.b, x.loc, memref);
+  Value first = x.add(base, x.mul(meta.getOffset(), 2));
+  Value zero = x.c(0);
+  auto eq = [&](Value v) {
+    return arith::CmpIOp::create(x.b, x.loc, arith::CmpIPredicate::eq, v, zero);
+  };
+  return x.andI(eq(x.rem(first, 16)), eq(x.rem(meta.getStrides()[1 - unit], kChunkElements)));
+}
+
+/// The kernel of one tiled contraction, built into a launch body.
+class ContractKernel {
+public:
+  ContractKernel(TiledContractOp op, ContractTilingAttr tiling)
+      : op(op), t(tiling), threads(tiling.getThreads()),
+        warpM(tiling.getTileM() / tiling.getWarpsM()),
+        warpN(tiling.getTileN() / tiling.getWarpsN()) {}
+
+  /// The launch at `b` (host code), over output extents m x n.
+  void build(OpBuilder &b);
+
+private:
+  TiledContractOp op;
+  ContractTilingAttr t;
+  int64_t threads, warpM, warpN;
+  OperandStaging lhs, rhs;
+  Value sizeM, sizeN, sizeK, aligned;
+  // In the launch:
+  Value tid, lane, warpRow, warpCol, m0, n0;
+  Value sharedA, sharedB;
+  Type element;
+
+  Value sharedAddress; ///< the ring's first byte, 1024-aligned (wgmma)
+
+  bool warpgroups() const { return t.getInstruction() == ContractInstruction::wgmma; }
+  int64_t fragmentsM() const { return warpM / kMmaM; }
+  int64_t fragmentsN() const { return warpN / kMmaN; }
+  int64_t accumulators() const { return fragmentsM() * fragmentsN() * 4; }
+
+  void buildBody(OpBuilder &b, gpu::LaunchOp launch);
+  void placeBlock(const Ix &x, gpu::LaunchOp launch, Value tilesM, Value tilesN);
+  Value issueStage(OpBuilder &b, Value kTile, Value stage, Value exists);
+  void copyAsync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
+                 Value base, bool wholeK, SmallVectorImpl<Value> &tokens);
+  Value copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK);
+  void copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
+                Value base);
+  SmallVector<Value> computeStage(OpBuilder &b, Value stage, ValueRange acc);
+  Value loadFragment(const Ix &x, const OperandStaging &s, Value shared, Value base,
+                     Value outerStart, int64_t kStart, bool pairOfN);
+  void storeOutput(OpBuilder &b, ValueRange acc);
+  void allocateRing(OpBuilder &b);
+  Value mainLoop(OpBuilder &b, int64_t lookahead, ValueRange init,
+                 function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute);
+  Value descriptor(const Ix &x, const OperandStaging &s, Value stage, Value firstRow,
+                   int64_t kStart, int64_t ringOffset);
+  Value warpgroupStage(OpBuilder &b, Value stage, Value acc);
+  void storeWarpgroupOutput(OpBuilder &b, Value acc);
+};
+
+Value ContractKernel::issueStage(OpBuilder &b, Value kTile, Value stage, Value exists) {
+  Location loc = op.getLoc();
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  auto inRange = scf::IfOp::create(b, loc, TypeRange{tokenType}, exists, true);
+  {
+    OpBuilder tb = OpBuilder::atBlockBegin(&inRange.getThenRegion().front());
+    Ix x{tb, loc};
+    Value k0 = x.mul(kTile, t.getTileK());
+    Value baseA = x.mul(stage, lhs.stageElements());
+    Value baseB = x.mul(stage, rhs.stageElements());
+    auto byChunks = scf::IfOp::create(tb, loc, TypeRange{tokenType}, aligned, true);
+    OpBuilder ab = OpBuilder::atBlockBegin(&byChunks.getThenRegion().front());
+    Ix ax{ab, loc};
+    // A tile wholly inside k (all but the last) has every bound but the
+    // rows' fixed for the whole walk, which the loop then hoists.
+    Value wholeK = arith::CmpIOp::create(ab, loc, arith::CmpIPredicate::ule,
+                                         ax.add(k0, t.getTileK()), sizeK);
+    auto inK = scf::IfOp::create(ab, loc, TypeRange{tokenType}, wholeK, true);
+    OpBuilder wb = OpBuilder::atBlockBegin(&inK.getThenRegion().front());
+    scf::YieldOp::create(wb, loc, copyGroup(wb, k0, baseA, baseB, true));
+    OpBuilder pb = OpBuilder::atBlockBegin(&inK.getElseRegion().front());
+    scf::YieldOp::create(pb, loc, copyGroup(pb, k0, baseA, baseB, false));
+    scf::YieldOp::create(ab, loc, inK.getResults());
+    OpBuilder sb = OpBuilder::atBlockBegin(&byChunks.getElseRegion().front());
+    Ix sx{sb, loc};
+    copySync(sx, lhs, sharedA, m0, k0, baseA);
+    copySync(sx, rhs, sharedB, n0, k0, baseB);
+    scf::YieldOp::create(
+        sb, loc,
+        ValueRange{nvgpu::DeviceAsyncCreateGroupOp::create(sb, loc, tokenType, ValueRange{})});
+    scf::YieldOp::create(tb, loc, byChunks.getResults());
+  }
+  OpBuilder eb = OpBuilder::atBlockBegin(&inRange.getElseRegion().front());
+  scf::YieldOp::create(
+      eb, loc,
+      ValueRange{nvgpu::DeviceAsyncCreateGroupOp::create(eb, loc, tokenType, ValueRange{})});
+  return inRange.getResult(0);
+}
+
+/// Both operands' chunks of the tiles at k0, as one group of copies.
+Value ContractKernel::copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK) {
+  Ix x{b, op.getLoc()};
+  SmallVector<Value> tokens;
+  copyAsync(x, lhs, sharedA, m0, k0, baseA, wholeK, tokens);
+  copyAsync(x, rhs, sharedB, n0, k0, baseB, wholeK, tokens);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  return nvgpu::DeviceAsyncCreateGroupOp::create(b, op.getLoc(), tokenType, tokens);
+}
+
+/// This thread's chunks of the operand tile at (o0, k0), one cp.async
+/// each, zero-filled past the operand's extents; with `wholeK`, the tile
+/// is known to lie inside k.
+void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value shared, Value o0,
+                               Value k0, Value base, bool wholeK,
+                               SmallVectorImpl<Value> &tokens) {
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(x.b.getContext());
+  int64_t perThread = s.rows() * s.chunksPerRow() / threads;
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value idx = x.add(tid, i * threads);
+    Value row = x.div(idx, s.chunksPerRow()), chunk = x.rem(idx, s.chunksPerRow());
+    Value along = x.mul(chunk, kChunkElements);
+    // Outer and contracted coordinates of the chunk's first element; the
+    // chunk runs along the unit-stride one.
+    Value o = x.add(o0, s.kMajor ? row : along), k = x.add(k0, s.kMajor ? along : row);
+    Value count;
+    if (wholeK && s.kMajor) // the row is in or out
+      count = arith::SelectOp::create(x.b, x.loc, x.lt(o, s.outerSize), x.c(kChunkElements),
+                                      x.c(0));
+    else if (wholeK) // a row along the outer dimension, cut at its extent
+      count = x.clampedRest(o, s.outerSize, kChunkElements);
+    else {
+      count = s.kMajor ? x.clampedRest(k, s.kSize, kChunkElements)
+                       : x.clampedRest(o, s.outerSize, kChunkElements);
+      Value crossIn = s.kMajor ? x.lt(o, s.outerSize) : x.lt(k, s.kSize);
+      count = arith::SelectOp::create(x.b, x.loc, crossIn, count, x.c(0));
+    }
+    // Nothing is read for a count of 0; the address stays in the buffer
+    // (inside k already when the tile is).
+    Value none = arith::CmpIOp::create(x.b, x.loc, arith::CmpIPredicate::eq, count, x.c(0));
+    o = arith::SelectOp::create(x.b, x.loc, none, x.c(0), o);
+    if (!wholeK)
+      k = arith::SelectOp::create(x.b, x.loc, none, x.c(0), k);
+    Value into = x.add(base, s.swizzled(x, row, chunk));
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        x.b, x.loc, tokenType, shared, ValueRange{into}, s.global, s.indices(o, k),
+        x.b.getIndexAttr(kChunkElements), count, x.b.getUnitAttr()));
+  }
+}
+
+/// The same chunks by element loads (rows not 16-byte aligned), zeros past
+/// the extents.
+void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0,
+                              Value k0, Value base) {
+  int64_t perThread = s.rows() * s.chunksPerRow() / threads;
+  auto vecType = VectorType::get({kChunkElements}, element);
+  Value zero = arith::ConstantOp::create(x.b, x.loc, x.b.getFloatAttr(element, 0.0));
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value idx = x.add(tid, i * threads);
+    Value row = x.div(idx, s.chunksPerRow()), chunk = x.rem(idx, s.chunksPerRow());
+    Value along = x.mul(chunk, kChunkElements);
+    Value vec = arith::ConstantOp::create(x.b, x.loc, vecType,
+                                          DenseElementsAttr::get(vecType, x.b.getFloatAttr(element, 0.0)));
+    for (int64_t e = 0; e < kChunkElements; ++e) {
+      Value a = x.add(along, e);
+      Value o = x.add(o0, s.kMajor ? row : a), k = x.add(k0, s.kMajor ? a : row);
+      Value in = x.andI(x.lt(o, s.outerSize), x.lt(k, s.kSize));
+      o = arith::SelectOp::create(x.b, x.loc, in, o, x.c(0));
+      k = arith::SelectOp::create(x.b, x.loc, in, k, x.c(0));
+      Value v = memref::LoadOp::create(x.b, x.loc, s.global, s.indices(o, k));
+      v = arith::SelectOp::create(x.b, x.loc, in, v, zero);
+      vec = vector::InsertOp::create(x.b, x.loc, v, vec, ArrayRef<int64_t>{e});
+    }
+    vector::StoreOp::create(x.b, x.loc, vec, shared,
+                            ValueRange{x.add(base, s.swizzled(x, row, chunk))});
+  }
+}
+
+/// One ldmatrix.x4 of operand `s` at stage offset `base`: for lhs the
+/// 16 x 16 fragment at rows outerStart.., k kStart..; for rhs (pairOfN)
+/// the two 8-column fragments at columns outerStart.. (Passes.td and
+/// docs/compiler.md give the lane-to-row mapping).
+Value ContractKernel::loadFragment(const Ix &x, const OperandStaging &s, Value shared,
+                                   Value base, Value outerStart, int64_t kStart, bool pairOfN) {
+  Value l8 = x.rem(lane, 8), q = x.rem(x.div(lane, 8), 2), h = x.div(lane, 16);
+  Value outerOff, kOff; // the lane's row address, in (outer, k)
+  if (s.kMajor) {
+    // Rows along the outer dimension, 8 k a matrix.
+    outerOff = pairOfN ? x.add(l8, x.mul(h, 8)) : x.rem(lane, 16);
+    kOff = x.mul(pairOfN ? q : h, 8);
+  } else {
+    // Rows along k; the outer dimension in 8-wide columns.
+    kOff = x.add(l8, x.mul(pairOfN ? q : h, 8));
+    outerOff = x.mul(pairOfN ? h : q, 8);
+  }
+  Value o = x.add(outerStart, outerOff), k = x.add(kOff, kStart);
+  Value row = s.kMajor ? o : k, along = s.kMajor ? k : o;
+  Value at = x.add(base, s.swizzled(x, row, x.div(along, kChunkElements)));
+  auto type = VectorType::get({4, 2}, element);
+  return nvgpu::LdMatrixOp::create(x.b, x.loc, type, shared, ValueRange{at}, !s.kMajor, 4);
+}
+
+} // namespace
+
+namespace {
+
+/// The 32-bit registers of an ldmatrix result: row `r` of vector<4x2xT>,
+/// as nvvm.mma.sync takes them (vector<2xf16>, or i32 for bf16).
+Value fragmentRegister(const Ix &x, Value fragment, int64_t r) {
+  Value pair = vector::ExtractOp::create(x.b, x.loc, fragment, ArrayRef<int64_t>{r});
+  if (cast<VectorType>(pair.getType()).getElementType().isF16())
+    return pair;
+  auto i32x1 = VectorType::get({1}, x.b.getI32Type());
+  Value word = vector::BitCastOp::create(x.b, x.loc, i32x1, pair);
+  return vector::ExtractOp::create(x.b, x.loc, word, ArrayRef<int64_t>{0});
+}
+
+/// The accumulators' count of registers a thread per instruction tile.
+constexpr int64_t kAccPerTile = 4;
+
+SmallVector<Value> ContractKernel::computeStage(OpBuilder &b, Value stage, ValueRange acc) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  Value baseA = x.mul(stage, lhs.stageElements());
+  Value baseB = x.mul(stage, rhs.stageElements());
+  SmallVector<Value> out(acc);
+  auto ptx = element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  Type f32 = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  for (int64_t kk = 0; kk < t.getTileK(); kk += kMmaK) {
+    SmallVector<SmallVector<Value, 4>> a(fragmentsM()), bn(fragmentsN());
+    for (int64_t mi = 0; mi < fragmentsM(); ++mi) {
+      Value f = loadFragment(x, lhs, sharedA, baseA, x.add(warpRow, mi * kMmaM), kk, false);
+      for (int64_t r = 0; r < 4; ++r)
+        a[mi].push_back(fragmentRegister(x, f, r));
+    }
+    for (int64_t p = 0; p < fragmentsN(); p += 2) {
+      Value f = loadFragment(x, rhs, sharedB, baseB, x.add(warpCol, p * kMmaN), kk, true);
+      for (int64_t r = 0; r < 4; ++r)
+        bn[p + r / 2].push_back(fragmentRegister(x, f, r));
+    }
+    for (int64_t mi = 0; mi < fragmentsM(); ++mi)
+      for (int64_t nj = 0; nj < fragmentsN(); ++nj) {
+        int64_t at = (mi * fragmentsN() + nj) * kAccPerTile;
+        ValueRange c = ValueRange(out).slice(at, kAccPerTile);
+        auto mma = NVVM::MmaOp::create(
+            b, loc, resultType, a[mi], bn[nj], SmallVector<Value>(c),
+            ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}, std::nullopt, std::nullopt,
+            std::array<NVVM::MMATypes, 2>{ptx, ptx},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
+        for (int64_t r = 0; r < kAccPerTile; ++r)
+          out[at + r] = LLVM::ExtractValueOp::create(b, loc, mma, ArrayRef<int64_t>{r});
+      }
+  }
+  return out;
+}
+
+/// Each accumulator to its output element (m, n): c0, c1 at row g, columns
+/// 2t and 2t + 1 of an instruction tile, c2, c3 eight rows below; guarded
+/// by the output's extents. With `accumulate`, the elements this thread
+/// adds to are loaded kEpilogueBatch at a time before they are stored (at
+/// indices clamped into the output, so no load waits on a branch or on a
+/// store that might alias it; one at a time, each load's latency was paid
+/// in turn).
+void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  Value out = op.getOutput();
+  Type outElement = op.getOutput().getType().getElementType();
+  Value g = x.div(lane, 4), t2 = x.mul(x.rem(lane, 4), 2);
+  Value rowBase = x.add(x.add(m0, warpRow), g), colBase = x.add(x.add(n0, warpCol), t2);
+  Value lastM = x.sub(sizeM, x.c(1)), lastN = x.sub(sizeN, x.c(1));
+  auto indices = [&](Value m, Value n) {
+    return op.getOutputM() == 0 ? SmallVector<Value, 2>{m, n} : SmallVector<Value, 2>{n, m};
+  };
+  struct Element {
+    Value m, n, v;
+  };
+  SmallVector<Element> elements;
+  for (int64_t mi = 0; mi < fragmentsM(); ++mi)
+    for (int64_t nj = 0; nj < fragmentsN(); ++nj)
+      for (int64_t r = 0; r < kAccPerTile; ++r)
+        elements.push_back({x.add(rowBase, mi * kMmaM + (r / 2) * 8),
+                            x.add(colBase, nj * kMmaN + r % 2),
+                            acc[(mi * fragmentsN() + nj) * kAccPerTile + r]});
+  for (size_t first = 0; first < elements.size(); first += kEpilogueBatch) {
+    MutableArrayRef<Element> batch =
+        MutableArrayRef<Element>(elements).slice(first, std::min<size_t>(kEpilogueBatch,
+                                                                         elements.size() - first));
+    if (op.getAccumulate())
+      for (Element &e : batch) {
+        Value old =
+            memref::LoadOp::create(b, loc, out, indices(x.min(e.m, lastM), x.min(e.n, lastN)));
+        if (old.getType() != e.v.getType())
+          old = arith::ExtFOp::create(b, loc, e.v.getType(), old);
+        e.v = arith::AddFOp::create(b, loc, old, e.v);
+      }
+    for (const Element &e : batch) {
+      Value v = e.v;
+      if (outElement != v.getType())
+        v = arith::TruncFOp::create(b, loc, outElement, v);
+      auto guard = scf::IfOp::create(b, loc, x.andI(x.lt(e.m, sizeM), x.lt(e.n, sizeN)), false);
+      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+      memref::StoreOp::create(gb, loc, v, out, indices(e.m, e.n));
+    }
+  }
+}
+
+/// A warpgroup's accumulators of m64nNk16 in f32: N / 2 a thread.
+LLVM::LLVMStructType warpgroupAccumulators(MLIRContext *ctx, int64_t n) {
+  SmallVector<Type> fields(n / 2, Float32Type::get(ctx));
+  return LLVM::LLVMStructType::getLiteral(ctx, fields);
+}
+
+/// The shared-memory matrix descriptor of the 16-wide k slice at `kStart`
+/// of operand `s`'s tile in `stage`, from outer element `firstRow` (PTX's
+/// matrix descriptor: start address, leading and stride byte offsets in
+/// 16-byte units, the 128-byte swizzle in the top two bits). K-major: rows
+/// of 64 k, eight-row groups 1024 bytes apart (the leading offset unused),
+/// a k slice 32 bytes along the row. Outer-major (atoms): eight-k-row
+/// groups 1024 bytes apart, atoms of 64 outer elements tileK rows apart, a
+/// k slice 16 rows down.
+Value ContractKernel::descriptor(const Ix &x, const OperandStaging &s, Value stage,
+                                 Value firstRow, int64_t kStart, int64_t ringOffset) {
+  int64_t atomBytes = s.tileK * kRowBytes;
+  Value within = s.atoms ? x.add(x.mul(x.div(firstRow, kAtomChunks * kChunkElements), atomBytes),
+                                 x.c(kStart * kRowBytes))
+                         : x.add(x.mul(firstRow, kRowBytes), x.c(kStart * 2));
+  Value bytes = x.add(x.add(sharedAddress, ringOffset),
+                      x.add(x.mul(stage, s.stageElements() * 2), within));
+  Type i64 = x.b.getI64Type();
+  Value address = arith::IndexCastUIOp::create(x.b, x.loc, i64, bytes);
+  auto i64c = [&](int64_t v) { return arith::ConstantIntOp::create(x.b, x.loc, i64, v); };
+  Value field = arith::AndIOp::create(
+      x.b, x.loc, arith::ShRUIOp::create(x.b, x.loc, address, i64c(4)), i64c(0x3FFF));
+  const int64_t leading = (s.atoms ? atomBytes >> 4 : 1) << 16;
+  const int64_t stride = int64_t(kSwizzleBytes >> 4) << 32; // eight rows
+  const int64_t swizzle128 = int64_t(1) << 62;
+  return arith::OrIOp::create(x.b, x.loc, field, i64c(leading | stride | swizzle128));
+}
+
+/// The products of one stage: four m64nNk16 over the 64-wide k tile, the
+/// warpgroup's 64 rows of lhs against all of rhs's tile; the previous
+/// stage's products are waited for (their stage is copied into next).
+Value ContractKernel::warpgroupStage(OpBuilder &b, Value stage, Value acc) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  MLIRContext *ctx = b.getContext();
+  Value firstRow = x.mul(x.div(tid, 4 * kWarp), 4 * kMmaM);
+  int64_t ringB = t.getStages() * lhs.stageElements() * 2;
+  auto type = element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  auto typeAttr = NVVM::WGMMATypesAttr::get(ctx, type);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t k = 0; k < t.getTileK(); k += kMmaK) {
+    Value a = descriptor(x, lhs, stage, firstRow, k, 0);
+    Value bd = descriptor(x, rhs, stage, x.c(0), k, ringB);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, a, bd,
+        NVVM::MMAShapeAttr::get(ctx, 4 * kMmaM, t.getTileN(), kMmaK), typeAttr, typeAttr,
+        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
+        NVVM::MMALayoutAttr::get(ctx, lhs.kMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col),
+        NVVM::MMALayoutAttr::get(ctx, rhs.kMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+        nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+  return acc;
+}
+
+/// A warpgroup's accumulators hold, for each 8 columns j, the registers
+/// of an m16n8 tile of each warp's 16 rows: the mma.sync layout with one
+/// fragment along m and tile_n / 8 along n.
+void ContractKernel::storeWarpgroupOutput(OpBuilder &b, Value acc) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < t.getTileN() / 2; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, op.getLoc(), acc, ArrayRef<int64_t>{i}));
+  storeOutput(b, values);
+}
+
+/// The block's output tile from its id: eight tiles along m share each
+/// step along n, so that blocks resident together reuse operand tiles.
+void ContractKernel::placeBlock(const Ix &x, gpu::LaunchOp launch, Value tilesM,
+                                Value tilesN) {
+  Value bid = launch.getBlockIds().x;
+  Value perGroup = x.mul(tilesN, kGroupRows);
+  Value firstM = x.mul(x.div(bid, perGroup), kGroupRows);
+  Value rowsInGroup = x.min(x.sub(tilesM, firstM), x.c(kGroupRows));
+  Value inGroup = x.rem(bid, perGroup);
+  m0 = x.mul(x.add(firstM, x.rem(inGroup, rowsInGroup)), t.getTileM());
+  n0 = x.mul(x.div(inGroup, rowsInGroup), t.getTileN());
+}
+
+/// The ring of operand tiles in dynamic shared memory: every lhs stage,
+/// then every rhs stage. wgmma's swizzle is a function of address bits, so
+/// its ring starts at the first 1024-byte boundary (the launch asks for
+/// 1024 bytes more).
+void ContractKernel::allocateRing(OpBuilder &b) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
+  Value start = x.c(0);
+  if (warpgroups()) {
+    Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, raw);
+    start = x.rem(x.sub(x.c(kSwizzleBytes), x.rem(address, kSwizzleBytes)), kSwizzleBytes);
+    sharedAddress = x.add(address, start);
+  }
+  auto view = [&](const OperandStaging &s, Value byteOffset) -> Value {
+    auto type = MemRefType::get({t.getStages() * s.stageElements()}, element, nullptr, workgroup);
+    return memref::ViewOp::create(b, loc, type, raw, byteOffset, ValueRange{});
+  };
+  sharedA = view(lhs, start);
+  sharedB = view(rhs, x.add(start, t.getStages() * lhs.stageElements() * 2));
+}
+
+/// The walk over k: the first `lookahead` tiles' copies issued before it,
+/// then at each tile: wait for its copies, a barrier (the stage the next
+/// copies overwrite is free), the copies of the tile `lookahead` ahead,
+/// and `compute` on this tile's stage. Returns the accumulators.
+Value ContractKernel::mainLoop(
+    OpBuilder &b, int64_t lookahead, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  Value numK = x.ceilDiv(sizeK, t.getTileK());
+  Value token;
+  for (int64_t s = 0; s < lookahead; ++s)
+    token = issueStage(b, x.c(s), x.c(s), x.lt(x.c(s), numK));
+  SmallVector<Value> carried(init);
+  carried.push_back(token);
+  auto loop = scf::ForOp::create(b, loc, x.c(0), numK, x.c(1), carried);
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  Ix lx{lb, loc};
+  Value kt = loop.getInductionVar();
+  ValueRange state = loop.getRegionIterArgs();
+  // This tile's group done (the lookahead - 1 after it may stay in flight).
+  nvgpu::DeviceAsyncWaitOp::create(lb, loc, state.back(), lb.getI32IntegerAttr(lookahead - 1));
+  // wgmma reads shared memory through the async proxy: what this thread's
+  // copies wrote is made visible to it before the barrier publishes it.
+  if (warpgroups())
+    NVVM::FenceProxyOp::create(lb, loc, NVVM::ProxyKind::async_shared,
+                               NVVM::SharedSpaceAttr::get(lb.getContext(),
+                                                          NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(lb, loc);
+  Value ahead = lx.add(kt, lookahead);
+  Value issued = issueStage(lb, ahead, lx.rem(ahead, t.getStages()), lx.lt(ahead, numK));
+  SmallVector<Value> next = compute(lb, lx.rem(kt, t.getStages()), state.drop_back());
+  next.push_back(issued);
+  scf::YieldOp::create(lb, loc, next);
+  return loop.getResult(0);
+}
+
+void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  tid = launch.getThreadIds().x;
+  lane = x.rem(tid, kWarp);
+  Value warp = x.div(tid, kWarp);
+  warpRow = x.mul(x.div(warp, t.getWarpsN()), warpM);
+  warpCol = x.mul(x.rem(warp, t.getWarpsN()), warpN);
+  placeBlock(x, launch, x.ceilDiv(sizeM, t.getTileM()), x.ceilDiv(sizeN, t.getTileN()));
+  allocateRing(b);
+  if (warpgroups()) {
+    // The copies run two tiles behind: the stage before this tile's may
+    // still be read by the products left in flight.
+    auto accType = warpgroupAccumulators(b.getContext(), t.getTileN());
+    Value zero = LLVM::ZeroOp::create(b, loc, accType);
+    Value acc = mainLoop(b, t.getStages() - 2, ValueRange{zero},
+                         [&](OpBuilder &lb, Value stage, ValueRange carried) {
+                           return SmallVector<Value>{warpgroupStage(lb, stage, carried[0])};
+                         });
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    storeWarpgroupOutput(b, acc);
+    return;
+  }
+  SmallVector<Value> init(accumulators(),
+                          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+  Value first = mainLoop(b, t.getStages() - 1, init,
+                         [&](OpBuilder &lb, Value stage, ValueRange carried) {
+                           return computeStage(lb, stage, carried);
+                         });
+  auto loop = cast<scf::ForOp>(first.getDefiningOp());
+  storeOutput(b, loop.getResults().drop_back());
+}
+
+void ContractKernel::build(OpBuilder &b) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  element = op.getLhs().getType().getElementType();
+  int64_t outM = op.getOutputM();
+  sizeM = memref::DimOp::create(b, loc, op.getOutput(), outM);
+  sizeN = memref::DimOp::create(b, loc, op.getOutput(), 1 - outM);
+  sizeK = memref::DimOp::create(b, loc, op.getLhs(), op.getLhsK());
+  auto staging = [&](Value global, int64_t kDim, int64_t outer, Value outerSize) {
+    OperandStaging s;
+    s.global = global;
+    s.kDim = kDim;
+    s.kMajor = unitStrideDim(cast<MemRefType>(global.getType())) == kDim;
+    s.atoms = warpgroups() && !s.kMajor;
+    s.outer = outer;
+    s.tileK = t.getTileK();
+    s.outerSize = outerSize;
+    s.kSize = sizeK;
+    return s;
+  };
+  lhs = staging(op.getLhs(), op.getLhsK(), t.getTileM(), sizeM);
+  rhs = staging(op.getRhs(), op.getRhsK(), t.getTileN(), sizeN);
+  aligned = x.andI(rowsAligned(x, op.getLhs()), rowsAligned(x, op.getRhs()));
+  Value work = x.mul(x.ceilDiv(sizeM, t.getTileM()), x.ceilDiv(sizeN, t.getTileN()));
+  auto nonEmpty = scf::IfOp::create(b, loc, x.lt(x.c(0), work), false);
+  OpBuilder ib = OpBuilder::atBlockBegin(&nonEmpty.getThenRegion().front());
+  Ix ix{ib, loc};
+  nerve::gpumap::ContractTiling tiling = nerve::gpumap::tilingOf(t);
+  Value one = ix.c(1);
+  Value shared = arith::IndexCastOp::create(ib, loc, ib.getI32Type(),
+                                            ix.c(nerve::gpumap::contractSharedBytes(tiling)));
+  auto launch = gpu::LaunchOp::create(ib, loc, work, one, one, ix.c(threads), one, one, shared);
+  OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
+  buildBody(lb, launch);
+  gpu::TerminatorOp::create(lb, loc);
+}
+
+struct ConvertGPUMapToGPU : nerve::impl::ConvertGPUMapToGPUBase<ConvertGPUMapToGPU> {
+  void runOnOperation() override {
+    SmallVector<TiledContractOp> ops;
+    getOperation().walk([&](TiledContractOp op) { ops.push_back(op); });
+    for (TiledContractOp op : ops) {
+      OpBuilder b(op);
+      ContractKernel(op, op.getTiling()).build(b);
+      op.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,100 @@
+//===- ContractTiling.cpp - how a contraction runs on tensor cores --------===//
+//
+// Blocks of 128 x 128 output elements, four warps of 64 x 64 (32 m16n8k16
+// instructions a warp for each 16 of the contracted dimension: register
+// tiles large enough that the shared-memory reads of the fragments keep
+// up with the tensor cores), the contracted dimension in steps of 32 (one
+// 64-byte row of a 16-bit tile, swizzled so that ldmatrix reads conflict
+// free). The operand tiles pass through a ring of shared-memory stages
+// filled by cp.async: four where two blocks' rings fit an SM, else three.
+// Few static rows take blocks of 64 rows (half the block's work is not
+// wasted on padding).
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
+
+namespace nerve::gpumap {
+
+namespace {
+bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+constexpr int64_t kElementBytes = 2;
+constexpr int64_t kChunkBytes = 16;
+constexpr int64_t kBlocksPerSM = 2;
+constexpr int64_t kSwizzlePeriod = 1024;
+} // namespace
+
+int64_t contractSharedBytes(const ContractTiling &t) {
+  int64_t ring = t.stages * (t.tileM + t.tileN) * t.tileK * kElementBytes;
+  return t.instruction == MmaFamily::wgmma ? ring + kSwizzlePeriod : ring;
+}
+
+static const char *wgmmaTilingProblem(const ContractTiling &t) {
+  if (t.tileM != 64 && t.tileM != 128)
+    return "a wgmma tile_m must be 64 or 128 (a warpgroup per 64 rows)";
+  if (t.warpsM != t.tileM / 16 || t.warpsN != 1)
+    return "a wgmma tiling takes four warps along m per 64 rows, one along n";
+  if (t.tileN != 64 && t.tileN != 128 && t.tileN != 256)
+    return "a wgmma tile_n must be 64, 128 or 256";
+  if (t.tileK != 64)
+    return "a wgmma tile_k must be 64 (128-byte rows)";
+  if (t.stages < 3)
+    return "a wgmma tiling takes at least three stages";
+  return "";
+}
+
+const char *contractTilingProblem(const ContractTiling &t) {
+  if (t.instruction == MmaFamily::wgmma)
+    return wgmmaTilingProblem(t);
+  if (t.warpsM <= 0 || t.warpsN <= 0 || t.warpsM * t.warpsN > 32)
+    return "warps must be positive, at most 32 a block";
+  if (!isPowerOfTwo(t.tileM) || !isPowerOfTwo(t.tileN) || t.tileM < 32 || t.tileN < 32)
+    return "tile_m and tile_n must be powers of two, at least 32";
+  if (t.tileM % (t.warpsM * kMmaM) != 0 || t.tileN % (t.warpsN * 2 * kMmaN) != 0)
+    return "a warp's tile must be whole 16 x 16 instruction tiles";
+  if (t.tileK != 32 && t.tileK != 64)
+    return "tile_k must be 32 or 64";
+  int64_t threads = t.warpsM * t.warpsN * 32;
+  int64_t chunksA = t.tileM * t.tileK * kElementBytes / kChunkBytes;
+  int64_t chunksB = t.tileN * t.tileK * kElementBytes / kChunkBytes;
+  if (chunksA % threads != 0 || chunksB % threads != 0)
+    return "the operand tiles must be whole 16-byte chunks for every thread";
+  if (t.stages < 2)
+    return "at least two stages";
+  return "";
+}
+
+std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
+                                                   const ChipProfile &chip) {
+  bool sixteenBit = s.lhs == ContractElement::f16 || s.lhs == ContractElement::bf16;
+  if (!sixteenBit || s.rhs != s.lhs || s.output == ContractElement::other)
+    return std::nullopt;
+  bool rows = s.rowDims == 1 || (s.rowDims > 1 && s.rowsMerge);
+  if (!rows || s.columnDims != 1 || s.contractedDims != 1 || s.batchDims != 0)
+    return std::nullopt;
+  if (!s.lhsUnitStride || !s.rhsUnitStride || chip.computeCapability < 80)
+    return std::nullopt;
+  if (!chip.archSpecificName.empty()) {
+    // Two warpgroups of m64n256k16 over a 128 x 256 tile, four stages of
+    // 48 KiB: one block an SM.
+    ContractTiling w{MmaFamily::wgmma, 128, 256, 64, 8, 1, 4};
+    if (s.rows > 0 && s.rows <= 64) {
+      w.tileM = 64;
+      w.warpsM = 4;
+    }
+    if (contractSharedBytes(w) <= chip.sharedBytesPerBlockOptIn)
+      return w;
+  }
+  ContractTiling t{MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4};
+  if (s.rows > 0 && s.rows <= 64) {
+    t.tileM = 64;
+    t.warpsM = 1;
+  }
+  while (t.stages > 3 && kBlocksPerSM * contractSharedBytes(t) > chip.sharedBytesPerMultiprocessor)
+    --t.stages;
+  if (contractSharedBytes(t) > chip.sharedBytesPerBlockOptIn)
+    return std::nullopt;
+  return t;
+}
+
+} // namespace nerve::gpumap

@@ -1,0 +1,62 @@
+// RUN: nerve-opt %s --split-input-file --nerve-convert-gpumap-to-gpu --canonicalize --cse | FileCheck %s
+
+// mma.sync: a block of 2 x 2 warps per 128 x 128 output tile, 4 stages of
+// 128 x 32 tiles of each operand (64 KiB); lhs's rows run along k
+// (ldmatrix as is), rhs's along n (ldmatrix transposed). The copies are
+// 16-byte cp.async, zero-filled past the extents, three tiles ahead; the
+// products m16n8k16 in f32; each accumulator stored where it is inside
+// the output.
+// CHECK-LABEL: func.func @mma
+// CHECK-SAME: (%[[A:.*]]: memref<?x?xf16>, %[[B:.*]]: memref<?x?xf16>, %[[C:.*]]: memref<?x?xf32>)
+// CHECK: memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) dynamic_shared_memory_size %c65536_i32
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvgpu.device_async_copy %[[A]][{{.*}}], %{{.*}}[{{.*}}], 8, %{{.*}} {bypassL1}
+// CHECK: nvgpu.device_async_copy %[[B]][{{.*}}], %{{.*}}[{{.*}}], 8, %{{.*}} {bypassL1}
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 2 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.ldmatrix %{{.*}}[%{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.ldmatrix %{{.*}}[%{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: scf.yield
+// CHECK-NOT: memref.load %[[C]]
+// CHECK: memref.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+func.func @mma(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+// wgmma: two warpgroups per 128 x 256 tile, 4 stages of 48 KiB plus 1 KiB
+// to align the ring to the swizzle's period; copies two tiles ahead, made
+// visible to the async proxy before the barrier; four m64n256k16 a stage
+// with lhs K-major (row) and rhs N-major (row, transposed: atoms of 64
+// columns, 8192 bytes apart as the leading offset); the previous stage's
+// products waited for. With accumulate, the output is read before it is
+// written.
+// CHECK-LABEL: func.func @warpgroups
+// CHECK-SAME: (%[[A:.*]]: memref<?x?xbf16>, %[[B:.*]]: memref<?x?xbf16>, %[[C:.*]]: memref<?x?xbf16>)
+// CHECK-DAG: %[[KMAJOR:.*]] = arith.constant 4611686293305360384 : i64
+// CHECK-DAG: %[[ATOMS:.*]] = arith.constant 4611686293338849280 : i64
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1, %{{.*}} = %c1) dynamic_shared_memory_size %c197632_i32
+// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32, {{.*}})>, !nvgpu.device.async.token)
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[DA:.*]] = arith.ori %{{.*}}, %[[KMAJOR]] : i64
+// CHECK: %[[DB:.*]] = arith.ori %{{.*}}, %[[ATOMS]] : i64
+// CHECK: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.*}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: memref.load %[[C]]
+// CHECK: memref.store %{{.*}}, %[[C]]
+func.func @warpgroups(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xbf16>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xbf16>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4> accumulate
+  return
+}

@@ -1,0 +1,89 @@
+// RUN: nerve-opt %s --split-input-file --verify-diagnostics
+
+// What a tiling's lowering relies on, and where the attribute may be.
+
+func.func @warp_tile_not_whole(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: a warp's tile must be whole 16 x 16 instruction tiles}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 32, tile_n = 128, tile_k = 32, warps_m = 4, warps_n = 2, stages = 3>
+  return
+}
+
+// -----
+
+func.func @one_stage(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: at least two stages}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 1>
+  return
+}
+
+// -----
+
+func.func @wgmma_rows(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: a wgmma tiling takes four warps along m per 64 rows, one along n}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+func.func @wgmma_too_much_shared(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: its stages take 394240 bytes of shared memory, more than 262144}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 8>
+  return
+}
+
+// -----
+
+func.func @mixed_operands(%a: memref<?x?xf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32>) {
+  // expected-error @below {{operands must have one element type}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xbf16>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+func.func @no_unit_stride(%a: memref<?x?xf16, strided<[?, ?]>>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{each operand must have a dimension of unit stride}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16, strided<[?, ?]>>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+func.func @contracted_sizes(%a: memref<8x16xf16>, %b: memref<8x32xf16>, %c: memref<8x8xf16>) {
+  // expected-error @below {{the operands' contracted sizes differ}}
+  gpumap.tiled_contract ins(%a, %b : memref<8x16xf16>, memref<8x32xf16>) outs(%c : memref<8x8xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+func.func @output_sizes(%a: memref<8x16xf16>, %b: memref<4x16xf16>, %c: memref<8x8xf16>) {
+  // expected-error @below {{the output's sizes differ from the operands'}}
+  gpumap.tiled_contract ins(%a, %b : memref<8x16xf16>, memref<4x16xf16>) outs(%c : memref<8x8xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+func.func @tiling_on_a_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'gpumap.contract_tiling' is only for a tdim.contract}}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  } {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>}
+  return
+}
+
+// -----
+
+func.func @not_a_tiling(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{'gpumap.contract_tiling' must be a #gpumap.contract_tiling}}
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  } {gpumap.contract_tiling = 3 : i64}
+  return
+}

@@ -1,0 +1,21 @@
+// RUN: nerve-opt %s --split-input-file | nerve-opt --split-input-file | FileCheck %s
+
+// #gpumap.contract_tiling on a tdim.contract and gpumap.tiled_contract over
+// memrefs print and parse back.
+
+// CHECK-LABEL: tdim.kernel @linear
+// CHECK: tdim.contract
+// CHECK-SAME: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>
+tdim.kernel @linear(%x: !tdim.tensor<[b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%y: !tdim.tensor<[b: ?, j: ?], f16>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[b: ?, j: ?], f16>) {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>}
+  tdim.return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @tiled
+// CHECK: gpumap.tiled_contract ins(%{{.*}}, %{{.*}} : memref<?x?xbf16>, memref<?x?xbf16>) outs(%{{.*}} : memref<?x?xbf16>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> accumulate
+func.func @tiled(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xbf16>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xbf16>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> accumulate
+  return
+}

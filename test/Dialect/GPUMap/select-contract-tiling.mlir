@@ -1,0 +1,71 @@
+// RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling=chip=sm_90 | FileCheck %s --check-prefix=SM90
+// RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling=chip=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling=chip=sm_89 | FileCheck %s --check-prefix=SM89
+
+// 16-bit products of matrices take tensor cores: wgmma on sm_90 (any unit
+// strides), mma.sync elsewhere, four stages where two blocks' rings fit an
+// SM (sm_80's 164 KiB), three where they do not (sm_89's 100 KiB).
+// SM90-LABEL: tdim.kernel @linear
+// SM90: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>
+// SM80-LABEL: tdim.kernel @linear
+// SM80: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+// SM89-LABEL: tdim.kernel @linear
+// SM89: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3>
+tdim.kernel @linear(%x: !tdim.tensor<[b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%y: !tdim.tensor<[b: ?, j: ?], f16>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[b: ?, j: ?], f16>)
+  tdim.return
+}
+
+// -----
+
+// Operands contiguous along their rows or columns alike; a few static rows
+// take 64-row blocks.
+// SM90-LABEL: tdim.kernel @few_rows
+// SM90: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 64, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4>
+// SM80-LABEL: tdim.kernel @few_rows
+// SM80: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 2, stages = 4>
+tdim.kernel @few_rows(%a: !tdim.tensor<[k: ?, i: 48], bf16>, %b: !tdim.tensor<[k: ?, j: ?], bf16>) -> (%c: !tdim.tensor<[i: 48, j: ?], bf16>) {
+  tdim.contract ins(%a, %b : !tdim.tensor<[k: ?, i: 48], bf16>, !tdim.tensor<[k: ?, j: ?], bf16>) outs(%c : !tdim.tensor<[i: 48, j: ?], bf16>)
+  tdim.return
+}
+
+// -----
+
+// Several row dimensions that are one in memory (a linear layer over time
+// and batch) take tensor cores as one.
+// SM90-LABEL: tdim.kernel @rows_merge
+// SM90: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma
+tdim.kernel @rows_merge(%x: !tdim.tensor<[t: 4, b: 8, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%y: !tdim.tensor<[t: 4, b: 8, j: ?], f16>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[t: 4, b: 8, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[t: 4, b: 8, j: ?], f16>)
+  tdim.return
+}
+
+// -----
+
+// The general loops keep f32, batched products, row dimensions that are
+// not one in memory (here apart in the output) and operands with no unit
+// stride; a tiling written already stays.
+// SM90-LABEL: tdim.kernel @general
+// SM90-NOT: gpumap.contract_tiling
+// SM90: tdim.return
+tdim.kernel @general(%a: !tdim.tensor<[i: ?, k: ?], f32>, %b: !tdim.tensor<[k: ?, j: ?], f32>,
+                     %x: !tdim.tensor<[t: ?, b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>,
+                     %p: !tdim.tensor<[g: ?, i: ?, k: ?], f16>, %q: !tdim.tensor<[g: ?, j: ?, k: ?], f16>,
+                     %s: !tdim.tensor<[i: ?, k: ?], f16, strides = [?, ?]>)
+    -> (%c: !tdim.tensor<[i: ?, j: ?], f32>, %y: !tdim.tensor<[t: ?, j: ?, b: ?], f16>,
+        %r: !tdim.tensor<[g: ?, i: ?, j: ?], f16>, %u: !tdim.tensor<[i: ?, j: ?], f16>) {
+  tdim.contract ins(%a, %b : !tdim.tensor<[i: ?, k: ?], f32>, !tdim.tensor<[k: ?, j: ?], f32>) outs(%c : !tdim.tensor<[i: ?, j: ?], f32>)
+  tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[t: ?, j: ?, b: ?], f16>)
+  tdim.contract ins(%p, %q : !tdim.tensor<[g: ?, i: ?, k: ?], f16>, !tdim.tensor<[g: ?, j: ?, k: ?], f16>) outs(%r : !tdim.tensor<[g: ?, i: ?, j: ?], f16>)
+  tdim.contract ins(%s, %w : !tdim.tensor<[i: ?, k: ?], f16, strides = [?, ?]>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%u : !tdim.tensor<[i: ?, j: ?], f16>)
+  tdim.return
+}
+
+// -----
+
+// SM80-LABEL: tdim.kernel @forced
+// SM80: #gpumap.contract_tiling<instruction = mma_sync, tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>
+tdim.kernel @forced(%x: !tdim.tensor<[b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%y: !tdim.tensor<[b: ?, j: ?], f16>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[b: ?, j: ?], f16>) {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>}
+  tdim.return
+}

@@ -1,0 +1,146 @@
+"""tdim.contract against float64 products: matrix products and linear layers in
+every operand layout, at sizes that are no multiple of any tile (one row,
+k = 1, odd k whose rows are not 16-byte aligned), with and without tensor
+cores (16-bit operands take them on the GPU; the CPU and f32 run the general
+loops), accumulating into a broadcast bias."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import nerve
+
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+# Row-major operand types, by which of each operand's dimensions is contiguous.
+OPERANDS = {
+    "ik,jk": ("[i: ?, k: ?]", "[j: ?, k: ?]"),  # nn.Linear's weight: no transpose
+    "ik,kj": ("[i: ?, k: ?]", "[k: ?, j: ?]"),
+    "ki,kj": ("[k: ?, i: ?]", "[k: ?, j: ?]"),
+    "ki,jk": ("[k: ?, i: ?]", "[j: ?, k: ?]"),
+}
+SIZES = [(257, 65, 129), (1, 33, 300), (130, 1, 70), (128, 128, 256), (300, 200, 8),
+         (129, 8, 1)]  # i, k, j
+
+
+def spec(layout: str, dtype: str) -> str:
+    a, b = OPERANDS[layout]
+    return f"""
+tdim.kernel @product(%a: !tdim.tensor<{a}, {dtype}>, %b: !tdim.tensor<{b}, {dtype}>,
+                     %bias: !tdim.tensor<[j: ?], {dtype}>)
+    -> (%c: !tdim.tensor<[i: ?, j: ?], {dtype}>) {{
+  tdim.broadcast ins(%bias : !tdim.tensor<[j: ?], {dtype}>) outs(%c : !tdim.tensor<[i: ?, j: ?], {dtype}>)
+  tdim.contract ins(%a, %b : !tdim.tensor<{a}, {dtype}>, !tdim.tensor<{b}, {dtype}>)
+      outs(%c : !tdim.tensor<[i: ?, j: ?], {dtype}>) accumulate
+  tdim.return
+}}
+"""
+
+
+def operands(layout: str, i: int, k: int, j: int, dt: torch.dtype, seed: int):
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(i, k, generator=g).to(dt)
+    b = torch.randn(k, j, generator=g).to(dt)
+    bias = torch.randn(j, generator=g).to(dt)
+    want = a.double() @ b.double() + bias.double()
+    left = a if layout.startswith("ik") else a.t().contiguous()
+    right = b.t().contiguous() if layout.endswith("jk") else b
+    return left, right, bias, want
+
+
+def tolerance(dtype: str, k: int) -> float:
+    # Inputs are exact in f64; the sum is f32, the result rounded once to dtype.
+    return {"f16": 2e-3, "bf16": 1.6e-2, "f32": 1e-5}[dtype] * (1 + k ** 0.5)
+
+
+def check_product(device: str, layout: str, dtype: str, tensor_cores: bool, sizes=SIZES,
+                  **options):
+    mod = nerve.compile(spec(layout, dtype), target=device, tensor_cores=tensor_cores, **options)
+    for n, (i, k, j) in enumerate(sizes):
+        a, b, bias, want = operands(layout, i, k, j, DTYPES[dtype], n)
+        got = mod.product(a=a.to(device), b=b.to(device), bias=bias.to(device))
+        err = (got.double().cpu() - want).abs().max().item()
+        scale = want.abs().max().item() + 1
+        assert err <= tolerance(dtype, k) * scale, (layout, dtype, (i, k, j), err)
+
+
+@pytest.mark.parametrize("layout", sorted(OPERANDS))
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_products_in_every_layout(device, layout, dtype):
+    check_product(device, layout, dtype, tensor_cores=True)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", sorted(OPERANDS))
+def test_mma_sync_kernels(cuda, layout):
+    """The warp-level kernels (every chip's; sm_90 takes wgmma), compiled
+    for sm_80: its PTX runs on any later GPU."""
+    for dtype in ("f16", "bf16"):
+        check_product("cuda", layout, dtype, tensor_cores=True, chip="sm_80")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_general_loops_when_tensor_cores_are_off(cuda, dtype):
+    check_product("cuda", "ik,jk", dtype, tensor_cores=False, sizes=SIZES[:3])
+
+
+def test_f32_runs_the_general_loops(device):
+    check_product(device, "ik,kj", "f32", tensor_cores=True, sizes=SIZES[:3])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_strided_views(cuda, dtype):
+    """Operands that are views into wider buffers: rows 16-byte aligned
+    (a pitch of 72 elements) and not (a pitch of 67, an offset of 1)."""
+    mod = nerve.compile(spec("ik,jk", dtype), target="cuda")
+    dt = DTYPES[dtype]
+    g = torch.Generator().manual_seed(3)
+    for pitch, offset in ((72, 0), (67, 1)):
+        wide_a = torch.randn(200, pitch + offset, generator=g).to(dt)
+        wide_b = torch.randn(150, pitch + offset, generator=g).to(dt)
+        a, b = wide_a[:, offset:offset + 64], wide_b[:, offset:offset + 64]
+        bias = torch.zeros(150, dtype=dt)
+        want = a.double() @ b.double().t()
+        got = mod.product(a=wide_a.cuda()[:, offset:offset + 64],
+                          b=wide_b.cuda()[:, offset:offset + 64], bias=bias.cuda())
+        err = (got.double().cpu() - want).abs().max().item()
+        assert err <= tolerance(dtype, 64) * (want.abs().max().item() + 1), (pitch, err)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_linear_over_time_and_batch(device, dtype):
+    """[t, b, k] x [j, k]: the row dimensions t and b are one in memory and
+    run as one on tensor cores; a neuron reads the product."""
+    spec_text = f"""
+tdim.kernel @layer(%x: !tdim.tensor<[t: ?, b: ?, k: ?], {dtype}>, %w: !tdim.tensor<[j: ?, k: ?], {dtype}>)
+    -> (%y: !tdim.tensor<[t: ?, b: ?, j: ?], {dtype}>) {{
+  tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], {dtype}>, !tdim.tensor<[j: ?, k: ?], {dtype}>)
+      outs(%y : !tdim.tensor<[t: ?, b: ?, j: ?], {dtype}>)
+  tdim.return
+}}
+"""
+    mod = nerve.compile(spec_text, target=device)
+    dt = DTYPES[dtype]
+    g = torch.Generator().manual_seed(11)
+    for steps, batch, k, j in ((3, 5, 70, 33), (2, 100, 64, 300)):
+        x = torch.randn(steps, batch, k, generator=g).to(dt)
+        w = torch.randn(j, k, generator=g).to(dt)
+        want = torch.einsum("tbk,jk->tbj", x.double(), w.double())
+        got = mod.layer(x=x.to(device), w=w.to(device)).double().cpu()
+        err = (got - want).abs().max().item()
+        assert err <= tolerance(dtype, k) * (want.abs().max().item() + 1), (steps, batch, k, j, err)
+
+
+@pytest.mark.gpu
+def test_large_product_matches_cublas(cuda):
+    """A product of many tiles in each direction (and more k tiles than
+    stages) against torch.matmul, both summing in f32."""
+    mod = nerve.compile(spec("ik,jk", "f16"), target="cuda")
+    x = torch.randn(1000, 2056, device="cuda", dtype=torch.float16)
+    w = torch.randn(1032, 2056, device="cuda", dtype=torch.float16) / 32
+    bias = torch.zeros(1032, device="cuda", dtype=torch.float16)
+    got = mod.product(a=x, b=w, bias=bias).double()
+    want = (x.double() @ w.double().t())
+    assert (got - want).abs().max().item() <= 2e-3 * (want.abs().max().item() + 1)

@@ -1,0 +1,97 @@
+//===- ContractTilingHeuristicsTest.cpp - tensor-core tilings -------------===//
+//
+// The tensor-core heuristic is a pure function of a contraction's shape
+// facts and the chip: these pin which contractions take tensor cores, which
+// instructions each chip gets, and that every tiling it returns is one the
+// lowering takes and the chip's shared memory holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
+#include "nerve/Target/ChipProfile.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace nerve;
+using namespace nerve::gpumap;
+
+namespace {
+
+ContractShape linearLayer(ContractElement e) {
+  ContractShape s;
+  s.lhs = s.rhs = s.output = e;
+  s.rowDims = s.columnDims = s.contractedDims = 1;
+  s.lhsUnitStride = s.rhsUnitStride = true;
+  return s;
+}
+
+TEST(ContractTilingHeuristics, SixteenBitMatricesTakeTensorCores) {
+  for (const ChipProfile &chip : chipProfiles())
+    for (ContractElement e : {ContractElement::f16, ContractElement::bf16}) {
+      SCOPED_TRACE(chip.name.str());
+      std::optional<ContractTiling> t = chooseContractTiling(linearLayer(e), chip);
+      ASSERT_TRUE(t);
+      EXPECT_STREQ(contractTilingProblem(*t), "");
+      EXPECT_LE(contractSharedBytes(*t), chip.sharedBytesPerBlockOptIn);
+      // wgmma exactly where the chip has its architecture-specific target.
+      EXPECT_EQ(t->instruction == MmaFamily::wgmma, !chip.archSpecificName.empty());
+    }
+}
+
+TEST(ContractTilingHeuristics, GeneralLoopsKeepTheRest) {
+  const ChipProfile &chip = chipProfile(GpuChip::sm_90);
+  ContractShape f32 = linearLayer(ContractElement::f32);
+  EXPECT_FALSE(chooseContractTiling(f32, chip));
+  ContractShape mixed = linearLayer(ContractElement::f16);
+  mixed.rhs = ContractElement::bf16;
+  EXPECT_FALSE(chooseContractTiling(mixed, chip));
+  ContractShape batched = linearLayer(ContractElement::f16);
+  batched.batchDims = 1;
+  EXPECT_FALSE(chooseContractTiling(batched, chip));
+  ContractShape twoRowDims = linearLayer(ContractElement::f16);
+  twoRowDims.rowDims = 2;
+  EXPECT_FALSE(chooseContractTiling(twoRowDims, chip));
+  twoRowDims.rowsMerge = true; // [t, b, k] x [j, k] over row-major buffers
+  EXPECT_TRUE(chooseContractTiling(twoRowDims, chip));
+  ContractShape strided = linearLayer(ContractElement::bf16);
+  strided.rhsUnitStride = false;
+  EXPECT_FALSE(chooseContractTiling(strided, chip));
+}
+
+TEST(ContractTilingHeuristics, StagesFollowTheSharedMemory) {
+  // Two blocks' rings fit sm_80's 164 KiB at four stages, not sm_89's 100.
+  ContractShape s = linearLayer(ContractElement::f16);
+  EXPECT_EQ(chooseContractTiling(s, chipProfile(GpuChip::sm_80))->stages, 4);
+  EXPECT_EQ(chooseContractTiling(s, chipProfile(GpuChip::sm_89))->stages, 3);
+  std::optional<ContractTiling> w = chooseContractTiling(s, chipProfile(GpuChip::sm_90));
+  EXPECT_EQ(w->tileM, 128);
+  EXPECT_EQ(w->tileN, 256);
+  EXPECT_EQ(contractSharedBytes(*w), 4 * (128 + 256) * 64 * 2 + 1024);
+}
+
+TEST(ContractTilingHeuristics, FewStaticRowsTakeHalfTiles) {
+  ContractShape s = linearLayer(ContractElement::f16);
+  s.rows = 40;
+  for (const ChipProfile &chip : chipProfiles()) {
+    std::optional<ContractTiling> t = chooseContractTiling(s, chip);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->tileM, 64);
+    EXPECT_STREQ(contractTilingProblem(*t), "");
+  }
+}
+
+TEST(ContractTilingHeuristics, ProblemsNameWhatTheLoweringNeeds) {
+  ContractTiling ok{MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4};
+  EXPECT_STREQ(contractTilingProblem(ok), "");
+  ContractTiling k48 = ok;
+  k48.tileK = 48;
+  EXPECT_NE(std::string(contractTilingProblem(k48)), "");
+  ContractTiling wg{MmaFamily::wgmma, 128, 256, 64, 8, 1, 4};
+  EXPECT_STREQ(contractTilingProblem(wg), "");
+  wg.stages = 2; // the copies run two tiles behind the products
+  EXPECT_NE(std::string(contractTilingProblem(wg)), "");
+}
+
+} // namespace
