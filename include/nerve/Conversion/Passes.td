@@ -105,13 +105,20 @@ def ConvertGPUMapToGPU : Pass<"nerve-convert-gpumap-to-gpu", "::mlir::ModuleOp">
     tiles into a ring of `stages` shared-memory tiles with `cp.async`
     (`nvgpu.device_async_copy`, 16-byte chunks, zero-filled past the
     edges; synchronous loads where the host finds an operand's rows not
-    16-byte aligned), `stages - 1` tiles ahead; each warp reads its
-    fragments with `nvgpu.ldmatrix` (transposed for an operand whose unit
-    stride is not along the contracted dimension) and accumulates in f32
-    with `nvvm.mma.sync` m16n8k16. Tiles are swizzled (16-byte chunk `c` of
-    row `r` at `c ^ (r % 8)`, or `c ^ (r / 2 % 4)` for 64-byte rows) so that
-    both the copies and `ldmatrix` hit distinct banks. The accumulators are
-    stored from the fragments, added to the output with `accumulate`.
+    16-byte aligned). Tiles are swizzled (16-byte chunk `c` of row `r` at
+    `c ^ (r % 8)`, or `c ^ (r / 2 % 4)` for 64-byte rows) so that the
+    copies and the reads hit distinct banks. Products accumulate in f32:
+    - `mma_sync`: copies `stages - 1` tiles ahead; each warp reads its
+      fragments with `nvgpu.ldmatrix` (transposed for an operand whose unit
+      stride is not along the contracted dimension) into `nvvm.mma.sync`
+      m16n8k16.
+    - `wgmma`: the ring aligned to 1024 bytes; copies `stages - 2` tiles
+      ahead, fenced for the async proxy; each warpgroup issues
+      `nvvm.wgmma.mma_async` m64n`tile_n`k16 on shared-memory descriptors
+      (128-byte swizzle; an operand stored along its outer dimension in
+      64-wide atoms, transposed) and leaves one group in flight.
+    The accumulators are stored from the fragments, added to the output
+    with `accumulate` (loaded 32 at a time before they are stored).
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -5,8 +5,9 @@
 // tiles are staged the same way for both operands: an "outer" dimension
 // (rows m of lhs, columns n of rhs) and the contracted k; a tile is stored
 // as rows along the operand's unit-stride dimension, so that each 16-byte
-// chunk is one cp.async, and read with ldmatrix, transposed when those
-// rows run along the outer dimension.
+// chunk is one cp.async. mma.sync reads it with ldmatrix (transposed when
+// those rows run along the outer dimension); wgmma through shared-memory
+// descriptors (the transpose bit then, the rows cut into 64-wide atoms).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,7 +48,7 @@ constexpr int64_t kGroupRows = 8;
 constexpr int64_t kSwizzleBytes = 1024;
 /// Output elements a thread loads together before storing them (accumulate).
 constexpr size_t kEpilogueBatch = 32;
-/// 16-byte chunks of a 128-byte swizzled row.
+/// 16-byte chunks of a 128-byte swizzled row, and its bytes.
 constexpr int64_t kAtomChunks = 8;
 constexpr int64_t kRowBytes = 128;
 
@@ -76,8 +77,7 @@ struct Ix {
   /// max(0, min(hi - lo, cap)) for lo, hi >= 0.
   Value clampedRest(Value lo, Value hi, int64_t cap) const {
     Value positive = lt(lo, hi);
-    Value rest = min(arith::SelectOp::create(b, loc, positive, sub(hi, lo), c(0)), c(cap));
-    return rest;
+    return min(arith::SelectOp::create(b, loc, positive, sub(hi, lo), c(0)), c(cap));
   }
 };
 

@@ -1,7 +1,8 @@
 //===- GPUMap.cpp - the gpumap dialect and its strategy attribute --------===//
 //
 // Registration, and the checks that make a strategy a verified fact: its
-// parameters are in range and it sits on the kind of loop it maps.
+// parameters are in range and it sits on the kind of loop it maps; a
+// contraction's tiling is one its lowering takes (ContractTiling.h).
 //
 //===----------------------------------------------------------------------===//
 

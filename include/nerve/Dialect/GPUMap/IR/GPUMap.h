@@ -2,7 +2,8 @@
 //
 // The gpumap dialect: the strategy attribute nerve-gpu-select-strategy
 // writes on each top-level loop of a kernel and nerve-parallel-loops-to-gpu
-// reads, and the occupancy hint a strategy leaves in a launch (GPUMap.td).
+// reads, the occupancy hint a strategy leaves in a launch, and a
+// contraction's tensor-core tiling with the op it lowers to (GPUMap.td).
 //
 //===----------------------------------------------------------------------===//
 

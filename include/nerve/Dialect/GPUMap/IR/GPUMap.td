@@ -25,6 +25,11 @@ def GPUMap_Dialect : Dialect {
     by hand) and that `nerve-parallel-loops-to-gpu` applies. The dialect
     verifies that the strategy fits the op it is on.
 
+    `gpumap.contract_tiling` on a `tdim.contract`: how the product runs on
+    tensor cores (`nerve-gpu-select-contract-tiling` chose it), and the op
+    it lowers to, `gpumap.tiled_contract`, the product over memrefs that
+    `nerve-convert-gpumap-to-gpu` turns into its launch.
+
     One op, `gpumap.occupancy_hint`, in the body of a launch that a
     strategy built: the blocks an SM should fit, which
     `nerve-occupancy-hints` turns into the kernel's `nvvm.minctasm` once the
