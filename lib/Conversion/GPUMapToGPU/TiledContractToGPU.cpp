@@ -83,12 +83,7 @@ struct Ix {
 
 /// The dimension of `type` with a static unit stride (the verifier made
 /// sure there is one).
-int64_t unitStrideDim(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  (void)type.getStridesAndOffset(strides, offset);
-  return llvm::find(strides, int64_t(1)) - strides.begin();
-}
+int64_t unitDim(MemRefType type) { return *nerve::gpumap::unitStrideDim(type); }
 
 /// How one operand is staged: its memref, which of its dimensions is k,
 /// whether k is its unit-stride dimension, and its tile's extent along
@@ -130,7 +125,7 @@ struct OperandStaging {
 /// its first element and its other stride (host code).
 Value rowsAligned(const Ix &x, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
-  int64_t unit = unitStrideDim(type);
+  int64_t unit = unitDim(type);
   auto meta = memref::ExtractStridedMetadataOp::create(x.b, x.loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(x.b, x.loc, memref);
   Value first = x.add(base, x.mul(meta.getOffset(), 2));
@@ -183,8 +178,8 @@ private:
                      Value outerStart, int64_t kStart, bool pairOfN);
   void storeOutput(OpBuilder &b, ValueRange acc);
   void allocateRing(OpBuilder &b);
-  Value mainLoop(OpBuilder &b, int64_t lookahead, ValueRange init,
-                 function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute);
+  ValueRange mainLoop(OpBuilder &b, int64_t lookahead, ValueRange init,
+                      function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute);
   Value descriptor(const Ix &x, const OperandStaging &s, Value stage, Value firstRow,
                    int64_t kStart, int64_t ringOffset);
   Value warpgroupStage(OpBuilder &b, Value stage, Value acc);
@@ -553,7 +548,7 @@ void ContractKernel::allocateRing(OpBuilder &b) {
 /// then at each tile: wait for its copies, a barrier (the stage the next
 /// copies overwrite is free), the copies of the tile `lookahead` ahead,
 /// and `compute` on this tile's stage. Returns the accumulators.
-Value ContractKernel::mainLoop(
+ValueRange ContractKernel::mainLoop(
     OpBuilder &b, int64_t lookahead, ValueRange init,
     function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute) {
   Location loc = op.getLoc();
@@ -583,7 +578,7 @@ Value ContractKernel::mainLoop(
   SmallVector<Value> next = compute(lb, lx.rem(kt, t.getStages()), state.drop_back());
   next.push_back(issued);
   scf::YieldOp::create(lb, loc, next);
-  return loop.getResult(0);
+  return loop.getResults().drop_back();
 }
 
 void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch) {
@@ -604,19 +599,18 @@ void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch) {
     Value acc = mainLoop(b, t.getStages() - 2, ValueRange{zero},
                          [&](OpBuilder &lb, Value stage, ValueRange carried) {
                            return SmallVector<Value>{warpgroupStage(lb, stage, carried[0])};
-                         });
+                         })[0];
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     storeWarpgroupOutput(b, acc);
     return;
   }
   SmallVector<Value> init(accumulators(),
                           arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
-  Value first = mainLoop(b, t.getStages() - 1, init,
-                         [&](OpBuilder &lb, Value stage, ValueRange carried) {
-                           return computeStage(lb, stage, carried);
-                         });
-  auto loop = cast<scf::ForOp>(first.getDefiningOp());
-  storeOutput(b, loop.getResults().drop_back());
+  ValueRange acc = mainLoop(b, t.getStages() - 1, init,
+                            [&](OpBuilder &lb, Value stage, ValueRange carried) {
+                              return computeStage(lb, stage, carried);
+                            });
+  storeOutput(b, acc);
 }
 
 void ContractKernel::build(OpBuilder &b) {
@@ -631,7 +625,7 @@ void ContractKernel::build(OpBuilder &b) {
     OperandStaging s;
     s.global = global;
     s.kDim = kDim;
-    s.kMajor = unitStrideDim(cast<MemRefType>(global.getType())) == kDim;
+    s.kMajor = unitDim(cast<MemRefType>(global.getType())) == kDim;
     s.atoms = warpgroups() && !s.kMajor;
     s.outer = outer;
     s.tileK = t.getTileK();

@@ -135,8 +135,7 @@ LogicalResult ContractTilingAttr::verify(function_ref<InFlightDiagnostic()> emit
   return success();
 }
 
-/// The dimension of `type` with a static unit stride, if any.
-static std::optional<unsigned> unitStrideDim(MemRefType type) {
+std::optional<unsigned> nerve::gpumap::unitStrideDim(MemRefType type) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)))

@@ -13,6 +13,7 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpDefinition.h"
@@ -37,6 +38,10 @@ struct OccupancyResource : mlir::SideEffects::Resource::Base<OccupancyResource> 
 #include "nerve/Dialect/GPUMap/IR/GPUMapOps.h.inc"
 
 namespace nerve::gpumap {
+
+/// The dimension of `type` with a static unit stride, if any (each operand
+/// of a gpumap.tiled_contract has one).
+std::optional<unsigned> unitStrideDim(mlir::MemRefType type);
 
 /// The heuristics' form of a contraction's tiling.
 struct ContractTiling;
