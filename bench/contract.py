@@ -9,6 +9,8 @@ Rows, each in f16, bf16 and f32 (f32 against cuBLAS in IEEE f32: TF32 off):
   linear   [b, k] x [j, k] (nn.Linear's weight layout, no transpose) plus a
            bias, at tokens x in x out shapes from 4096 x 1024 x 1024 to
            32768 x 8192 x 8192;
+  linear+relu  the same with a relu after it: nerve's one kernel (bias and relu
+           in the product's epilogue) against F.linear then torch.relu;
   linear+lif  x [T, B, in] through a linear layer into a LIF neuron over T:
            nerve's one spec (the contraction, t and b merged into its rows,
            then the neuron) against F.linear followed by nerve.torch's LIF and by
@@ -59,6 +61,25 @@ tdim.kernel @linear(%x: !tdim.tensor<[b: ?, k: ?], T>, %w: !tdim.tensor<[j: ?, k
   tdim.return
 }
 """
+LINEAR_RELU = """
+!x = !tdim.tensor<[b: ?, k: ?], T>
+!w = !tdim.tensor<[j: ?, k: ?], T>
+!y = !tdim.tensor<[b: ?, j: ?], T>
+tdim.kernel @linear_relu(%x: !x, %w: !w, %bias: !tdim.tensor<[j: ?], T>) -> (%y: !y) {
+  %nb = tdim.size %x[b] : !x
+  %nj = tdim.size %w[j] : !w
+  %h = tdim.alloc(%nb, %nj) : !y
+  tdim.broadcast ins(%bias : !tdim.tensor<[j: ?], T>) outs(%h : !y)
+  tdim.contract ins(%x, %w : !x, !w) outs(%h : !y) accumulate
+  tdim.map ins(%h : !y) outs(%y : !y) {
+  ^bb0(%v: f32):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %v, %zero : f32
+    tdim.yield %r : f32
+  }
+  tdim.return
+}
+"""
 LINEAR_LIF = """
 !x = !tdim.tensor<[t: ?, b: ?, k: ?], T>
 !w = !tdim.tensor<[j: ?, k: ?], T>
@@ -83,7 +104,7 @@ CHECKS = ((257, 129, 65), (1, 300, 33), (130, 1, 70))  # rows, k, cols
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--dtypes", default="f16,bf16,f32")
-    p.add_argument("--rows", default="matmul,linear,linear+lif")
+    p.add_argument("--rows", default="matmul,linear,linear+relu,linear+lif")
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--budget", type=float, default=2.0,
                    help="seconds a nerve call may take and still be timed --runs times")
@@ -129,7 +150,7 @@ def kernels(dtype, target, tensor_cores=True):
     return {name: nerve.compile(spec.replace("], T>", "], %s>" % dtype), target=target,
                                 tensor_cores=tensor_cores)
             for name, spec in (("matmul", MATMUL), ("linear", LINEAR),
-                               ("linear+lif", LINEAR_LIF))}
+                               ("linear+relu", LINEAR_RELU), ("linear+lif", LINEAR_LIF))}
 
 
 def lif_reference(h):
@@ -163,6 +184,10 @@ def check(mods, dtype, device):
         want = a.double() @ w.double().t() + bias.double()
         if not torch.allclose(got, want, rtol=tol, atol=tol * k ** 0.5):
             failures.append("linear %dx%dx%d" % (rows, k, cols))
+        got = mods["linear+relu"].linear_relu(x=a.to(device), w=w.to(device),
+                                              bias=bias.to(device)).double().cpu()
+        if not torch.allclose(got, want.clamp(min=0), rtol=tol, atol=tol * k ** 0.5):
+            failures.append("linear+relu %dx%dx%d" % (rows, k, cols))
     # Spikes: compare where the charge is not within rounding of the threshold.
     x = torch.randn(5, 3, 17, generator=g).to(dt)
     w = (torch.randn(9, 17, generator=g) / 2).to(dt)
@@ -210,6 +235,15 @@ def rows_for(args, mods, dtype, device, timer, sj):
             row("linear", "%dx%dx%d" % (tokens, k, j), 2.0 * tokens * k * j,
                 lambda: mods["linear"].linear(x=x, w=w, bias=bias),
                 {"torch": lambda: torch.nn.functional.linear(x, w, bias)})
+    if "linear+relu" in wanted:
+        for tokens, k, j in LINEAR_SHAPES[:3]:
+            tokens, k, j = sized(tokens), sized(k), sized(j)
+            x = torch.randn(tokens, k, device=device, dtype=dt)
+            w = torch.randn(j, k, device=device, dtype=dt)
+            bias = torch.randn(j, device=device, dtype=dt)
+            row("linear+relu", "%dx%dx%d" % (tokens, k, j), 2.0 * tokens * k * j,
+                lambda: mods["linear+relu"].linear_relu(x=x, w=w, bias=bias),
+                {"torch": lambda: torch.relu(torch.nn.functional.linear(x, w, bias))})
     if "linear+lif" in wanted:
         for steps, batch, k, j in LIF_SHAPES:
             batch, k, j = sized(batch), sized(k), sized(j)

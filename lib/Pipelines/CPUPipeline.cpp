@@ -27,6 +27,7 @@ void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, const LoopsStage &stage
   decompose.storeExponentials = stage.storeExponentials;
   pm.addPass(tdim::createTdimDecompose(decompose));
   pm.addPass(tdim::createTdimFuseElementwise());
+  pm.addPass(tdim::createTdimFuseContractEpilogue());
   pm.addPass(createCanonicalizerPass());
   if (!stage.tensorCoreChip.empty()) {
     SelectContractTilingOptions tiling;

@@ -2,7 +2,7 @@
 every operand layout, at sizes that are no multiple of any tile (one row,
 k = 1, odd k whose rows are not 16-byte aligned), with and without tensor
 cores (16-bit operands take them on the GPU; the CPU and f32 run the general
-loops), accumulating into a broadcast bias."""
+loops), with a bias and an elementwise consumer in the product's epilogue."""
 
 from __future__ import annotations
 
@@ -131,6 +131,69 @@ tdim.kernel @layer(%x: !tdim.tensor<[t: ?, b: ?, k: ?], {dtype}>, %w: !tdim.tens
         got = mod.layer(x=x.to(device), w=w.to(device)).double().cpu()
         err = (got - want).abs().max().item()
         assert err <= tolerance(dtype, k) * (want.abs().max().item() + 1), (steps, batch, k, j, err)
+
+
+EPILOGUE_ROWS = {"ij": "[i: ?, j: ?]", "tbj": "[t: ?, b: ?, j: ?]", "btj": "[b: ?, t: ?, j: ?]"}
+
+
+def epilogue_spec(rows: str, residual: str, dtype: str) -> str:
+    """A linear layer with a bias, then relu(h) * scale + residual: one
+    kernel (the bias and the map in the product's epilogue) where the
+    residual's rows are laid out as the output's."""
+    x, y = ("[i: ?, k: ?]", "[i: ?, j: ?]") if rows == "ij" else ("[t: ?, b: ?, k: ?]",
+                                                                "[t: ?, b: ?, j: ?]")
+    lead = ["i"] if rows == "ij" else ["t", "b"]
+    sizes = "".join(f"  %n{d} = tdim.size %x[{d}] : !x\n" for d in lead)
+    names = ", ".join(f"%n{d}" for d in lead)
+    return f"""
+!x = !tdim.tensor<{x}, {dtype}>
+!w = !tdim.tensor<[j: ?, k: ?], {dtype}>
+!y = !tdim.tensor<{y}, {dtype}>
+!r = !tdim.tensor<{EPILOGUE_ROWS[residual]}, {dtype}>
+tdim.kernel @layer(%x: !x, %w: !w, %bias: !tdim.tensor<[j: ?], {dtype}>, %res: !r, %scale: f32)
+    -> (%y: !y) {{
+{sizes}  %nj = tdim.size %w[j] : !w
+  %h = tdim.alloc({names}, %nj) : !y
+  tdim.broadcast ins(%bias : !tdim.tensor<[j: ?], {dtype}>) outs(%h : !y)
+  tdim.contract ins(%x, %w : !x, !w) outs(%h : !y) accumulate
+  tdim.map ins(%h, %res, %scale : !y, !r, f32) outs(%y : !y) {{
+  ^bb0(%v: f32, %r: f32, %s: f32):
+    %zero = arith.constant 0.0 : f32
+    %a = arith.maximumf %v, %zero : f32
+    %m = arith.mulf %a, %s : f32
+    %o = arith.addf %m, %r : f32
+    tdim.yield %o : f32
+  }}
+  tdim.return
+}}
+"""
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("rows,residual", [("ij", "ij"), ("tbj", "tbj"), ("tbj", "btj")])
+def test_bias_and_map_in_the_epilogue(device, dtype, rows, residual):
+    """The bias and an elementwise consumer computed where the product is
+    stored, with the product rounded to its storage type in between as the
+    unfused ops round it; a residual whose rows are laid out otherwise
+    keeps the general loops (its rows do not merge)."""
+    mod = nerve.compile(epilogue_spec(rows, residual, dtype), target=device)
+    dt = DTYPES[dtype]
+    g = torch.Generator().manual_seed(5)
+    shapes = ((257, 65, 129), (1, 33, 300), (130, 1, 70)) if rows == "ij" else \
+        ((3, 5, 70, 33), (2, 100, 64, 300))
+    for shape in shapes:
+        lead, k, j = shape[:-2], shape[-2], shape[-1]
+        x = torch.randn(*lead, k, generator=g).to(dt)
+        w = torch.randn(j, k, generator=g).to(dt)
+        bias = torch.randn(j, generator=g).to(dt)
+        res = torch.randn(*lead, j, generator=g).to(dt)
+        res_arg = res if residual == rows else res.transpose(0, 1).contiguous()
+        h = (x.double() @ w.double().t() + bias.double()).to(dt).double()
+        want = h.clamp(min=0) * 0.5 + res.double()
+        got = mod.layer(x=x.to(device), w=w.to(device), bias=bias.to(device),
+                        res=res_arg.to(device), scale=0.5)
+        err = (got.double().cpu() - want).abs().max().item()
+        assert err <= 2 * tolerance(dtype, k) * (want.abs().max().item() + 1), (shape, err)
 
 
 @pytest.mark.gpu

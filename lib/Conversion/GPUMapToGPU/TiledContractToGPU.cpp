@@ -24,6 +24,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_CONVERTGPUMAPTOGPU
@@ -177,6 +178,7 @@ private:
   Value loadFragment(const Ix &x, const OperandStaging &s, Value shared, Value base,
                      Value outerStart, int64_t kStart, bool pairOfN);
   void storeOutput(OpBuilder &b, ValueRange acc);
+  Value applyEpilogue(OpBuilder &b, ArrayRef<Value> args);
   void allocateRing(OpBuilder &b);
   ValueRange mainLoop(OpBuilder &b, int64_t lookahead, ValueRange init,
                       function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute);
@@ -422,6 +424,21 @@ void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
           old = arith::ExtFOp::create(b, loc, e.v.getType(), old);
         e.v = arith::AddFOp::create(b, loc, old, e.v);
       }
+    if (!op.getEpilogue().empty()) {
+      // Every input of the batch loaded before the first region runs.
+      SmallVector<SmallVector<Value>> args;
+      for (Element &e : batch) {
+        SmallVector<Value> &a = args.emplace_back(SmallVector<Value>{e.v});
+        for (Value in : op.getWith())
+          a.push_back(isa<MemRefType>(in.getType())
+                          ? memref::LoadOp::create(b, loc, in,
+                                                   indices(x.min(e.m, lastM), x.min(e.n, lastN)))
+                                .getResult()
+                          : in);
+      }
+      for (auto [e, a] : llvm::zip(batch, args))
+        e.v = applyEpilogue(b, a);
+    }
     for (const Element &e : batch) {
       Value v = e.v;
       if (outElement != v.getType())
@@ -431,6 +448,17 @@ void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
       memref::StoreOp::create(gb, loc, v, out, indices(e.m, e.n));
     }
   }
+}
+
+/// The epilogue region's ops at `b` over `args` (the sum, the inputs'
+/// values); its yielded value.
+Value ContractKernel::applyEpilogue(OpBuilder &b, ArrayRef<Value> args) {
+  Block &body = op.getEpilogue().front();
+  IRMapping mapping;
+  mapping.map(body.getArguments(), args);
+  for (Operation &inner : body.without_terminator())
+    b.clone(inner, mapping);
+  return mapping.lookupOrDefault(body.getTerminator()->getOperand(0));
 }
 
 /// A warpgroup's accumulators of m64nNk16 in f32: N / 2 a thread.

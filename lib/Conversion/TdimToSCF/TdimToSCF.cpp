@@ -183,7 +183,7 @@ struct ConvertTdimToSCFPass
     target.addIllegalDialect<TdimDialect>();
     target.addLegalDialect<arith::ArithDialect, func::FuncDialect, math::MathDialect, fold::FoldDialect,
                            memref::MemRefDialect, scf::SCFDialect>();
-    target.addLegalOp<UnrealizedConversionCastOp, gpumap::TiledContractOp>();
+    target.addLegalOp<UnrealizedConversionCastOp, gpumap::TiledContractOp, gpumap::YieldOp>();
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       return signalPassFailure();
     getOperation()->walk([](func::FuncOp f) { f->removeAttr(kDimSources); });

@@ -374,7 +374,16 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
                           return SmallVector<Value>{
                               arith::AddFOp::create(ib, il, carried[0], p)};
                         });
-                    storeAt(b, l, sum[0], op.getOutput(), adaptor.getOutput(), kept, keptIvs);
+                    Value result = sum[0];
+                    if (!op.getEpilogue().empty()) {
+                      Block &body = op.getEpilogue().front();
+                      SmallVector<Value> args{result};
+                      for (auto [i, in] : llvm::enumerate(op.getWith()))
+                        args.push_back(loadAt(b, l, in, adaptor.getWith()[i], kept, keptIvs,
+                                              body.getArgument(i + 1).getType()));
+                      result = inlineRegion(b, op.getEpilogue(), args)[0];
+                    }
+                    storeAt(b, l, result, op.getOutput(), adaptor.getOutput(), kept, keptIvs);
                   });
     rewriter.eraseOp(op);
     return success();
@@ -418,10 +427,70 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
     int64_t lhsK = *lhs.getPosition(contracted) > *lhs.getPosition(rows.front()) ? 1 : 0;
     int64_t rhsK = *rhs.getPosition(contracted);
     int64_t outM = *out.getPosition(rows.front()) == 0 ? 0 : 1;
-    gpumap::TiledContractOp::create(rewriter, loc, lhsMemref, adaptor.getRhs(), outMemref, lhsK,
-                                    rhsK, outM, tiling, op.getAccumulate());
+    SmallVector<Value> with;
+    for (auto [in, converted] : llvm::zip(op.getWith(), adaptor.getWith()))
+      with.push_back(indexedAsOutput(rewriter, loc, in, converted, rows, out, outMemref));
+    auto tiled = gpumap::TiledContractOp::create(rewriter, loc, lhsMemref, adaptor.getRhs(), with,
+                                                 outMemref, lhsK, rhsK, outM, tiling,
+                                                 op.getAccumulate());
+    if (!op.getEpilogue().empty())
+      moveEpilogue(rewriter, op, tiled);
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// An epilogue input as the tiled op reads it: a scalar as it is, a
+  /// tensor as a view indexed as `outMemref` (the output with its row
+  /// dimensions `rows` merged), of stride 0 along the dimensions it lacks.
+  static Value indexedAsOutput(OpBuilder &b, Location loc, Value original, Value converted,
+                               ArrayRef<DimAttr> rows, TdimTensorType out, Value outMemref) {
+    auto type = llvm::dyn_cast<TdimTensorType>(original.getType());
+    if (!type)
+      return converted;
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, converted);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    // The output's two dimensions, each named by its innermost tdim one.
+    DimAttr column = *llvm::find_if(out.getDims(), [&](DimAttr d) {
+      return !llvm::is_contained(rows, d);
+    });
+    bool rowsFirst = *out.getPosition(rows.front()) < *out.getPosition(column);
+    SmallVector<DimAttr, 2> order = rowsFirst ? SmallVector<DimAttr, 2>{rows.back(), column}
+                                              : SmallVector<DimAttr, 2>{column, rows.back()};
+    SmallVector<OpFoldResult> sizes, strides;
+    for (auto [i, d] : llvm::enumerate(order)) {
+      sizes.push_back(memref::DimOp::create(b, loc, outMemref, i).getResult());
+      std::optional<unsigned> at = type.getPosition(d);
+      strides.push_back(at ? meta.getStrides()[*at] : zero);
+    }
+    return memref::ReinterpretCastOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                                type.getElementType(),
+                                StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                                       {ShapedType::kDynamic,
+                                                        ShapedType::kDynamic})),
+        meta.getBaseBuffer(), meta.getOffset(), sizes, strides);
+  }
+
+  /// The contraction's epilogue into `tiled`: arguments of the inputs'
+  /// element types, widened where the region computes wider; the
+  /// terminator a gpumap.yield.
+  static void moveEpilogue(ConversionPatternRewriter &rewriter, ContractOp op,
+                           gpumap::TiledContractOp tiled) {
+    Location loc = op.getLoc();
+    Block &old = op.getEpilogue().front();
+    SmallVector<Type> types{old.getArgument(0).getType()};
+    for (Value in : tiled.getWith()) {
+      Type t = in.getType();
+      types.push_back(llvm::isa<MemRefType>(t) ? llvm::cast<MemRefType>(t).getElementType() : t);
+    }
+    OpBuilder::InsertionGuard guard(rewriter);
+    Block *body = rewriter.createBlock(&tiled.getEpilogue(), {}, types,
+                                       SmallVector<Location>(types.size(), loc));
+    SmallVector<Value> args;
+    for (auto [arg, want] : llvm::zip(body->getArguments(), old.getArgumentTypes()))
+      args.push_back(convertFloat(rewriter, loc, arg, want));
+    Value result = inlineRegion(rewriter, op.getEpilogue(), args)[0];
+    gpumap::YieldOp::create(rewriter, loc, result);
   }
 };
 

@@ -60,3 +60,31 @@ func.func @warpgroups(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?
   gpumap.tiled_contract ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xbf16>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4> accumulate
   return
 }
+
+// -----
+
+// An epilogue: after the k walk, each output element's `with` values are
+// loaded (at indices clamped into the output) before the region runs on
+// them and the sum; the region's value is rounded and stored.
+// CHECK-LABEL: func.func @epilogue
+// CHECK-SAME: (%[[A:.*]]: memref<?x?xf16>, %[[B:.*]]: memref<?x?xf16>, %[[BIAS:.*]]: memref<?x?xf16, strided<[0, 1]>>, %[[S:.*]]: f32, %[[C:.*]]: memref<?x?xf16>)
+// CHECK: gpu.launch
+// CHECK: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: %[[BV:.*]] = memref.load %[[BIAS]][%{{.*}}, %{{.*}}] : memref<?x?xf16, strided<[0, 1]>>
+// CHECK: %[[BW:.*]] = arith.extf %[[BV]] : f16 to f32
+// CHECK: %[[P:.*]] = arith.addf %{{.*}}, %[[BW]] : f32
+// CHECK: %[[Q:.*]] = arith.mulf %[[P]], %[[S]] : f32
+// CHECK: %[[R:.*]] = arith.truncf %[[Q]] : f32 to f16
+// CHECK: scf.if
+// CHECK-NEXT: memref.store %[[R]], %[[C]]
+func.func @epilogue(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?x?xf16, strided<[0, 1]>>, %s: f32, %c: memref<?x?xf16>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) with(%bias, %s : memref<?x?xf16, strided<[0, 1]>>, f32) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> epilogue {
+  ^bb0(%sum: f32, %c16: f16, %scale: f32):
+    %cw = arith.extf %c16 : f16 to f32
+    %p = arith.addf %sum, %cw : f32
+    %q = arith.mulf %p, %scale : f32
+    gpumap.yield %q : f32
+  }
+  return
+}

@@ -272,3 +272,60 @@ tdim.kernel @tiled_rows(%x: !tdim.tensor<[t: 4, b: 8, k: ?], f16>, %w: !tdim.ten
   tdim.contract ins(%x, %w : !tdim.tensor<[t: 4, b: 8, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[t: 4, b: 8, j: ?], f16>) {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>}
   tdim.return
 }
+
+// -----
+
+// A contraction's epilogue in the general loops: the sum, then the `with`
+// inputs loaded at the output point (the bias without the dimension it
+// lacks, widened as the region takes it), then the region, then the store.
+// CHECK-LABEL: func.func @contract_epilogue
+// CHECK-SAME: (%[[X:.*]]: memref<?x?xf32>, %[[W:.*]]: memref<?x?xf32>, %[[B:.*]]: memref<?xf16>, %[[Y:.*]]: memref<?x?xf32>)
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) =
+// CHECK: %[[SUM:.*]] = scf.for
+// CHECK: %[[BV:.*]] = memref.load %[[B]][%[[J]]] : memref<?xf16>
+// CHECK: %[[BW:.*]] = arith.extf %[[BV]] : f16 to f32
+// CHECK: %[[R:.*]] = arith.addf %[[SUM]], %[[BW]] : f32
+// CHECK: memref.store %[[R]], %[[Y]][%[[I]], %[[J]]]
+tdim.kernel @contract_epilogue(%x: !tdim.tensor<[i: ?, k: ?], f32>, %w: !tdim.tensor<[j: ?, k: ?], f32>, %bias: !tdim.tensor<[j: ?], f16>) -> (%y: !tdim.tensor<[i: ?, j: ?], f32>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[i: ?, k: ?], f32>, !tdim.tensor<[j: ?, k: ?], f32>) with(%bias : !tdim.tensor<[j: ?], f16>) outs(%y : !tdim.tensor<[i: ?, j: ?], f32>) epilogue {
+  ^bb0(%s: f32, %c: f32):
+    %r = arith.addf %s, %c : f32
+    tdim.yield %r : f32
+  }
+  tdim.return
+}
+
+// -----
+
+// A tiled contraction's `with` inputs are views indexed as its output is,
+// rows merged: a bias over j has stride 0 along the merged rows, a
+// residual over [t, b, j] its b stride; the epilogue takes the inputs'
+// element types and widens them where the region computed wider.
+// CHECK-LABEL: func.func @tiled_epilogue
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x?xf16>, %[[W:.*]]: memref<?x?xf16>, %[[B:.*]]: memref<?xf16>, %[[R:.*]]: memref<?x?x?xf16>, %[[Y:.*]]: memref<?x?x?xf16>)
+// CHECK-DAG: %[[YC:.*]] = memref.collapse_shape %[[Y]] {{\[\[}}0, 1], [2]]
+// CHECK-DAG: %[[M:.*]] = memref.dim %[[YC]], %c0
+// CHECK-DAG: %[[N:.*]] = memref.dim %[[YC]], %c1
+// CHECK-DAG: %[[BV:.*]] = memref.reinterpret_cast %[[B]] to offset: [0], sizes: [%[[M]], %[[N]]], strides: [0, 1]
+// CHECK-DAG: %[[BC:.*]] = memref.cast %[[BV]]
+// CHECK-DAG: %{{.*}}, %{{.*}}, %{{.*}}:3, %[[RSTRIDES:.*]]:3 = memref.extract_strided_metadata %[[R]]
+// CHECK-DAG: %[[RV:.*]] = memref.reinterpret_cast %[[R]] to offset: [0], sizes: [%[[M]], %[[N]]], strides: [%[[RSTRIDES]]#1, 1]
+// CHECK-DAG: %[[RC:.*]] = memref.cast %[[RV]]
+// CHECK: gpumap.tiled_contract ins(%{{.*}}, %[[W]] : {{.*}}) with(%[[BC]], %[[RC]] : memref<?x?xf16, strided<[?, ?], offset: ?>>, memref<?x?xf16, strided<[?, ?], offset: ?>>) outs(%[[YC]] : {{.*}}) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <{{.*}}> epilogue {
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %[[BE:.*]]: f16, %[[RE:.*]]: f16):
+// CHECK-DAG: %[[BW:.*]] = arith.extf %[[BE]] : f16 to f32
+// CHECK-DAG: %[[RW:.*]] = arith.extf %[[RE]] : f16 to f32
+// CHECK: %[[P:.*]] = arith.addf %[[S]], %[[BW]] : f32
+// CHECK: %[[Q:.*]] = arith.addf %[[P]], %[[RW]] : f32
+// CHECK: gpumap.yield %[[Q]] : f32
+!x = !tdim.tensor<[t: ?, b: ?, k: ?], f16>
+!y = !tdim.tensor<[t: ?, b: ?, j: ?], f16>
+tdim.kernel @tiled_epilogue(%x: !x, %w: !tdim.tensor<[j: ?, k: ?], f16>, %bias: !tdim.tensor<[j: ?], f16>, %res: !y) -> (%y: !y) {
+  tdim.contract ins(%x, %w : !x, !tdim.tensor<[j: ?, k: ?], f16>) with(%bias, %res : !tdim.tensor<[j: ?], f16>, !y) outs(%y : !y) {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>} epilogue {
+  ^bb0(%s: f32, %c: f32, %r: f32):
+    %p = arith.addf %s, %c : f32
+    %q = arith.addf %p, %r : f32
+    tdim.yield %q : f32
+  }
+  tdim.return
+}

@@ -87,3 +87,55 @@ func.func @not_a_tiling(%n: index) {
   } {gpumap.contract_tiling = 3 : i64}
   return
 }
+
+// -----
+
+func.func @with_rank(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %v: memref<?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{`with` input #0 must be indexed as the output is (rank 2)}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) with(%v : memref<?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> epilogue {
+  ^bb0(%s: f32, %x: f16):
+    gpumap.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+func.func @with_unused(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %v: f32, %c: memref<?x?xf16>) {
+  // expected-error @below {{has `with` inputs but no epilogue to use them}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) with(%v : f32) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+func.func @epilogue_arguments(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %v: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{epilogue argument #1 has type 'f32' but `with` input #0 holds 'f16'}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) with(%v : memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> epilogue {
+  ^bb0(%s: f32, %x: f32):
+    gpumap.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+func.func @epilogue_sum(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{epilogue argument #0 (the sum) must be f32}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> epilogue {
+  ^bb0(%s: f16):
+    gpumap.yield %s : f16
+  }
+  return
+}
+
+// -----
+
+func.func @epilogue_yield(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> epilogue {
+  ^bb0(%s: f32):
+    // expected-error @below {{yields the one float value stored}}
+    gpumap.yield %s, %s : f32, f32
+  }
+  return
+}

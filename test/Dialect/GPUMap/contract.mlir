@@ -19,3 +19,22 @@ func.func @tiled(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xbf16
   gpumap.tiled_contract ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xbf16>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> accumulate
   return
 }
+
+// -----
+
+// An epilogue: the f32 sum and each `with` input's value (a bias broadcast
+// along m by stride 0, a scalar) to the value stored.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: gpumap.tiled_contract ins(%{{.*}}, %{{.*}} : memref<?x?xf16>, memref<?x?xf16>) with(%{{.*}}, %{{.*}} : memref<?x?xf16, strided<[0, 1]>>, f32) outs(%{{.*}} : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <{{.*}}> epilogue {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f16, %{{.*}}: f32):
+// CHECK: gpumap.yield %{{.*}} : f32
+func.func @epilogue(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?x?xf16, strided<[0, 1]>>, %s: f32, %c: memref<?x?xf16>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) with(%bias, %s : memref<?x?xf16, strided<[0, 1]>>, f32) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> epilogue {
+  ^bb0(%sum: f32, %c16: f16, %scale: f32):
+    %cw = arith.extf %c16 : f16 to f32
+    %p = arith.addf %sum, %cw : f32
+    %q = arith.mulf %p, %scale : f32
+    gpumap.yield %q : f32
+  }
+  return
+}

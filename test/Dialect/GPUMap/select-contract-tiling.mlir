@@ -63,6 +63,32 @@ tdim.kernel @general(%a: !tdim.tensor<[i: ?, k: ?], f32>, %b: !tdim.tensor<[k: ?
 
 // -----
 
+// Merged rows take an epilogue input over none of them (a bias) or over
+// all of them in the output's order; one whose rows are in another order
+// keeps the general loops.
+// SM90-LABEL: tdim.kernel @epilogue_rows
+// SM90: with(%bias, %r : {{.*}}) outs(%y : {{.*}}) {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma
+// SM90: with(%rt : {{.*}}) outs(%z : {{.*}}) epilogue
+!x = !tdim.tensor<[t: ?, b: ?, k: ?], f16>
+!y = !tdim.tensor<[t: ?, b: ?, j: ?], f16>
+!yt = !tdim.tensor<[b: ?, t: ?, j: ?], f16>
+tdim.kernel @epilogue_rows(%x: !x, %w: !tdim.tensor<[j: ?, k: ?], f16>, %bias: !tdim.tensor<[j: ?], f16>, %r: !y, %rt: !yt) -> (%y: !y, %z: !y) {
+  tdim.contract ins(%x, %w : !x, !tdim.tensor<[j: ?, k: ?], f16>) with(%bias, %r : !tdim.tensor<[j: ?], f16>, !y) outs(%y : !y) epilogue {
+  ^bb0(%s: f32, %c: f32, %v: f32):
+    %p = arith.addf %s, %c : f32
+    %q = arith.addf %p, %v : f32
+    tdim.yield %q : f32
+  }
+  tdim.contract ins(%x, %w : !x, !tdim.tensor<[j: ?, k: ?], f16>) with(%rt : !yt) outs(%z : !y) epilogue {
+  ^bb0(%s: f32, %v: f32):
+    %q = arith.addf %s, %v : f32
+    tdim.yield %q : f32
+  }
+  tdim.return
+}
+
+// -----
+
 // SM80-LABEL: tdim.kernel @forced
 // SM80: #gpumap.contract_tiling<instruction = mma_sync, tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>
 tdim.kernel @forced(%x: !tdim.tensor<[b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%y: !tdim.tensor<[b: ?, j: ?], f16>) {

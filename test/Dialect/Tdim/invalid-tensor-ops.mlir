@@ -398,6 +398,104 @@ tdim.kernel @k(%a: !tdim.tensor<[i: ?, k: ?], f16>, %b: !tdim.tensor<[k: ?, j: ?
 
 // -----
 
+// A contraction's epilogue: `with` inputs over the output's dimensions,
+// one region argument for the sum and one per input, one value yielded.
+!a = !tdim.tensor<[i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b, %v: !tdim.tensor<[k: ?], f16>) -> (%c: !c) {
+  // expected-error @+1 {{`with` input #0 has dimension `k`, which the output lacks (it has `i`, `j`)}}
+  tdim.contract ins(%a, %b : !a, !b) with(%v : !tdim.tensor<[k: ?], f16>) outs(%c : !c) epilogue {
+  ^bb0(%s: f32, %x: f32):
+    tdim.yield %s : f32
+  }
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b, %v: !tdim.tensor<[j: ?], f16>) -> (%c: !c) {
+  // expected-error @+1 {{has `with` inputs but no epilogue to use them}}
+  tdim.contract ins(%a, %b : !a, !b) with(%v : !tdim.tensor<[j: ?], f16>) outs(%c : !c)
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b, %v: !tdim.tensor<[j: ?], f16>) -> (%c: !c) {
+  // expected-error @+1 {{epilogue takes 1 arguments but needs 2 (the sum, then one per `with` input)}}
+  tdim.contract ins(%a, %b : !a, !b) with(%v : !tdim.tensor<[j: ?], f16>) outs(%c : !c) epilogue {
+  ^bb0(%s: f32):
+    tdim.yield %s : f32
+  }
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
+  // expected-error @+1 {{epilogue argument #0 (the sum) has type 'f16' but the sum is 'f32'}}
+  tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) epilogue {
+  ^bb0(%s: f16):
+    tdim.yield %s : f16
+  }
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b, %v: !tdim.tensor<[j: ?], f32>) -> (%c: !c) {
+  // expected-error @+1 {{epilogue argument #1 has type 'f16' but `with` input #0 holds 'f32'}}
+  tdim.contract ins(%a, %b : !a, !b) with(%v : !tdim.tensor<[j: ?], f32>) outs(%c : !c) epilogue {
+  ^bb0(%s: f32, %x: f16):
+    tdim.yield %s : f32
+  }
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
+  tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) epilogue {
+  ^bb0(%s: f32):
+    // expected-error @+1 {{yields 2 values but the contraction has one output}}
+    tdim.yield %s, %s : f32, f32
+  }
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
+  tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) epilogue {
+  ^bb0(%s: f32):
+    %i = arith.fptosi %s : f32 to i32
+    // expected-error @+1 {{yields 'i32' for an output holding 'f16'}}
+    tdim.yield %i : i32
+  }
+  tdim.return
+}
+
+// -----
+
 !m = !tdim.tensor<[r: ?, c: ?], f32>
 
 tdim.kernel @k(%x: !m) -> (%y: !m) {

@@ -109,6 +109,19 @@ tdim.kernel @whole_tensor(%x: !m, %b: !v, %w: !v, %k: !tdim.tensor<[c: ?, j: ?],
   tdim.concat ins(%x, %y : !m, !m) outs(%cat : !m) along c
   // CHECK: tdim.contract ins(%x, %k : !tdim.tensor<[r: ?, c: ?], f32>, !tdim.tensor<[c: ?, j: ?], f32>) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>) accumulate
   tdim.contract ins(%x, %k : !m, !tdim.tensor<[c: ?, j: ?], f32>) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>) accumulate
+  // CHECK: tdim.contract ins(%x, %k : !tdim.tensor<[r: ?, c: ?], f32>, !tdim.tensor<[c: ?, j: ?], f32>) with(%{{.*}}, %{{.*}} : !tdim.tensor<[j: ?], f32>, f32) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>) epilogue {
+  // CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+  // CHECK: tdim.yield %{{.*}} : f32
+  %nj = tdim.size %k[j] : !tdim.tensor<[c: ?, j: ?], f32>
+  %bias = tdim.alloc(%nj) : !tdim.tensor<[j: ?], f32>
+  %half = arith.constant 0.5 : f32
+  tdim.contract ins(%x, %k : !m, !tdim.tensor<[c: ?, j: ?], f32>) with(%bias, %half : !tdim.tensor<[j: ?], f32>, f32)
+      outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>) epilogue {
+  ^bb0(%sum: f32, %cb: f32, %hv: f32):
+    %plus = arith.addf %sum, %cb : f32
+    %times = arith.mulf %plus, %hv : f32
+    tdim.yield %times : f32
+  }
   // CHECK: tdim.softmax ins(%x : {{.*}}) outs(%y : {{.*}}) over c
   tdim.softmax ins(%x : !m) outs(%y : !m) over c
   // CHECK: tdim.log_softmax ins(%x : {{.*}}) outs(%y : {{.*}}) over c

@@ -161,6 +161,35 @@ LogicalResult TiledContractOp::verify() {
   if (!same(lhs.getDimSize(1 - lk), out.getDimSize(om)) ||
       !same(rhs.getDimSize(1 - rk), out.getDimSize(1 - om)))
     return emitOpError("the output's sizes differ from the operands'");
+  for (auto [i, in] : llvm::enumerate(getWith()))
+    if (auto type = dyn_cast<MemRefType>(in.getType()); type && type.getRank() != 2)
+      return emitOpError() << "`with` input #" << i << " must be indexed as the output is (rank 2)";
+  if (!getWith().empty() && getEpilogue().empty())
+    return emitOpError("has `with` inputs but no epilogue to use them");
+  return success();
+}
+
+LogicalResult TiledContractOp::verifyRegions() {
+  if (getEpilogue().empty())
+    return success();
+  Block &body = getEpilogue().front();
+  if (body.getNumArguments() != getWith().size() + 1)
+    return emitOpError() << "epilogue takes " << body.getNumArguments() << " arguments but needs "
+                         << getWith().size() + 1 << " (the sum, then one per `with` input)";
+  if (!body.getArgument(0).getType().isF32())
+    return emitOpError("epilogue argument #0 (the sum) must be f32");
+  for (auto [i, in] : llvm::enumerate(getWith())) {
+    Type element = in.getType();
+    if (auto type = dyn_cast<MemRefType>(element))
+      element = type.getElementType();
+    if (body.getArgument(i + 1).getType() != element)
+      return emitOpError() << "epilogue argument #" << i + 1 << " has type "
+                           << body.getArgument(i + 1).getType() << " but `with` input #" << i
+                           << " holds " << element;
+  }
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1 || !isa<FloatType>(yield.getValues()[0].getType()))
+    return yield.emitOpError("yields the one float value stored");
   return success();
 }
 

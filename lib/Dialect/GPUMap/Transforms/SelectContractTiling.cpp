@@ -59,6 +59,17 @@ bool consecutiveInOrder(TdimTensorType type, ArrayRef<DimAttr> order) {
   return true;
 }
 
+/// Whether an epilogue input of type `type` is indexed as the merged rows
+/// are: a scalar, or a tensor with none of `rows` (broadcast along them) or
+/// with all of them, merging as the output's do.
+bool mergesRows(Type type, ArrayRef<DimAttr> rows) {
+  auto tensor = dyn_cast<TdimTensorType>(type);
+  if (!tensor)
+    return true;
+  unsigned present = llvm::count_if(rows, [&](DimAttr d) { return tensor.hasDim(d); });
+  return present == 0 || (present == rows.size() && consecutiveInOrder(tensor, rows));
+}
+
 /// What the heuristic reads of `op`.
 ContractShape contractShapeOf(ContractOp op) {
   auto lhs = cast<TdimTensorType>(op.getLhs().getType());
@@ -84,7 +95,10 @@ ContractShape contractShapeOf(ContractOp op) {
       s.rows = staticExtent(lhs, d);
     }
   }
-  s.rowsMerge = consecutiveInOrder(lhs, rowDims) && consecutiveInOrder(out, rowDims);
+  s.rowsMerge = consecutiveInOrder(lhs, rowDims) && consecutiveInOrder(out, rowDims) &&
+                llvm::all_of(op.getWith(), [&](Value in) {
+                  return mergesRows(in.getType(), rowDims);
+                });
   if (s.rowDims > 1) // their product: static only if every one is
     s.rows = 0;
   for (DimAttr d : rhs.getDims())

@@ -334,7 +334,57 @@ LogicalResult ContractOp::verify() {
     return emitOpError() << "operands and output must hold one float type; they hold "
                          << lhs.getElementType() << ", " << rhs.getElementType()
                          << " and " << e;
+  for (auto [i, in] : llvm::enumerate(getWith())) {
+    auto type = llvm::dyn_cast<TdimTensorType>(in.getType());
+    if (!type) {
+      if (!isValidElementType(in.getType()))
+        return emitOpError() << "`with` input #" << i << " has type " << in.getType()
+                             << "; they are tdim tensors or scalars";
+      continue;
+    }
+    SmallVector<DimAttr> extra = dimsMissingFrom(type, out);
+    if (!extra.empty())
+      return emitOpError() << "`with` input #" << i << " has dimension `"
+                           << extra.front().str() << "`, which the output lacks (it has "
+                           << out.describeDims() << ")";
+  }
+  if (!getWith().empty() && getEpilogue().empty())
+    return emitOpError("has `with` inputs but no epilogue to use them");
   return checkConsistentSizes(*this, namedTensors(getOperation()->getOperands()));
+}
+
+LogicalResult ContractOp::verifyRegions() {
+  if (getEpilogue().empty())
+    return success();
+  Block &body = getEpilogue().front();
+  Type outElement = llvm::cast<TdimTensorType>(getOutput().getType()).getElementType();
+  Type sumType = getComputeType(outElement);
+  if (body.getNumArguments() != getWith().size() + 1)
+    return emitOpError() << "epilogue takes " << body.getNumArguments()
+                         << " arguments but needs " << getWith().size() + 1
+                         << " (the sum, then one per `with` input)";
+  if (body.getArgument(0).getType() != sumType)
+    return emitOpError() << "epilogue argument #0 (the sum) has type "
+                         << body.getArgument(0).getType() << " but the sum is " << sumType;
+  for (auto [i, in] : llvm::enumerate(getWith())) {
+    Type element = in.getType();
+    if (auto t = llvm::dyn_cast<TdimTensorType>(element))
+      element = t.getElementType();
+    Type arg = body.getArgument(i + 1).getType();
+    if (!isCompatibleElementValue(arg, element))
+      return emitOpError() << "epilogue argument #" << i + 1 << " has type " << arg
+                           << " but `with` input #" << i << " holds " << element;
+  }
+  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("epilogue must end with tdim.yield");
+  if (yield.getValues().size() != 1)
+    return yield.emitOpError() << "yields " << yield.getValues().size()
+                               << " values but the contraction has one output";
+  if (!isCompatibleElementValue(yield.getValues()[0].getType(), outElement))
+    return yield.emitOpError() << "yields " << yield.getValues()[0].getType()
+                               << " for an output holding " << outElement;
+  return success();
 }
 
 /// Softmax and friends: float tensors with the same dimensions, `dim` among them.

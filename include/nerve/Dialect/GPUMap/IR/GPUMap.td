@@ -191,7 +191,7 @@ def GPUMap_OccupancyHintOp : Op<GPUMap_Dialect, "occupancy_hint",
   let hasVerifier = 1;
 }
 
-def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract"> {
+def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract", [SingleBlock]> {
   let summary = "a matrix product over memrefs, tiled for tensor cores";
   let description = [{
     `output[m, n] (+)= sum over k of lhs[m, k] * rhs[n, k]`, summed in f32,
@@ -203,25 +203,49 @@ def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract"> {
     bf16 (the same), the output f16, bf16 or f32. `accumulate` adds to the
     output instead of overwriting it.
 
+    The optional `epilogue` region is the contraction's: it takes the f32
+    sum and one value per `with` input, each a memref indexed as the output
+    is (a broadcast input has stride 0 along the dimensions it lacks) or a
+    scalar, and yields the value stored.
+
     ```mlir
     gpumap.tiled_contract ins(%x, %w : memref<?x?xf16>, memref<?x?xf16>)
-        outs(%y : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0
+        with(%bias : memref<?x?xf16, strided<[0, 1]>>)
+        outs(%y : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0
         tiling #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+        epilogue {
+    ^bb0(%sum: f32, %c: f16):
+      %e = arith.extf %c : f16 to f32
+      %r = arith.addf %sum, %e : f32
+      gpumap.yield %r : f32
+    }
     ```
   }];
   let arguments = (ins Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$lhs,
                        Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$rhs,
+                       Arg<Variadic<AnyType>, "", [MemRead]>:$with,
                        Arg<MemRefRankOf<[F16, BF16, F32], [2]>, "", [MemRead, MemWrite]>:$output,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$lhs_k,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$rhs_k,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$output_m,
                        GPUMap_ContractTilingAttr:$tiling, UnitAttr:$accumulate);
+  let regions = (region MaxSizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)` `outs` `(` $output `:` type($output) `)`
+    `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
+    (`with` `(` $with^ `:` type($with) `)`)?
+    `outs` `(` $output `:` type($output) `)`
     `lhs_k` `=` $lhs_k `rhs_k` `=` $rhs_k `output_m` `=` $output_m `tiling` $tiling
-    (`accumulate` $accumulate^)? attr-dict
+    (`accumulate` $accumulate^)? attr-dict (`epilogue` $epilogue^)?
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def GPUMap_YieldOp : Op<GPUMap_Dialect, "yield", [Pure, Terminator,
+                                                  HasParent<"TiledContractOp">]> {
+  let summary = "yields the value a tiled contraction's epilogue stores";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 #endif // NERVE_DIALECT_GPUMAP_IR_GPUMAP

@@ -90,7 +90,7 @@ def Tdim_ReturnOp : Tdim_Op<"return", [Pure, HasParent<"KernelOp">, Terminator, 
 }
 
 def Tdim_YieldOp : Tdim_Op<"yield", [Pure, Terminator, ReturnLike,
-    ParentOneOf<["ForOp", "MapOp", "ReduceOp"]>]> {
+    ParentOneOf<["ForOp", "MapOp", "ReduceOp", "ContractOp"]>]> {
   let summary = "Yields values from a loop body or an element region";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` qualified(type($values)))? attr-dict";
@@ -463,7 +463,7 @@ def Tdim_ConcatOp : Tdim_Op<"concat"> {
   let hasVerifier = 1;
 }
 
-def Tdim_ContractOp : Tdim_Op<"contract"> {
+def Tdim_ContractOp : Tdim_Op<"contract", [SingleBlock]> {
   let summary = "Sum of products over the dimensions two tensors share";
   let description = [{
     `out[kept] = sum over contracted of lhs * rhs`, where the contracted
@@ -477,15 +477,41 @@ def Tdim_ContractOp : Tdim_Op<"contract"> {
     ```
     Products are summed in f32 for f16/bf16 storage (f64 for f64).
     `accumulate` adds to the output instead of overwriting it.
+
+    An `epilogue` region turns each sum into the value stored: it takes the
+    sum (in the summing type, after `accumulate`'s addition) and one value
+    per `with` input read at the same output point (tensors over some of the
+    output's dimensions, broadcast along the others, or scalars; as a
+    `tdim.map`'s inputs: a region argument may be wider than its element
+    type), and yields the output's value (rounded to its element type). A
+    linear layer's bias and activation:
+
+    ```mlir
+    tdim.contract ins(%x, %w : !tdim.tensor<[b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>)
+        with(%bias : !tdim.tensor<[j: ?], f16>) outs(%y : !tdim.tensor<[b: ?, j: ?], f16>) epilogue {
+    ^bb0(%sum: f32, %c: f32):
+      %z = arith.addf %sum, %c : f32
+      %zero = arith.constant 0.0 : f32
+      %r = arith.maximumf %z, %zero : f32
+      tdim.yield %r : f32
+    }
+    ```
+    `tdim-fuse-contract-epilogue` builds it from a `tdim.broadcast` the
+    contraction accumulates onto and a `tdim.map` reading its product.
   }];
   let arguments = (ins Tdim_Read:$lhs, Tdim_Read:$rhs,
+                       Arg<Variadic<AnyType>, "", [MemRead]>:$with,
                        Arg<Tdim_AnyTensor, "", [MemReadAt<0, FullEffect>, MemWrite]>:$output,
                        UnitAttr:$accumulate);
+  let regions = (region MaxSizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    `ins` `(` $lhs `,` $rhs `:` qualified(type($lhs)) `,` qualified(type($rhs)) `)` `outs` `(` $output `:` qualified(type($output)) `)`
-    (`accumulate` $accumulate^)? attr-dict
+    `ins` `(` $lhs `,` $rhs `:` qualified(type($lhs)) `,` qualified(type($rhs)) `)`
+    (`with` `(` $with^ `:` qualified(type($with)) `)`)?
+    `outs` `(` $output `:` qualified(type($output)) `)`
+    (`accumulate` $accumulate^)? attr-dict (`epilogue` $epilogue^)?
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 class Tdim_NormalizeOp<string mnemonic, string what> : Tdim_Op<mnemonic> {

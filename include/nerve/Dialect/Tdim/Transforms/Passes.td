@@ -38,4 +38,20 @@ def TdimFuseElementwise : Pass<"tdim-fuse-elementwise"> {
   }];
 }
 
+def TdimFuseContractEpilogue : Pass<"tdim-fuse-contract-epilogue"> {
+  let summary = "Moves a contraction's bias and its elementwise consumer into its epilogue";
+  let description = [{
+    A `tdim.map` writing the tensor that a `tdim.contract ... accumulate`
+    then sums onto (a bias `tdim.broadcast`, as `tdim-decompose` writes it)
+    becomes an addition in the contraction's epilogue, its inputs `with`
+    inputs, and a
+    `tdim.map` that alone reads a contraction's `tdim.alloc`ed product (over
+    its whole iteration space, writing the operands' element type) becomes
+    the epilogue, its other inputs `with` inputs: the product is written
+    once, finished, instead of written, read and written again. The
+    rounding of the intermediate tensors is kept.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // NERVE_DIALECTS_TDIM_PASSES
