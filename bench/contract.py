@@ -12,9 +12,11 @@ Rows, each in f16, bf16 and f32 (f32 against cuBLAS in IEEE f32: TF32 off):
   linear+relu  the same with a relu after it: nerve's one kernel (bias and relu
            in the product's epilogue) against F.linear then torch.relu;
   linear+lif  x [T, B, in] through a linear layer into a LIF neuron over T:
-           nerve's one spec (the contraction, t and b merged into its rows,
-           then the neuron) against F.linear followed by nerve.torch's LIF and by
-           SpikingJelly's triton LIF (with --spikingjelly).
+           nerve's one spec (one kernel: the neuron is the product's epilogue,
+           scanning time) against F.linear followed by nerve.torch's LIF, nerve's
+           product (t and b merged into its rows) followed by the same LIF (the
+           two kernels the fusion replaces), and SpikingJelly's triton LIF after
+           F.linear (with --spikingjelly).
 Times are medians of CUDA-event timed calls after warm-up; a nerve row
 whose first call takes longer than --budget seconds is timed once. TFLOP/s
 count 2 x i x j x k. Every kernel is first checked against a float64
@@ -94,6 +96,15 @@ tdim.kernel @linear_lif(%x: !x, %w: !w) -> (%spike: !y) {
   tdim.return
 }
 """
+LINEAR_TB = """
+!x = !tdim.tensor<[t: ?, b: ?, k: ?], T>
+!w = !tdim.tensor<[j: ?, k: ?], T>
+!y = !tdim.tensor<[t: ?, b: ?, j: ?], T>
+tdim.kernel @linear_tb(%x: !x, %w: !w) -> (%h: !y) {
+  tdim.contract ins(%x, %w : !x, !w) outs(%h : !y)
+  tdim.return
+}
+"""
 MATMUL_SIZES = (4096, 8192)
 LINEAR_SHAPES = ((4096, 1024, 1024), (4096, 4096, 4096), (16384, 4096, 4096),
                  (32768, 4096, 1024), (32768, 8192, 8192))
@@ -150,7 +161,8 @@ def kernels(dtype, target, tensor_cores=True):
     return {name: nerve.compile(spec.replace("], T>", "], %s>" % dtype), target=target,
                                 tensor_cores=tensor_cores)
             for name, spec in (("matmul", MATMUL), ("linear", LINEAR),
-                               ("linear+relu", LINEAR_RELU), ("linear+lif", LINEAR_LIF))}
+                               ("linear+relu", LINEAR_RELU), ("linear+lif", LINEAR_LIF),
+                               ("linear_tb", LINEAR_TB))}
 
 
 def lif_reference(h):
@@ -251,7 +263,9 @@ def rows_for(args, mods, dtype, device, timer, sj):
             w = torch.randn(j, k, device=device, dtype=dt) / k ** 0.5
             node = nerve.torch.LIFNode(tau=2.0, step_mode="m")
             peers = {"linear_then_nerve_lif":
-                     lambda: (node(torch.nn.functional.linear(x, w)), node.reset())}
+                     lambda: (node(torch.nn.functional.linear(x, w)), node.reset()),
+                     "nerve_linear_then_nerve_lif":
+                     lambda: (node(mods["linear_tb"].linear_tb(x=x, w=w)), node.reset())}
             if sj is not None and device.type == "cuda":
                 sj_node = sj.LIFNode(tau=2.0, step_mode="m", backend="triton")
                 peers["linear_then_sj_triton_lif"] = \

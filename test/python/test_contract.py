@@ -207,3 +207,89 @@ def test_large_product_matches_cublas(cuda):
     got = mod.product(a=x, b=w, bias=bias).double()
     want = (x.double() @ w.double().t())
     assert (got - want).abs().max().item() <= 2e-3 * (want.abs().max().item() + 1)
+
+
+def neuron_spec(neuron: str, dtype: str) -> str:
+    """A linear layer over [t, b, k] whose product a neuron alone reads: one
+    contraction scanning time, the neuron's step its epilogue."""
+    ops = {
+        "lif": "neuron.lif ins(%h : !y) outs(%s : !y) time t {tau = 2.0, v_threshold = 1.0, v_reset = 0.0}",
+        "if_soft": "neuron.if ins(%h : !y) outs(%s : !y) time t {v_threshold = 1.0}",
+        "plif": "neuron.plif ins(%h : !y) w(%pw : !tdim.tensor<[], f32>) outs(%s : !y) time t "
+                "{v_threshold = 1.0, v_reset = 0.0}",
+    }
+    extra = ", %pw: !tdim.tensor<[], f32>" if neuron == "plif" else ""
+    return f"""
+!x = !tdim.tensor<[t: ?, b: ?, k: ?], {dtype}>
+!w = !tdim.tensor<[j: ?, k: ?], {dtype}>
+!y = !tdim.tensor<[t: ?, b: ?, j: ?], {dtype}>
+tdim.kernel @layer(%x: !x, %w: !w{extra}) -> (%s: !y) {{
+  %nt = tdim.size %x[t] : !x
+  %nb = tdim.size %x[b] : !x
+  %nj = tdim.size %w[j] : !w
+  %h = tdim.alloc(%nt, %nb, %nj) : !y
+  tdim.contract ins(%x, %w : !x, !w) outs(%h : !y)
+  {ops[neuron]}
+  tdim.return
+}}
+"""
+
+
+def neuron_reference(h, neuron, decay):
+    """float64 spikes of `h` [t, ...], and where each neuron's state is
+    reliable (no step so far within rounding of the threshold)."""
+    v = torch.zeros_like(h[0])
+    spikes, reliable = [], []
+    ok = torch.ones_like(h[0], dtype=torch.bool)
+    for x in h:
+        if neuron == "if_soft":
+            charged = v + x
+        else:
+            charged = v + (x - v) * decay
+        ok &= (charged - 1.0).abs() > 1e-2
+        fired = charged >= 1.0
+        v = torch.where(fired, charged - 1.0 if neuron == "if_soft" else 0.0, charged)
+        spikes.append(fired.double())
+        reliable.append(ok.clone())
+    return torch.stack(spikes), torch.stack(reliable)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("neuron", ["lif", "if_soft", "plif"])
+def test_neuron_in_the_epilogue(device, dtype, neuron):
+    """Linear -> neuron over time as one contraction: the product for step t
+    (rounded as the intermediate tensor held it) charges the neuron, whose
+    potential the epilogue carries. Odd sizes; 130 steps (more than a tile's
+    rows gather, so the GPU's blocks walk chunks of steps); PLIF's decay a
+    parameter read at run time."""
+    mod = nerve.compile(neuron_spec(neuron, dtype), target=device)
+    dt = DTYPES[dtype]
+    g = torch.Generator().manual_seed(17)
+    w_param = torch.tensor(0.3)
+    decay = {"lif": 0.5, "if_soft": 1.0, "plif": torch.sigmoid(w_param).item()}[neuron]
+    for steps, batch, k, j in ((3, 5, 70, 33), (8, 100, 64, 300), (130, 3, 16, 40)):
+        x = torch.randn(steps, batch, k, generator=g).to(dt)
+        w = (torch.randn(j, k, generator=g) / k ** 0.5).to(dt)
+        h = torch.einsum("tbk,jk->tbj", x.double(), w.double()).to(dt).double()
+        want, reliable = neuron_reference(h, neuron, decay)
+        args = {"x": x.to(device), "w": w.to(device)}
+        if neuron == "plif":
+            args["pw"] = w_param.to(device)
+        got = mod.layer(**args).double().cpu()
+        assert reliable.double().mean() > 0.5, "the reference should be mostly decidable"
+        mismatch = (got != want) & reliable
+        assert not mismatch.any(), (steps, batch, k, j, mismatch.double().mean().item())
+
+
+@pytest.mark.gpu
+def test_neuron_epilogue_mma_sync(cuda):
+    """The scanning epilogue on the warp-level kernels (compiled for sm_80)."""
+    mod = nerve.compile(neuron_spec("lif", "f16"), target="cuda", chip="sm_80")
+    g = torch.Generator().manual_seed(3)
+    for steps, batch, k, j in ((5, 37, 40, 129), (130, 2, 24, 16)):
+        x = torch.randn(steps, batch, k, generator=g).half()
+        w = (torch.randn(j, k, generator=g) / k ** 0.5).half()
+        h = torch.einsum("tbk,jk->tbj", x.double(), w.double()).half().double()
+        want, reliable = neuron_reference(h, "lif", 0.5)
+        got = mod.layer(x=x.cuda(), w=w.cuda()).double().cpu()
+        assert not ((got != want) & reliable).any(), (steps, batch, k, j)

@@ -95,3 +95,43 @@ TEST(ContractTilingHeuristics, ProblemsNameWhatTheLoweringNeeds) {
 }
 
 } // namespace
+
+namespace {
+
+/// A linear layer over [t, b, k] whose epilogue scans t (a neuron).
+ContractShape neuronLayer() {
+  ContractShape s = linearLayer(ContractElement::f16);
+  s.rowDims = 2;
+  s.rowsMerge = true;
+  s.scans = s.scanIsOuterRow = s.lhsKMajor = true;
+  s.carried = 1;
+  return s;
+}
+
+TEST(ContractTilingHeuristics, ScansTakeFourStagesTheirTileFits) {
+  for (const ChipProfile &chip : chipProfiles()) {
+    SCOPED_TRACE(chip.name.str());
+    std::optional<ContractTiling> t = chooseContractTiling(neuronLayer(), chip);
+    ASSERT_TRUE(t);
+    EXPECT_STREQ(contractTilingProblem(*t), "");
+    EXPECT_EQ(t->stages, 4);
+    EXPECT_EQ(t->instruction == MmaFamily::wgmma, !chip.archSpecificName.empty());
+    // The f32 tile fits where the ring was, the states after it.
+    EXPECT_GE(contractScanSharedBytes(*t, 1), t->tileM * t->tileN * 4 + t->tileN * 4);
+    EXPECT_LE(contractScanSharedBytes(*t, 1), chip.sharedBytesPerBlockOptIn);
+  }
+  ContractTiling mma{MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4};
+  EXPECT_EQ(contractScanSharedBytes(mma, 2), 65536 + 2 * 128 * 4);
+}
+
+TEST(ContractTilingHeuristics, ScansElsewhereKeepTheLoops) {
+  const ChipProfile &chip = chipProfile(GpuChip::sm_90);
+  ContractShape inner = neuronLayer();
+  inner.scanIsOuterRow = false; // time after another row dimension
+  EXPECT_FALSE(chooseContractTiling(inner, chip));
+  ContractShape columns = neuronLayer();
+  columns.lhsKMajor = false; // a tile's rows gather steps: lhs read along k
+  EXPECT_FALSE(chooseContractTiling(columns, chip));
+}
+
+} // namespace

@@ -75,6 +75,7 @@ struct Ix {
   }
   Value andI(Value x, Value y) const { return arith::AndIOp::create(b, loc, x, y); }
   Value ceilDiv(Value x, int64_t y) const { return arith::CeilDivUIOp::create(b, loc, x, c(y)); }
+  Value ceilDiv(Value x, Value y) const { return arith::CeilDivUIOp::create(b, loc, x, y); }
   /// max(0, min(hi - lo, cap)) for lo, hi >= 0.
   Value clampedRest(Value lo, Value hi, int64_t cap) const {
     Value positive = lt(lo, hi);
@@ -99,6 +100,31 @@ struct OperandStaging {
   bool atoms = false;
   int64_t outer = 0, tileK = 0;
   Value outerSize, kSize; ///< host extents, used inside the launch
+  /// A scan's lhs: a tile's rows gather `perStep` rows of each of the
+  /// steps of a chunk (rows past `used`, a step or a row past the extents
+  /// read as zeros). Each of this thread's chunks of a tile (the i-th at
+  /// row (tid + i * threads) / chunksPerRow) keeps its step and row, in
+  /// range (0 where outside), and whether it is inside, computed once a
+  /// chunk of steps (placeScanRows).
+  struct ScanRows {
+    Value perStep, used, steps;
+    SmallVector<Value> t, m, inside;
+  };
+  std::optional<ScanRows> scanRows;
+
+  /// Whether this thread's i-th chunk, at outer element `o`, lies inside
+  /// the operand along the outer dimension.
+  Value inOuter(const Ix &x, int64_t i, Value o) const {
+    return scanRows ? scanRows->inside[i] : x.lt(o, outerSize);
+  }
+
+  /// The global indices of element (outer o, contracted k) of this
+  /// thread's i-th chunk; a scan's lhs (time, m, k) from its chunk's row.
+  SmallVector<Value, 3> indices(int64_t i, Value o, Value k) const {
+    if (scanRows)
+      return {scanRows->t[i], scanRows->m[i], k};
+    return kDim == 0 ? SmallVector<Value, 3>{k, o} : SmallVector<Value, 3>{o, k};
+  }
 
   int64_t rows() const { return kMajor ? outer : tileK; }
   int64_t rowElements() const { return kMajor ? tileK : outer; }
@@ -116,10 +142,6 @@ struct OperandStaging {
     return x.add(x.mul(row, rowElements()), x.mul(x.xorI(chunk, key), kChunkElements));
   }
 
-  /// The global indices of element (outer o, contracted k).
-  SmallVector<Value, 2> indices(Value o, Value k) const {
-    return kDim == 0 ? SmallVector<Value, 2>{k, o} : SmallVector<Value, 2>{o, k};
-  }
 };
 
 /// Whether `memref`'s rows along its unit stride start 16-byte aligned:
@@ -134,7 +156,11 @@ Value rowsAligned(const Ix &x, Value memref) {
   auto eq = [&](Value v) {
     return arith::CmpIOp::create(x.b, x.loc, arith::CmpIPredicate::eq, v, zero);
   };
-  return x.andI(eq(x.rem(first, 16)), eq(x.rem(meta.getStrides()[1 - unit], kChunkElements)));
+  Value aligned = eq(x.rem(first, 16));
+  for (auto [i, stride] : llvm::enumerate(meta.getStrides()))
+    if (static_cast<int64_t>(i) != unit)
+      aligned = x.andI(aligned, eq(x.rem(stride, kChunkElements)));
+  return aligned;
 }
 
 /// The kernel of one tiled contraction, built into a launch body.
@@ -154,6 +180,11 @@ private:
   int64_t threads, warpM, warpN;
   OperandStaging lhs, rhs;
   Value sizeM, sizeN, sizeK, aligned;
+  // A scan's: its steps, the steps a tile gathers (a chunk), the rows of
+  // each step a tile takes, the chunks.
+  Value sizeT, chunkSteps, perStep, chunks;
+  Value rowsPerTile; ///< output rows a block takes: tile_m, or a scan's perStep
+  Value raw, ringStart; ///< the dynamic shared memory and the ring's first byte
   // In the launch:
   Value tid, lane, warpRow, warpCol, m0, n0;
   Value sharedA, sharedB;
@@ -166,7 +197,7 @@ private:
   int64_t fragmentsN() const { return warpN / kMmaN; }
   int64_t accumulators() const { return fragmentsM() * fragmentsN() * 4; }
 
-  void buildBody(OpBuilder &b, gpu::LaunchOp launch);
+  void buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChunks);
   void placeBlock(const Ix &x, gpu::LaunchOp launch, Value tilesM, Value tilesN);
   Value issueStage(OpBuilder &b, Value kTile, Value stage, Value exists);
   void copyAsync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
@@ -178,14 +209,21 @@ private:
   Value loadFragment(const Ix &x, const OperandStaging &s, Value shared, Value base,
                      Value outerStart, int64_t kStart, bool pairOfN);
   void storeOutput(OpBuilder &b, ValueRange acc);
-  Value applyEpilogue(OpBuilder &b, ArrayRef<Value> args);
+  SmallVector<Value> applyEpilogue(OpBuilder &b, ArrayRef<Value> args);
+  SmallVector<Value> products(OpBuilder &b);
+  void scanChunks(OpBuilder &b, bool loopChunks);
+  void placeScanRows(const Ix &x, Value t0);
+  void stageTile(OpBuilder &b, ValueRange acc, Value staged);
+  void scanTile(OpBuilder &b, Value chunk, Value t0, Value staged, Value states);
+  /// The local (row, column) of each of this thread's accumulators.
+  SmallVector<std::pair<Value, Value>> accumulatorPlaces(const Ix &x);
+  int64_t carried() { return op.isScan() ? op.getCarryAttr().size() : 0; }
   void allocateRing(OpBuilder &b);
   ValueRange mainLoop(OpBuilder &b, int64_t lookahead, ValueRange init,
                       function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute);
   Value descriptor(const Ix &x, const OperandStaging &s, Value stage, Value firstRow,
                    int64_t kStart, int64_t ringOffset);
   Value warpgroupStage(OpBuilder &b, Value stage, Value acc);
-  void storeWarpgroupOutput(OpBuilder &b, Value acc);
 };
 
 Value ContractKernel::issueStage(OpBuilder &b, Value kTile, Value stage, Value exists) {
@@ -213,7 +251,7 @@ Value ContractKernel::issueStage(OpBuilder &b, Value kTile, Value stage, Value e
     scf::YieldOp::create(ab, loc, inK.getResults());
     OpBuilder sb = OpBuilder::atBlockBegin(&byChunks.getElseRegion().front());
     Ix sx{sb, loc};
-    copySync(sx, lhs, sharedA, m0, k0, baseA);
+    copySync(sx, lhs, sharedA, lhs.scanRows ? sx.c(0) : m0, k0, baseA);
     copySync(sx, rhs, sharedB, n0, k0, baseB);
     scf::YieldOp::create(
         sb, loc,
@@ -231,7 +269,7 @@ Value ContractKernel::issueStage(OpBuilder &b, Value kTile, Value stage, Value e
 Value ContractKernel::copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK) {
   Ix x{b, op.getLoc()};
   SmallVector<Value> tokens;
-  copyAsync(x, lhs, sharedA, m0, k0, baseA, wholeK, tokens);
+  copyAsync(x, lhs, sharedA, lhs.scanRows ? x.c(0) : m0, k0, baseA, wholeK, tokens);
   copyAsync(x, rhs, sharedB, n0, k0, baseB, wholeK, tokens);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   return nvgpu::DeviceAsyncCreateGroupOp::create(b, op.getLoc(), tokenType, tokens);
@@ -254,14 +292,14 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
     Value o = x.add(o0, s.kMajor ? row : along), k = x.add(k0, s.kMajor ? along : row);
     Value count;
     if (wholeK && s.kMajor) // the row is in or out
-      count = arith::SelectOp::create(x.b, x.loc, x.lt(o, s.outerSize), x.c(kChunkElements),
+      count = arith::SelectOp::create(x.b, x.loc, s.inOuter(x, i, o), x.c(kChunkElements),
                                       x.c(0));
     else if (wholeK) // a row along the outer dimension, cut at its extent
       count = x.clampedRest(o, s.outerSize, kChunkElements);
     else {
       count = s.kMajor ? x.clampedRest(k, s.kSize, kChunkElements)
                        : x.clampedRest(o, s.outerSize, kChunkElements);
-      Value crossIn = s.kMajor ? x.lt(o, s.outerSize) : x.lt(k, s.kSize);
+      Value crossIn = s.kMajor ? s.inOuter(x, i, o) : x.lt(k, s.kSize);
       count = arith::SelectOp::create(x.b, x.loc, crossIn, count, x.c(0));
     }
     // Nothing is read for a count of 0; the address stays in the buffer
@@ -272,7 +310,7 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
       k = arith::SelectOp::create(x.b, x.loc, none, x.c(0), k);
     Value into = x.add(base, s.swizzled(x, row, chunk));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        x.b, x.loc, tokenType, shared, ValueRange{into}, s.global, s.indices(o, k),
+        x.b, x.loc, tokenType, shared, ValueRange{into}, s.global, s.indices(i, o, k),
         x.b.getIndexAttr(kChunkElements), count, x.b.getUnitAttr()));
   }
 }
@@ -293,10 +331,10 @@ void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared
     for (int64_t e = 0; e < kChunkElements; ++e) {
       Value a = x.add(along, e);
       Value o = x.add(o0, s.kMajor ? row : a), k = x.add(k0, s.kMajor ? a : row);
-      Value in = x.andI(x.lt(o, s.outerSize), x.lt(k, s.kSize));
+      Value in = x.andI(s.inOuter(x, i, o), x.lt(k, s.kSize));
       o = arith::SelectOp::create(x.b, x.loc, in, o, x.c(0));
       k = arith::SelectOp::create(x.b, x.loc, in, k, x.c(0));
-      Value v = memref::LoadOp::create(x.b, x.loc, s.global, s.indices(o, k));
+      Value v = memref::LoadOp::create(x.b, x.loc, s.global, s.indices(i, o, k));
       v = arith::SelectOp::create(x.b, x.loc, in, v, zero);
       vec = vector::InsertOp::create(x.b, x.loc, v, vec, ArrayRef<int64_t>{e});
     }
@@ -396,8 +434,6 @@ void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
   Ix x{b, loc};
   Value out = op.getOutput();
   Type outElement = op.getOutput().getType().getElementType();
-  Value g = x.div(lane, 4), t2 = x.mul(x.rem(lane, 4), 2);
-  Value rowBase = x.add(x.add(m0, warpRow), g), colBase = x.add(x.add(n0, warpCol), t2);
   Value lastM = x.sub(sizeM, x.c(1)), lastN = x.sub(sizeN, x.c(1));
   auto indices = [&](Value m, Value n) {
     return op.getOutputM() == 0 ? SmallVector<Value, 2>{m, n} : SmallVector<Value, 2>{n, m};
@@ -406,12 +442,8 @@ void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
     Value m, n, v;
   };
   SmallVector<Element> elements;
-  for (int64_t mi = 0; mi < fragmentsM(); ++mi)
-    for (int64_t nj = 0; nj < fragmentsN(); ++nj)
-      for (int64_t r = 0; r < kAccPerTile; ++r)
-        elements.push_back({x.add(rowBase, mi * kMmaM + (r / 2) * 8),
-                            x.add(colBase, nj * kMmaN + r % 2),
-                            acc[(mi * fragmentsN() + nj) * kAccPerTile + r]});
+  for (auto [place, v] : llvm::zip(accumulatorPlaces(x), acc))
+    elements.push_back({x.add(m0, place.first), x.add(n0, place.second), v});
   for (size_t first = 0; first < elements.size(); first += kEpilogueBatch) {
     MutableArrayRef<Element> batch =
         MutableArrayRef<Element>(elements).slice(first, std::min<size_t>(kEpilogueBatch,
@@ -437,7 +469,7 @@ void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
                           : in);
       }
       for (auto [e, a] : llvm::zip(batch, args))
-        e.v = applyEpilogue(b, a);
+        e.v = applyEpilogue(b, a)[0];
     }
     for (const Element &e : batch) {
       Value v = e.v;
@@ -450,15 +482,32 @@ void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
   }
 }
 
+/// Accumulator c0, c1 at row g, columns 2t and 2t + 1 of an instruction
+/// tile, c2, c3 eight rows below, in the block's tile.
+SmallVector<std::pair<Value, Value>> ContractKernel::accumulatorPlaces(const Ix &x) {
+  Value g = x.div(lane, 4), t2 = x.mul(x.rem(lane, 4), 2);
+  Value rowBase = x.add(warpRow, g), colBase = x.add(warpCol, t2);
+  SmallVector<std::pair<Value, Value>> places;
+  for (int64_t mi = 0; mi < fragmentsM(); ++mi)
+    for (int64_t nj = 0; nj < fragmentsN(); ++nj)
+      for (int64_t r = 0; r < kAccPerTile; ++r)
+        places.push_back({x.add(rowBase, mi * kMmaM + (r / 2) * 8),
+                          x.add(colBase, nj * kMmaN + r % 2)});
+  return places;
+}
+
 /// The epilogue region's ops at `b` over `args` (the sum, the inputs'
-/// values); its yielded value.
-Value ContractKernel::applyEpilogue(OpBuilder &b, ArrayRef<Value> args) {
+/// values, the carried states); its yielded values.
+SmallVector<Value> ContractKernel::applyEpilogue(OpBuilder &b, ArrayRef<Value> args) {
   Block &body = op.getEpilogue().front();
   IRMapping mapping;
   mapping.map(body.getArguments(), args);
   for (Operation &inner : body.without_terminator())
     b.clone(inner, mapping);
-  return mapping.lookupOrDefault(body.getTerminator()->getOperand(0));
+  SmallVector<Value> results;
+  for (Value v : body.getTerminator()->getOperands())
+    results.push_back(mapping.lookupOrDefault(v));
+  return results;
 }
 
 /// A warpgroup's accumulators of m64nNk16 in f32: N / 2 a thread.
@@ -525,14 +574,34 @@ Value ContractKernel::warpgroupStage(OpBuilder &b, Value stage, Value acc) {
   return acc;
 }
 
-/// A warpgroup's accumulators hold, for each 8 columns j, the registers
-/// of an m16n8 tile of each warp's 16 rows: the mma.sync layout with one
-/// fragment along m and tile_n / 8 along n.
-void ContractKernel::storeWarpgroupOutput(OpBuilder &b, Value acc) {
-  SmallVector<Value> values;
-  for (int64_t i = 0; i < t.getTileN() / 2; ++i)
-    values.push_back(LLVM::ExtractValueOp::create(b, op.getLoc(), acc, ArrayRef<int64_t>{i}));
-  storeOutput(b, values);
+/// The walk over k, and the f32 accumulators it leaves, in
+/// accumulatorPlaces' order. A warpgroup's accumulators hold, for each 8
+/// columns j, the registers of an m16n8 tile of each warp's 16 rows: the
+/// mma.sync layout with one fragment along m and tile_n / 8 along n.
+SmallVector<Value> ContractKernel::products(OpBuilder &b) {
+  Location loc = op.getLoc();
+  if (warpgroups()) {
+    // The copies run two tiles behind: the stage before this tile's may
+    // still be read by the products left in flight.
+    auto accType = warpgroupAccumulators(b.getContext(), t.getTileN());
+    Value zero = LLVM::ZeroOp::create(b, loc, accType);
+    Value acc = mainLoop(b, t.getStages() - 2, ValueRange{zero},
+                         [&](OpBuilder &lb, Value stage, ValueRange carried) {
+                           return SmallVector<Value>{warpgroupStage(lb, stage, carried[0])};
+                         })[0];
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < t.getTileN() / 2; ++i)
+      values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
+    return values;
+  }
+  SmallVector<Value> init(accumulators(),
+                          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
+  ValueRange acc = mainLoop(b, t.getStages() - 1, init,
+                            [&](OpBuilder &lb, Value stage, ValueRange carried) {
+                              return computeStage(lb, stage, carried);
+                            });
+  return SmallVector<Value>(acc.begin(), acc.end());
 }
 
 /// The block's output tile from its id: eight tiles along m share each
@@ -544,7 +613,7 @@ void ContractKernel::placeBlock(const Ix &x, gpu::LaunchOp launch, Value tilesM,
   Value firstM = x.mul(x.div(bid, perGroup), kGroupRows);
   Value rowsInGroup = x.min(x.sub(tilesM, firstM), x.c(kGroupRows));
   Value inGroup = x.rem(bid, perGroup);
-  m0 = x.mul(x.add(firstM, x.rem(inGroup, rowsInGroup)), t.getTileM());
+  m0 = x.mul(x.add(firstM, x.rem(inGroup, rowsInGroup)), rowsPerTile);
   n0 = x.mul(x.div(inGroup, rowsInGroup), t.getTileN());
 }
 
@@ -556,7 +625,7 @@ void ContractKernel::allocateRing(OpBuilder &b) {
   Location loc = op.getLoc();
   Ix x{b, loc};
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  Value raw = gpu::DynamicSharedMemoryOp::create(
+  raw = gpu::DynamicSharedMemoryOp::create(
       b, loc, MemRefType::get({ShapedType::kDynamic}, b.getI8Type(), nullptr, workgroup));
   Value start = x.c(0);
   if (warpgroups()) {
@@ -570,6 +639,7 @@ void ContractKernel::allocateRing(OpBuilder &b) {
   };
   sharedA = view(lhs, start);
   sharedB = view(rhs, x.add(start, t.getStages() * lhs.stageElements() * 2));
+  ringStart = start;
 }
 
 /// The walk over k: the first `lookahead` tiles' copies issued before it,
@@ -609,7 +679,7 @@ ValueRange ContractKernel::mainLoop(
   return loop.getResults().drop_back();
 }
 
-void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch) {
+void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChunks) {
   Location loc = op.getLoc();
   Ix x{b, loc};
   tid = launch.getThreadIds().x;
@@ -617,38 +687,160 @@ void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch) {
   Value warp = x.div(tid, kWarp);
   warpRow = x.mul(x.div(warp, t.getWarpsN()), warpM);
   warpCol = x.mul(x.rem(warp, t.getWarpsN()), warpN);
-  placeBlock(x, launch, x.ceilDiv(sizeM, t.getTileM()), x.ceilDiv(sizeN, t.getTileN()));
+  placeBlock(x, launch, x.ceilDiv(sizeM, rowsPerTile), x.ceilDiv(sizeN, t.getTileN()));
   allocateRing(b);
-  if (warpgroups()) {
-    // The copies run two tiles behind: the stage before this tile's may
-    // still be read by the products left in flight.
-    auto accType = warpgroupAccumulators(b.getContext(), t.getTileN());
-    Value zero = LLVM::ZeroOp::create(b, loc, accType);
-    Value acc = mainLoop(b, t.getStages() - 2, ValueRange{zero},
-                         [&](OpBuilder &lb, Value stage, ValueRange carried) {
-                           return SmallVector<Value>{warpgroupStage(lb, stage, carried[0])};
-                         })[0];
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    storeWarpgroupOutput(b, acc);
+  if (op.isScan())
+    scanChunks(b, loopChunks);
+  else
+    storeOutput(b, products(b));
+}
+
+/// A scan's block: for each chunk of steps, the products of its tile
+/// (perStep rows of each step), staged in f32 through shared memory, then
+/// walked step by step at each of its (row, column) points. The states of
+/// a point pass from chunk to chunk through shared memory (a chunk is
+/// then a whole tile of steps, one row of each).
+void ContractKernel::scanChunks(OpBuilder &b, bool loopChunks) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  int64_t tileFloats = t.getTileM() * t.getTileN();
+  int64_t ringBytes = nerve::gpumap::contractSharedBytes(nerve::gpumap::tilingOf(t)) -
+                      (warpgroups() ? kSwizzleBytes : 0);
+  Value staged = memref::ViewOp::create(
+      b, loc, MemRefType::get({tileFloats}, b.getF32Type(), nullptr, workgroup), raw, ringStart,
+      ValueRange{});
+  Value states = memref::ViewOp::create(
+      b, loc, MemRefType::get({std::max<int64_t>(carried(), 1) * t.getTileN()}, b.getF32Type(),
+                              nullptr, workgroup),
+      raw, x.add(ringStart, std::max(ringBytes, tileFloats * 4)), ValueRange{});
+  auto chunk = [&](OpBuilder &cb, Value index) {
+    Ix cx{cb, loc};
+    Value t0 = cx.mul(index, chunkSteps);
+    placeScanRows(cx, t0);
+    SmallVector<Value> acc = products(cb);
+    stageTile(cb, acc, staged);
+    scanTile(cb, index, t0, staged, states);
+  };
+  if (!loopChunks) {
+    chunk(b, x.c(0));
     return;
   }
-  SmallVector<Value> init(accumulators(),
-                          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
-  ValueRange acc = mainLoop(b, t.getStages() - 1, init,
-                            [&](OpBuilder &lb, Value stage, ValueRange carried) {
-                              return computeStage(lb, stage, carried);
-                            });
-  storeOutput(b, acc);
+  auto loop = scf::ForOp::create(b, loc, x.c(0), chunks, x.c(1));
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  chunk(lb, loop.getInductionVar());
+}
+
+/// This thread's lhs chunk rows at the chunk of steps from `t0`: their
+/// step and row (0 outside, so that an address stays in the buffer) and
+/// whether they are inside, once, before the walk over k.
+void ContractKernel::placeScanRows(const Ix &x, Value t0) {
+  OperandStaging::ScanRows &rows = *lhs.scanRows;
+  rows.t.clear();
+  rows.m.clear();
+  rows.inside.clear();
+  int64_t perThread = lhs.rows() * lhs.chunksPerRow() / threads;
+  for (int64_t i = 0; i < perThread; ++i) {
+    Value row = x.div(x.add(tid, i * threads), lhs.chunksPerRow());
+    Value step = x.add(t0, x.div(row, rows.perStep));
+    Value m = x.add(m0, x.rem(row, rows.perStep));
+    Value inside = x.andI(x.lt(row, rows.used),
+                          x.andI(x.lt(step, rows.steps), x.lt(m, lhs.outerSize)));
+    rows.inside.push_back(inside);
+    rows.t.push_back(arith::SelectOp::create(x.b, x.loc, inside, step, x.c(0)));
+    rows.m.push_back(arith::SelectOp::create(x.b, x.loc, inside, m, x.c(0)));
+  }
+}
+
+/// Each accumulator to the f32 tile in shared memory at (row, column),
+/// columns swizzled by row (`c ^ (r % 8) * 4`) so that the warps' stores
+/// spread over the banks; between barriers (the ring's last stage may
+/// still be read; the scan reads every thread's values).
+void ContractKernel::stageTile(OpBuilder &b, ValueRange acc, Value staged) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  gpu::BarrierOp::create(b, loc);
+  for (auto [place, v] : llvm::zip(accumulatorPlaces(x), acc)) {
+    auto [r, c] = place;
+    Value at = x.add(x.mul(r, t.getTileN()), x.xorI(c, x.mul(x.rem(r, 8), 4)));
+    memref::StoreOp::create(b, loc, v, staged, ValueRange{at});
+  }
+  gpu::BarrierOp::create(b, loc);
+}
+
+/// The chunk's steps from `t0` at each of this thread's points (row ml of
+/// each step, column c of the tile): the epilogue on the staged sum, the
+/// `with` values and the states, its value stored.
+void ContractKernel::scanTile(OpBuilder &b, Value chunk, Value t0, Value staged, Value states) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  int64_t tileN = t.getTileN(), numStates = carried();
+  Value points = x.mul(perStep, tileN);
+  Value mine = x.ceilDiv(x.sub(points, tid), threads); // points >= tile_n >= threads
+  Value steps = x.min(chunkSteps, x.sub(sizeT, t0));
+  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunk, x.c(0));
+  Value lastM = x.sub(sizeM, x.c(1)), lastN = x.sub(sizeN, x.c(1));
+  Type outElement = op.getOutput().getType().getElementType();
+  auto pointLoop = scf::ForOp::create(b, loc, x.c(0), mine, x.c(1));
+  OpBuilder pb = OpBuilder::atBlockBegin(pointLoop.getBody());
+  Ix px{pb, loc};
+  Value p = px.add(tid, px.mul(pointLoop.getInductionVar(), threads));
+  Value ml = px.div(p, tileN), c = px.rem(p, tileN);
+  Value m = px.add(m0, ml), n = px.add(n0, c);
+  Value inside = px.andI(px.lt(m, sizeM), px.lt(n, sizeN));
+  Value mc = px.min(m, lastM), nc = px.min(n, lastN);
+  SmallVector<Value> init;
+  for (int64_t i = 0; i < numStates; ++i) {
+    Value start = arith::ConstantOp::create(pb, loc, cast<FloatAttr>(op.getCarryAttr()[i]));
+    Value kept = memref::LoadOp::create(pb, loc, states, ValueRange{px.add(c, i * tileN)});
+    init.push_back(arith::SelectOp::create(pb, loc, first, start, kept));
+  }
+  auto stepLoop = scf::ForOp::create(pb, loc, px.c(0), steps, px.c(1), init);
+  OpBuilder sb = OpBuilder::atBlockBegin(stepLoop.getBody());
+  Ix sx{sb, loc};
+  Value step = stepLoop.getInductionVar();
+  Value tIndex = sx.add(t0, step);
+  Value r = sx.add(sx.mul(step, perStep), ml);
+  Value at = sx.add(sx.mul(r, tileN), sx.xorI(c, sx.mul(sx.rem(r, 8), 4)));
+  auto indices = [&](Value mi, Value ni) {
+    return op.getOutputM() == 0 ? SmallVector<Value, 3>{tIndex, mi, ni}
+                                : SmallVector<Value, 3>{tIndex, ni, mi};
+  };
+  SmallVector<Value> args{memref::LoadOp::create(sb, loc, staged, ValueRange{at})};
+  for (Value in : op.getWith())
+    args.push_back(isa<MemRefType>(in.getType())
+                       ? memref::LoadOp::create(sb, loc, in, indices(mc, nc)).getResult()
+                       : in);
+  args.append(stepLoop.getRegionIterArgs().begin(), stepLoop.getRegionIterArgs().end());
+  SmallVector<Value> results = applyEpilogue(sb, args);
+  Value v = results[0];
+  if (outElement != v.getType())
+    v = arith::TruncFOp::create(sb, loc, outElement, v);
+  auto guard = scf::IfOp::create(sb, loc, inside, false);
+  OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+  memref::StoreOp::create(gb, loc, v, op.getOutput(), indices(m, n));
+  scf::YieldOp::create(sb, loc, ArrayRef<Value>(results).drop_front());
+  // Kept for the next chunk, which exists only with one row a step (one
+  // point a column).
+  if (numStates > 0) {
+    auto keep = scf::IfOp::create(pb, loc, px.lt(px.c(1), chunks), false);
+    OpBuilder kb = OpBuilder::atBlockBegin(&keep.getThenRegion().front());
+    Ix kx{kb, loc};
+    for (int64_t i = 0; i < numStates; ++i)
+      memref::StoreOp::create(kb, loc, stepLoop.getResult(i), states,
+                              ValueRange{kx.add(c, i * tileN)});
+  }
+  gpu::BarrierOp::create(b, loc);
 }
 
 void ContractKernel::build(OpBuilder &b) {
   Location loc = op.getLoc();
   Ix x{b, loc};
   element = op.getLhs().getType().getElementType();
-  int64_t outM = op.getOutputM();
-  sizeM = memref::DimOp::create(b, loc, op.getOutput(), outM);
-  sizeN = memref::DimOp::create(b, loc, op.getOutput(), 1 - outM);
-  sizeK = memref::DimOp::create(b, loc, op.getLhs(), op.getLhsK());
+  int64_t o = op.scanOffset(), outM = op.getOutputM();
+  sizeM = memref::DimOp::create(b, loc, op.getOutput(), o + outM);
+  sizeN = memref::DimOp::create(b, loc, op.getOutput(), o + 1 - outM);
+  sizeK = memref::DimOp::create(b, loc, op.getLhs(), o + op.getLhsK());
   auto staging = [&](Value global, int64_t kDim, int64_t outer, Value outerSize) {
     OperandStaging s;
     s.global = global;
@@ -661,21 +853,51 @@ void ContractKernel::build(OpBuilder &b) {
     s.kSize = sizeK;
     return s;
   };
-  lhs = staging(op.getLhs(), op.getLhsK(), t.getTileM(), sizeM);
+  lhs = staging(op.getLhs(), o + op.getLhsK(), t.getTileM(), sizeM);
   rhs = staging(op.getRhs(), op.getRhsK(), t.getTileN(), sizeN);
   aligned = x.andI(rowsAligned(x, op.getLhs()), rowsAligned(x, op.getRhs()));
-  Value work = x.mul(x.ceilDiv(sizeM, t.getTileM()), x.ceilDiv(sizeN, t.getTileN()));
-  auto nonEmpty = scf::IfOp::create(b, loc, x.lt(x.c(0), work), false);
+  rowsPerTile = x.c(t.getTileM());
+  Value active = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  int64_t sharedBytes = nerve::gpumap::contractSharedBytes(nerve::gpumap::tilingOf(t));
+  if (op.isScan()) {
+    // Up to tile_m steps a chunk, tile_m / steps rows of each a tile.
+    sizeT = memref::DimOp::create(b, loc, op.getOutput(), 0);
+    active = x.lt(x.c(0), sizeT);
+    chunkSteps = x.min(arith::MaxUIOp::create(b, loc, sizeT, x.c(1)), x.c(t.getTileM()));
+    perStep = x.div(x.c(t.getTileM()), chunkSteps);
+    chunks = arith::CeilDivUIOp::create(b, loc, sizeT, chunkSteps);
+    rowsPerTile = perStep;
+    lhs.scanRows = OperandStaging::ScanRows{perStep, x.mul(perStep, chunkSteps), sizeT, {}, {},
+                                            {}};
+    sharedBytes = nerve::gpumap::contractScanSharedBytes(nerve::gpumap::tilingOf(t), carried());
+  }
+  Value work = x.mul(x.ceilDiv(sizeM, rowsPerTile), x.ceilDiv(sizeN, t.getTileN()));
+  auto nonEmpty = scf::IfOp::create(b, loc, x.andI(x.lt(x.c(0), work), active), false);
   OpBuilder ib = OpBuilder::atBlockBegin(&nonEmpty.getThenRegion().front());
-  Ix ix{ib, loc};
-  nerve::gpumap::ContractTiling tiling = nerve::gpumap::tilingOf(t);
-  Value one = ix.c(1);
-  Value shared = arith::IndexCastOp::create(ib, loc, ib.getI32Type(),
-                                            ix.c(nerve::gpumap::contractSharedBytes(tiling)));
-  auto launch = gpu::LaunchOp::create(ib, loc, work, one, one, ix.c(threads), one, one, shared);
-  OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
-  buildBody(lb, launch);
-  gpu::TerminatorOp::create(lb, loc);
+  auto emitLaunch = [&](OpBuilder &lb0, bool loopChunks) {
+    Ix ix{lb0, loc};
+    Value one = ix.c(1);
+    Value shared = arith::IndexCastOp::create(lb0, loc, lb0.getI32Type(), ix.c(sharedBytes));
+    auto launch = gpu::LaunchOp::create(lb0, loc, work, one, one, ix.c(threads), one, one, shared);
+    OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    buildBody(lb, launch, loopChunks);
+    gpu::TerminatorOp::create(lb, loc);
+  };
+  if (!op.isScan()) {
+    emitLaunch(ib, false);
+    return;
+  }
+  // A scan of at most tile_m steps (one chunk) and one of more are two
+  // kernels: around a loop of chunks, what the walk over k keeps stays
+  // live through the scan and spills (ptxas: ~2 KB a thread), which the
+  // common case should not pay.
+  auto single = scf::IfOp::create(
+      ib, loc, arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::eq, chunks, Ix{ib, loc}.c(1)),
+      true);
+  OpBuilder sb = OpBuilder::atBlockBegin(&single.getThenRegion().front());
+  emitLaunch(sb, false);
+  OpBuilder eb = OpBuilder::atBlockBegin(&single.getElseRegion().front());
+  emitLaunch(eb, true);
 }
 
 struct ConvertGPUMapToGPU : nerve::impl::ConvertGPUMapToGPUBase<ConvertGPUMapToGPU> {

@@ -62,7 +62,74 @@ Value inlineCharge(OpBuilder &b, Region &charge, ValueRange args) {
   return mapping.lookup(llvm::cast<YieldOp>(block.getTerminator()).getH());
 }
 
+/// The contraction whose product `op` alone reads, when the neuron can be
+/// its scanning epilogue: the product is a tdim.alloc'ed tensor written
+/// by that contraction alone (no epilogue of its own), nothing writes
+/// memory in between, the neuron writes its spikes alone (no initial
+/// potential, no sequences, no last potential) in the product's element
+/// type, and not into an operand.
+tdim::ContractOp fusableProduct(GenericOp op) {
+  auto product =
+      llvm::dyn_cast_or_null<tdim::ContractOp>(tdim::soleWriterBefore(op.getX(), op));
+  if (!product || product.getAccumulate() || !product.getEpilogue().empty() ||
+      tdim::writesBetween(product, op))
+    return {};
+  if (op.getVInit() || op.getVSeq() || op.getHSeq() || op.getVLast())
+    return {};
+  Value spike = op.getSpike();
+  if (llvm::cast<TdimTensorType>(spike.getType()).getElementType() !=
+          llvm::cast<TdimTensorType>(op.getX().getType()).getElementType() ||
+      spike == product.getLhs() || spike == product.getRhs())
+    return {};
+  return product;
+}
+
+/// x = lhs . rhs ; neuron(x) -> one contraction scanning time whose
+/// epilogue is the neuron's step (the product rounded as x held it, the
+/// potential carried), so x never reaches memory.
+void fuseIntoProduct(GenericOp op, tdim::ContractOp product) {
+  IRRewriter rewriter(op);
+  Location loc = op.getLoc();
+  auto type = llvm::cast<FloatType>(op.getCharge().front().getArgument(0).getType());
+  double vth = op.getVThreshold().convertToDouble();
+  std::optional<double> vReset = resetOf(op.getVReset());
+  Type xElement = llvm::cast<TdimTensorType>(op.getX().getType()).getElementType();
+  Type sumType = tdim::getComputeType(xElement);
+  SmallVector<Value> params(op.getParams());
+  auto fused = tdim::ContractOp::create(
+      rewriter, loc, product.getLhs(), product.getRhs(), params, op.getSpike(),
+      /*accumulate=*/false, op.getTime(),
+      rewriter.getArrayAttr({rewriter.getFloatAttr(type, vReset.value_or(0.0))}));
+  fused->setDiscardableAttrs(product->getDiscardableAttrDictionary());
+  SmallVector<Type> argTypes{sumType};
+  for (Value p : params)
+    argTypes.push_back(llvm::cast<TdimTensorType>(p.getType()).getElementType());
+  argTypes.push_back(type);
+  Block *body = rewriter.createBlock(&fused.getEpilogue(), {}, argTypes,
+                                     SmallVector<Location>(argTypes.size(), loc));
+  NeuronBuilder nb{{rewriter, loc, type}};
+  Value x = nb.convert(nb.convert(body->getArgument(0), xElement), type);
+  Value v = body->getArguments().back();
+  SmallVector<Value> args{v, x};
+  for (BlockArgument p : body->getArguments().slice(1, params.size()))
+    args.push_back(nb.convert(p, type));
+  Value h = inlineCharge(rewriter, op.getCharge(), args);
+  Value fired = nb.fire(h, vth);
+  Value next = nb.reset(h, fired, vth, vReset);
+  Type spikeElement = llvm::cast<TdimTensorType>(op.getSpike().getType()).getElementType();
+  tdim::YieldOp::create(rewriter, loc, ValueRange{nb.spikeValue(fired, spikeElement), next});
+  Operation *alloc = op.getX().getDefiningOp();
+  rewriter.eraseOp(op);
+  rewriter.eraseOp(product);
+  if (alloc->use_empty())
+    rewriter.eraseOp(alloc);
+}
+
 LogicalResult lowerForward(GenericOp op, int64_t timeBlock) {
+  if (tdim::ContractOp product = fusableProduct(op)) {
+    fuseIntoProduct(op, product);
+    return success();
+  }
   IRRewriter rewriter(op);
   Location loc = op.getLoc();
   DimAttr time = op.getTime();

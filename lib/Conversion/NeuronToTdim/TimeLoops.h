@@ -51,21 +51,22 @@ struct NeuronBuilder : FloatArith {
     tdim::StoreOp::create(b, loc, convert(v, e), tensor, indices);
   }
 
+  /// A spike (i1) as 1/0 in element type `e`.
+  Value spikeValue(Value fired, Type e) {
+    if (e.isSignlessInteger(1))
+      return fired;
+    if (e.isSignlessInteger(8))
+      return mlir::arith::ExtUIOp::create(b, loc, e, fired);
+    // Operands built in named statements: the order of evaluating a
+    // call's arguments (and so of the ops) is the host compiler's.
+    Value one = c(1.0), zero = c(0.0);
+    return convert(select(fired, one, zero), e);
+  }
+
   /// A spike (i1) stored as 1/0 in the tensor's element type.
   void storeSpike(Value fired, Value tensor, ValueRange indices) {
     Type e = llvm::cast<TdimTensorType>(tensor.getType()).getElementType();
-    Value v;
-    if (e.isSignlessInteger(1))
-      v = fired;
-    else if (e.isSignlessInteger(8))
-      v = mlir::arith::ExtUIOp::create(b, loc, e, fired);
-    else {
-      // Operands built in named statements: the order of evaluating a
-      // call's arguments (and so of the ops) is the host compiler's.
-      Value one = c(1.0), zero = c(0.0);
-      v = convert(select(fired, one, zero), e);
-    }
-    tdim::StoreOp::create(b, loc, v, tensor, indices);
+    tdim::StoreOp::create(b, loc, spikeValue(fired, e), tensor, indices);
   }
 
   /// Fire: h - v_th >= 0, as torch's heaviside(h - v_th) (NaN does not fire).

@@ -348,43 +348,81 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
     SmallVector<Value> originals{op.getLhs(), op.getRhs()};
     SmallVector<Value> converted{adaptor.getLhs(), adaptor.getRhs()};
 
-    buildParallel(rewriter, loc, adaptor.getOutput(), out, kept,
-                  [&](OpBuilder &b, Location l, ValueRange keptIvs) {
-                    Value init;
-                    if (op.getAccumulate())
-                      init = loadAt(b, l, op.getOutput(), adaptor.getOutput(), kept,
-                                    keptIvs, accType);
-                    else
-                      init = arith::ConstantOp::create(b, l, b.getFloatAttr(accType, 0.0));
-                    SmallVector<Value> ubs;
-                    for (DimAttr d : contracted)
-                      ubs.push_back(sizeFromOperands(b, l, originals, converted, d));
-                    SmallVector<Value> sum = buildSequential(
-                        b, l, contracted, ubs, ValueRange{init},
-                        [&](OpBuilder &ib, Location il, ValueRange cIvs, ValueRange carried) {
-                          SmallVector<DimAttr> dims(kept);
-                          dims.append(contracted.begin(), contracted.end());
-                          SmallVector<Value> ivs(keptIvs);
-                          ivs.append(cIvs.begin(), cIvs.end());
-                          Value a = loadAt(ib, il, op.getLhs(), adaptor.getLhs(), dims, ivs,
-                                           accType);
-                          Value c = loadAt(ib, il, op.getRhs(), adaptor.getRhs(), dims, ivs,
-                                           accType);
-                          Value p = arith::MulFOp::create(ib, il, a, c);
-                          return SmallVector<Value>{
-                              arith::AddFOp::create(ib, il, carried[0], p)};
-                        });
-                    Value result = sum[0];
-                    if (!op.getEpilogue().empty()) {
-                      Block &body = op.getEpilogue().front();
-                      SmallVector<Value> args{result};
-                      for (auto [i, in] : llvm::enumerate(op.getWith()))
-                        args.push_back(loadAt(b, l, in, adaptor.getWith()[i], kept, keptIvs,
-                                              body.getArgument(i + 1).getType()));
-                      result = inlineRegion(b, op.getEpilogue(), args)[0];
-                    }
-                    storeAt(b, l, result, op.getOutput(), adaptor.getOutput(), kept, keptIvs);
-                  });
+    // The sum at the output point `keptIvs` (aligned with `kept`).
+    auto sumAt = [&](OpBuilder &b, Location l, ValueRange keptIvs) -> Value {
+      Value init;
+      if (op.getAccumulate())
+        init = loadAt(b, l, op.getOutput(), adaptor.getOutput(), kept, keptIvs, accType);
+      else
+        init = arith::ConstantOp::create(b, l, b.getFloatAttr(accType, 0.0));
+      SmallVector<Value> ubs;
+      for (DimAttr d : contracted)
+        ubs.push_back(sizeFromOperands(b, l, originals, converted, d));
+      return buildSequential(
+          b, l, contracted, ubs, ValueRange{init},
+          [&](OpBuilder &ib, Location il, ValueRange cIvs, ValueRange carried) {
+            SmallVector<DimAttr> dims(kept);
+            dims.append(contracted.begin(), contracted.end());
+            SmallVector<Value> ivs(keptIvs);
+            ivs.append(cIvs.begin(), cIvs.end());
+            Value a = loadAt(ib, il, op.getLhs(), adaptor.getLhs(), dims, ivs, accType);
+            Value c = loadAt(ib, il, op.getRhs(), adaptor.getRhs(), dims, ivs, accType);
+            Value p = arith::MulFOp::create(ib, il, a, c);
+            return SmallVector<Value>{arith::AddFOp::create(ib, il, carried[0], p)};
+          })[0];
+    };
+    // The epilogue at that point over the carried states: the value
+    // stored, then the states' next values.
+    auto finish = [&](OpBuilder &b, Location l, Value sum, ValueRange keptIvs,
+                      ValueRange states) -> SmallVector<Value> {
+      if (op.getEpilogue().empty())
+        return {sum};
+      Block &body = op.getEpilogue().front();
+      SmallVector<Value> args{sum};
+      for (auto [i, in] : llvm::enumerate(op.getWith()))
+        args.push_back(loadAt(b, l, in, adaptor.getWith()[i], kept, keptIvs,
+                              body.getArgument(i + 1).getType()));
+      args.append(states.begin(), states.end());
+      return inlineRegion(b, op.getEpilogue(), args);
+    };
+
+    if (!op.getScan()) {
+      buildParallel(rewriter, loc, adaptor.getOutput(), out, kept,
+                    [&](OpBuilder &b, Location l, ValueRange keptIvs) {
+                      Value v = finish(b, l, sumAt(b, l, keptIvs), keptIvs, {})[0];
+                      storeAt(b, l, v, op.getOutput(), adaptor.getOutput(), kept, keptIvs);
+                    });
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // A scan: every other point in parallel, the scanned dimension in
+    // order, the states carried from step to step.
+    DimAttr scan = *op.getScan();
+    SmallVector<DimAttr> points;
+    for (DimAttr d : kept)
+      if (d != scan)
+        points.push_back(d);
+    unsigned scanAt = *out.getPosition(scan);
+    buildParallel(
+        rewriter, loc, adaptor.getOutput(), out, points,
+        [&](OpBuilder &b, Location l, ValueRange pointIvs) {
+          SmallVector<Value> inits;
+          for (Attribute a : op.getNumCarried() ? op.getCarryAttr().getValue()
+                                                : ArrayRef<Attribute>())
+            inits.push_back(arith::ConstantOp::create(b, l, llvm::cast<FloatAttr>(a)));
+          Value steps = buildDimSize(b, l, adaptor.getOutput(), out, scan);
+          buildSequential(
+              b, l, {scan}, {steps}, inits,
+              [&](OpBuilder &ib, Location il, ValueRange scanIv, ValueRange states) {
+                // The point's indices in `kept` order (`points` skips the scan).
+                SmallVector<Value> keptIvs(pointIvs);
+                keptIvs.insert(keptIvs.begin() + scanAt, scanIv[0]);
+                SmallVector<Value> results =
+                    finish(ib, il, sumAt(ib, il, keptIvs), keptIvs, states);
+                storeAt(ib, il, results[0], op.getOutput(), adaptor.getOutput(), kept, keptIvs);
+                return SmallVector<Value>(results.begin() + 1, results.end());
+              });
+        });
     rewriter.eraseOp(op);
     return success();
   }
@@ -403,18 +441,21 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
     if (rhs.getRank() != 2 || lhs.getRank() != out.getRank())
       return rewriter.notifyMatchFailure(op, "a tiled contraction is of matrices");
     Location loc = op.getLoc();
-    // lhs's row dimensions, in its order (consecutive, as in the output).
+    // lhs's row dimensions, in its order (consecutive, as in the output);
+    // a scanned one is the first and stays apart (the heuristic made sure).
     SmallVector<DimAttr> rows;
     for (DimAttr d : lhs.getDims())
       if (out.hasDim(d))
         rows.push_back(d);
+    bool scan = op.getScan().has_value();
+    ArrayRef<DimAttr> matrixRows = ArrayRef<DimAttr>(rows).drop_front(scan ? 1 : 0);
     auto merged = [&](Value memref, TdimTensorType type) -> Value {
-      if (rows.size() == 1)
+      if (matrixRows.size() == 1)
         return memref;
       SmallVector<ReassociationIndices> groups;
-      unsigned first = *type.getPosition(rows.front());
+      unsigned first = *type.getPosition(matrixRows.front());
       for (unsigned i = 0; i < type.getRank(); ++i) {
-        if (i > first && i < first + rows.size())
+        if (i > first && i < first + matrixRows.size())
           groups.back().push_back(i);
         else
           groups.push_back({static_cast<int64_t>(i)});
@@ -424,15 +465,23 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
     Value lhsMemref = merged(adaptor.getLhs(), lhs);
     Value outMemref = merged(adaptor.getOutput(), out);
     DimAttr contracted = *llvm::find_if(lhs.getDims(), [&](DimAttr d) { return !out.hasDim(d); });
-    int64_t lhsK = *lhs.getPosition(contracted) > *lhs.getPosition(rows.front()) ? 1 : 0;
+    int64_t lhsK = *lhs.getPosition(contracted) > *lhs.getPosition(matrixRows.front()) ? 1 : 0;
     int64_t rhsK = *rhs.getPosition(contracted);
-    int64_t outM = *out.getPosition(rows.front()) == 0 ? 0 : 1;
+    int64_t outM = *out.getPosition(matrixRows.front()) == (scan ? 1 : 0) ? 0 : 1;
     SmallVector<Value> with;
     for (auto [in, converted] : llvm::zip(op.getWith(), adaptor.getWith()))
-      with.push_back(indexedAsOutput(rewriter, loc, in, converted, rows, out, outMemref));
+      with.push_back(indexedAsOutput(rewriter, loc, in, converted, rows, scan, out, outMemref));
+    ArrayAttr carry;
+    if (scan) {
+      SmallVector<Attribute> values;
+      for (unsigned i = 0; i < op.getNumCarried(); ++i)
+        values.push_back(rewriter.getF32FloatAttr(
+            llvm::cast<FloatAttr>(op.getCarryAttr()[i]).getValueAsDouble()));
+      carry = rewriter.getArrayAttr(values);
+    }
     auto tiled = gpumap::TiledContractOp::create(rewriter, loc, lhsMemref, adaptor.getRhs(), with,
                                                  outMemref, lhsK, rhsK, outM, tiling,
-                                                 op.getAccumulate());
+                                                 op.getAccumulate(), carry);
     if (!op.getEpilogue().empty())
       moveEpilogue(rewriter, op, tiled);
     rewriter.eraseOp(op);
@@ -441,33 +490,38 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
 
   /// An epilogue input as the tiled op reads it: a scalar as it is, a
   /// tensor as a view indexed as `outMemref` (the output with its row
-  /// dimensions `rows` merged), of stride 0 along the dimensions it lacks.
+  /// dimensions `rows` merged, a scanned first one apart), of stride 0
+  /// along the dimensions it lacks.
   static Value indexedAsOutput(OpBuilder &b, Location loc, Value original, Value converted,
-                               ArrayRef<DimAttr> rows, TdimTensorType out, Value outMemref) {
+                               ArrayRef<DimAttr> rows, bool scan, TdimTensorType out,
+                               Value outMemref) {
     auto type = llvm::dyn_cast<TdimTensorType>(original.getType());
     if (!type)
       return converted;
     auto meta = memref::ExtractStridedMetadataOp::create(b, loc, converted);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    // The output's two dimensions, each named by its innermost tdim one.
+    // The output's dimensions, each named by its innermost tdim one.
     DimAttr column = *llvm::find_if(out.getDims(), [&](DimAttr d) {
       return !llvm::is_contained(rows, d);
     });
-    bool rowsFirst = *out.getPosition(rows.front()) < *out.getPosition(column);
-    SmallVector<DimAttr, 2> order = rowsFirst ? SmallVector<DimAttr, 2>{rows.back(), column}
-                                              : SmallVector<DimAttr, 2>{column, rows.back()};
+    DimAttr matrixRow = scan ? rows[1] : rows.front();
+    bool rowsFirst = *out.getPosition(matrixRow) < *out.getPosition(column);
+    SmallVector<DimAttr, 3> order;
+    if (scan)
+      order.push_back(rows.front());
+    order.push_back(rowsFirst ? rows.back() : column);
+    order.push_back(rowsFirst ? column : rows.back());
     SmallVector<OpFoldResult> sizes, strides;
     for (auto [i, d] : llvm::enumerate(order)) {
       sizes.push_back(memref::DimOp::create(b, loc, outMemref, i).getResult());
       std::optional<unsigned> at = type.getPosition(d);
       strides.push_back(at ? meta.getStrides()[*at] : zero);
     }
+    SmallVector<int64_t> dynamic(order.size(), ShapedType::kDynamic);
     return memref::ReinterpretCastOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
-                                type.getElementType(),
+        b, loc, MemRefType::get(dynamic, type.getElementType(),
                                 StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
-                                                       {ShapedType::kDynamic,
-                                                        ShapedType::kDynamic})),
+                                                       dynamic)),
         meta.getBaseBuffer(), meta.getOffset(), sizes, strides);
   }
 
@@ -483,14 +537,15 @@ struct ContractLowering : OpConversionPattern<ContractOp> {
       Type t = in.getType();
       types.push_back(llvm::isa<MemRefType>(t) ? llvm::cast<MemRefType>(t).getElementType() : t);
     }
+    for (BlockArgument state : old.getArguments().drop_front(1 + tiled.getWith().size()))
+      types.push_back(state.getType());
     OpBuilder::InsertionGuard guard(rewriter);
     Block *body = rewriter.createBlock(&tiled.getEpilogue(), {}, types,
                                        SmallVector<Location>(types.size(), loc));
     SmallVector<Value> args;
     for (auto [arg, want] : llvm::zip(body->getArguments(), old.getArgumentTypes()))
       args.push_back(convertFloat(rewriter, loc, arg, want));
-    Value result = inlineRegion(rewriter, op.getEpilogue(), args)[0];
-    gpumap::YieldOp::create(rewriter, loc, result);
+    gpumap::YieldOp::create(rewriter, loc, inlineRegion(rewriter, op.getEpilogue(), args));
   }
 };
 

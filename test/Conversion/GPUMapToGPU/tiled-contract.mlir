@@ -88,3 +88,38 @@ func.func @epilogue(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?x?x
   }
   return
 }
+
+// -----
+
+// A scan: two launches, one for at most tile_m steps (one chunk) and one
+// walking chunks of them; a tile gathers tile_m / steps rows of each step
+// (lhs copied at (t, m, k)); the products staged in f32 through shared
+// memory between barriers, then each point walks its steps with the
+// carried state, storing the epilogue's first value.
+// CHECK-LABEL: func.func @scan
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x?xf16>, %[[W:.*]]: memref<?x?xf16>, %[[S:.*]]: memref<?x?x?xf16>)
+// CHECK: %[[T:.*]] = memref.dim %[[S]], %c0
+// CHECK: scf.if
+// CHECK: gpu.launch
+// CHECK: nvgpu.device_async_copy %[[X]][%{{.*}}, %{{.*}}, %{{.*}}]
+// CHECK: nvvm.mma.sync
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<16384xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args(%[[V:.*]] = %{{.*}}) -> (f32)
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<16384xf32, #gpu.address_space<workgroup>>
+// CHECK: arith.addf %[[V]]
+// CHECK: memref.store %{{.*}}, %[[S]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf16>
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: nvvm.mma.sync
+func.func @scan(%x: memref<?x?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x?x?xf16>) {
+  gpumap.tiled_contract ins(%x, %w : memref<?x?x?xf16>, memref<?x?xf16>) outs(%s : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> scan carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    %h = arith.addf %v, %sum : f32
+    %o = arith.truncf %h : f32 to f16
+    gpumap.yield %o, %h : f16, f32
+  }
+  return
+}

@@ -329,3 +329,49 @@ tdim.kernel @tiled_epilogue(%x: !x, %w: !tdim.tensor<[j: ?, k: ?], f16>, %bias: 
   }
   tdim.return
 }
+
+// -----
+
+// A scan in the general loops: every other output point in parallel, the
+// scanned dimension an scf.for carrying the states (from `carry`), the sum
+// at each step, then the epilogue, whose first value is stored and the
+// rest carried.
+// CHECK-LABEL: func.func @scan_loops
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x?xf32>, %[[W:.*]]: memref<?x?xf32>, %[[S:.*]]: memref<?x?x?xf32>)
+// CHECK: scf.parallel (%[[B:.*]], %[[J:.*]]) =
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[V:.*]] = %{{.*}}) -> (f32)
+// CHECK: %[[SUM:.*]] = scf.for
+// CHECK: %[[H:.*]] = arith.addf %[[V]], %[[SUM]] : f32
+// CHECK: memref.store %[[H]], %[[S]][%[[T]], %[[B]], %[[J]]]
+// CHECK: scf.yield %[[H]] : f32
+tdim.kernel @scan_loops(%x: !tdim.tensor<[t: ?, b: ?, k: ?], f32>, %w: !tdim.tensor<[j: ?, k: ?], f32>) -> (%s: !tdim.tensor<[t: ?, b: ?, j: ?], f32>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f32>, !tdim.tensor<[j: ?, k: ?], f32>) outs(%s : !tdim.tensor<[t: ?, b: ?, j: ?], f32>) scan t carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    %h = arith.addf %v, %sum : f32
+    tdim.yield %h, %h : f32, f32
+  }
+  tdim.return
+}
+
+// -----
+
+// A tiled scan keeps time apart: lhs and the output stay [t, rows, ...]
+// (the other row dimensions merged after it), the carried states' start
+// as f32, the epilogue with its states.
+// CHECK-LABEL: func.func @scan_tiled
+// CHECK-SAME: (%[[X:.*]]: memref<?x?x?x?xf16>, %[[W:.*]]: memref<?x?xf16>, %[[S:.*]]: memref<?x?x?x?xf16>)
+// CHECK-DAG: %[[XC:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0], [1, 2], [3]] : memref<?x?x?x?xf16> into memref<?x?x?xf16>
+// CHECK-DAG: %[[SC:.*]] = memref.collapse_shape %[[S]] {{\[\[}}0], [1, 2], [3]] : memref<?x?x?x?xf16> into memref<?x?x?xf16>
+// CHECK: gpumap.tiled_contract ins(%[[XC]], %[[W]] : memref<?x?x?xf16>, memref<?x?xf16>) outs(%[[SC]] : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <{{.*}}> scan carry [5.000000e-01 : f32] epilogue {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32):
+// CHECK: gpumap.yield %{{.*}}, %{{.*}} : f32, f32
+!x4 = !tdim.tensor<[t: ?, a: ?, b: ?, k: ?], f16>
+!s4 = !tdim.tensor<[t: ?, a: ?, b: ?, j: ?], f16>
+tdim.kernel @scan_tiled(%x: !x4, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%s: !s4) {
+  tdim.contract ins(%x, %w : !x4, !tdim.tensor<[j: ?, k: ?], f16>) outs(%s : !s4) scan t carry [0.5 : f32] {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>} epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    %h = arith.addf %v, %sum : f32
+    tdim.yield %h, %h : f32, f32
+  }
+  tdim.return
+}

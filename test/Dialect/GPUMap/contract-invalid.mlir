@@ -134,8 +134,41 @@ func.func @epilogue_sum(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?
 func.func @epilogue_yield(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> epilogue {
   ^bb0(%s: f32):
-    // expected-error @below {{yields the one float value stored}}
+    // expected-error @below {{yields the float value stored}}
     gpumap.yield %s, %s : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @scan_rank(%x: memref<?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x?xf16>) {
+  // expected-error @below {{lhs and the output must have rank 3 (time, then a matrix)}}
+  gpumap.tiled_contract ins(%x, %w : memref<?x?xf16>, memref<?x?xf16>) outs(%s : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> scan carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    gpumap.yield %sum, %v : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @scan_lhs_along_k(%x: memref<?x?x?xf16, strided<[?, 1, ?]>>, %w: memref<?x?xf16>, %s: memref<?x?x?xf16>) {
+  // expected-error @below {{a scan's lhs must have its unit stride along k}}
+  gpumap.tiled_contract ins(%x, %w : memref<?x?x?xf16, strided<[?, 1, ?]>>, memref<?x?xf16>) outs(%s : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> scan carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    gpumap.yield %sum, %v : f32, f32
+  }
+  return
+}
+
+// -----
+
+func.func @scan_states(%x: memref<?x?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x?x?xf16>) {
+  gpumap.tiled_contract ins(%x, %w : memref<?x?x?xf16>, memref<?x?xf16>) outs(%s : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> scan carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    // expected-error @below {{yields the float value stored, then each carried state}}
+    gpumap.yield %sum : f32
   }
   return
 }

@@ -38,3 +38,20 @@ func.func @epilogue(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?x?x
   }
   return
 }
+
+// -----
+
+// A scan: lhs and the output lead with time; the carried state's start.
+// CHECK-LABEL: func.func @scan
+// CHECK: gpumap.tiled_contract ins(%{{.*}}, %{{.*}} : memref<?x?x?xf16>, memref<?x?xf16>) outs(%{{.*}} : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <{{.*}}> scan carry [0.000000e+00 : f32] epilogue {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32):
+// CHECK: gpumap.yield %{{.*}}, %{{.*}} : f16, f32
+func.func @scan(%x: memref<?x?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x?x?xf16>) {
+  gpumap.tiled_contract ins(%x, %w : memref<?x?x?xf16>, memref<?x?xf16>) outs(%s : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4> scan carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    %h = arith.addf %v, %sum : f32
+    %o = arith.truncf %h : f32 to f16
+    gpumap.yield %o, %h : f16, f32
+  }
+  return
+}

@@ -89,6 +89,32 @@ tdim.kernel @epilogue_rows(%x: !x, %w: !tdim.tensor<[j: ?, k: ?], f16>, %bias: !
 
 // -----
 
+// A scan over lhs's outermost row (lhs read along k) takes the product
+// tilings, four stages on every chip (the f32 output tile reuses the
+// ring): sm_89's three would not hold it. Time elsewhere keeps the loops.
+// SM90-LABEL: tdim.kernel @scans
+// SM90: scan t {{.*}}#gpumap.contract_tiling<instruction = wgmma
+// SM90: scan b carry
+// SM90-NOT: gpumap.contract_tiling
+// SM90: tdim.return
+// SM89-LABEL: tdim.kernel @scans
+// SM89: #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+!x = !tdim.tensor<[t: ?, b: ?, k: ?], f16>
+!y = !tdim.tensor<[t: ?, b: ?, j: ?], f16>
+tdim.kernel @scans(%x: !x, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%s: !y, %z: !y) {
+  tdim.contract ins(%x, %w : !x, !tdim.tensor<[j: ?, k: ?], f16>) outs(%s : !y) scan t carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    tdim.yield %sum, %v : f32, f32
+  }
+  tdim.contract ins(%x, %w : !x, !tdim.tensor<[j: ?, k: ?], f16>) outs(%z : !y) scan b carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    tdim.yield %sum, %v : f32, f32
+  }
+  tdim.return
+}
+
+// -----
+
 // SM80-LABEL: tdim.kernel @forced
 // SM80: #gpumap.contract_tiling<instruction = mma_sync, tile_m = 64, tile_n = 64, tile_k = 32, warps_m = 2, warps_n = 2, stages = 2>
 tdim.kernel @forced(%x: !tdim.tensor<[b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%y: !tdim.tensor<[b: ?, j: ?], f16>) {

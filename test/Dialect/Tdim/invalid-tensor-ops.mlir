@@ -473,7 +473,7 @@ tdim.kernel @k(%a: !a, %b: !b, %v: !tdim.tensor<[j: ?], f32>) -> (%c: !c) {
 tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
   tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) epilogue {
   ^bb0(%s: f32):
-    // expected-error @+1 {{yields 2 values but the contraction has one output}}
+    // expected-error @+1 {{yields 2 values but needs 1 (the output's)}}
     tdim.yield %s, %s : f32, f32
   }
   tdim.return
@@ -539,5 +539,74 @@ tdim.kernel @k(%x: !m) -> (%y: !m) {
 tdim.kernel @k(%x: !m, %w: !tdim.tensor<[r: ?], f32>) -> (%y: !m) {
   // expected-error @+1 {{weight has dimension `r`, which is not normalized over}}
   tdim.layer_norm ins(%x : !m) weight(%w : !tdim.tensor<[r: ?], f32>) outs(%y : !m) over [c] eps 1.0e-05
+  tdim.return
+}
+
+// -----
+
+// A scan: over an output dimension, with an epilogue, not accumulating;
+// its region takes and yields each carried state in the state's type.
+!a = !tdim.tensor<[t: ?, i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[t: ?, i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
+  // expected-error @+1 {{scans `s`, which the output lacks (it has `t`, `i`, `j`)}}
+  tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) scan s carry [0.0 : f32] epilogue {
+  ^bb0(%x: f32, %v: f32):
+    tdim.yield %x, %v : f32, f32
+  }
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[t: ?, i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[t: ?, i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
+  // expected-error @+1 {{a scan needs an epilogue, and does not accumulate}}
+  tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) scan t carry [0.0 : f32]
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[t: ?, i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[t: ?, i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
+  // expected-error @+1 {{epilogue argument for carried state #0 has type 'f16' but the state is 'f32'}}
+  tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) scan t carry [0.0 : f32] epilogue {
+  ^bb0(%x: f32, %v: f16):
+    tdim.yield %x, %v : f32, f16
+  }
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[t: ?, i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[t: ?, i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
+  tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) scan t carry [0.0 : f32] epilogue {
+  ^bb0(%x: f32, %v: f32):
+    // expected-error @+1 {{yields 1 values but needs 2 (the output's, then each carried state's)}}
+    tdim.yield %x : f32
+  }
+  tdim.return
+}
+
+// -----
+
+!a = !tdim.tensor<[t: ?, i: ?, k: ?], f16>
+!b = !tdim.tensor<[j: ?, k: ?], f16>
+!c = !tdim.tensor<[t: ?, i: ?, j: ?], f16>
+tdim.kernel @k(%a: !a, %b: !b) -> (%c: !c) {
+  // expected-error @+1 {{carried state #0 starts from 1 : i32; write a float, e.g. `0.0 : f32`}}
+  tdim.contract ins(%a, %b : !a, !b) outs(%c : !c) scan t carry [1 : i32] epilogue {
+  ^bb0(%x: f32, %v: i32):
+    tdim.yield %x, %v : f32, i32
+  }
   tdim.return
 }

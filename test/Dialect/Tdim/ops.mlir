@@ -72,6 +72,19 @@ tdim.kernel @views(%x: !m) {
   tdim.return
 }
 
+// CHECK-LABEL: tdim.kernel @scan
+// CHECK: tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%s : !tdim.tensor<[t: ?, b: ?, j: ?], f16>) scan t carry [0.000000e+00 : f32, 1.000000e+00 : f32] epilogue {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: tdim.yield %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, f32
+tdim.kernel @scan(%x: !tdim.tensor<[t: ?, b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%s: !tdim.tensor<[t: ?, b: ?, j: ?], f16>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%s : !tdim.tensor<[t: ?, b: ?, j: ?], f16>) scan t carry [0.0 : f32, 1.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32, %u: f32):
+    %n = arith.addf %v, %sum : f32
+    tdim.yield %n, %n, %u : f32, f32, f32
+  }
+  tdim.return
+}
+
 // CHECK-LABEL: tdim.kernel @whole_tensor
 tdim.kernel @whole_tensor(%x: !m, %b: !v, %w: !v, %k: !tdim.tensor<[c: ?, j: ?], f32>, %s: f32)
     -> (%y: !m, %rows: !rows, %mm: !tdim.tensor<[r: ?, j: ?], f32>, %cat: !tdim.tensor<[r: ?, c: ?], f32>) {

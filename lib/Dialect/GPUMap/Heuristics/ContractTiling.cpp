@@ -14,9 +14,14 @@
 
 #include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
 
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+
 namespace nerve::gpumap {
 
 namespace {
+using SmallVectorTilings = llvm::SmallVector<ContractTiling, 2>;
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 constexpr int64_t kElementBytes = 2;
 constexpr int64_t kChunkBytes = 16;
@@ -27,6 +32,15 @@ constexpr int64_t kSwizzlePeriod = 1024;
 int64_t contractSharedBytes(const ContractTiling &t) {
   int64_t ring = t.stages * (t.tileM + t.tileN) * t.tileK * kElementBytes;
   return t.instruction == MmaFamily::wgmma ? ring + kSwizzlePeriod : ring;
+}
+
+int64_t contractScanSharedBytes(const ContractTiling &t, int64_t carried) {
+  constexpr int64_t kF32Bytes = 4;
+  int64_t tile = t.tileM * t.tileN * kF32Bytes;
+  int64_t staged = std::max(contractSharedBytes(t), tile + (t.instruction == MmaFamily::wgmma
+                                                                 ? kSwizzlePeriod
+                                                                 : 0));
+  return staged + carried * t.tileN * kF32Bytes;
 }
 
 static const char *wgmmaTilingProblem(const ContractTiling &t) {
@@ -64,6 +78,24 @@ const char *contractTilingProblem(const ContractTiling &t) {
   return "";
 }
 
+/// A scanning epilogue's tiling: the products' (wgmma on sm_90), with lhs
+/// read along k (a tile's rows gather several steps, each row a copy of
+/// its own) and four stages, whose ring the f32 output tile then reuses
+/// (mma.sync's 64 KiB exactly).
+static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
+                                                      const ChipProfile &chip) {
+  if (!s.scanIsOuterRow || !s.lhsKMajor)
+    return std::nullopt;
+  SmallVectorTilings candidates;
+  if (!chip.archSpecificName.empty())
+    candidates.push_back({MmaFamily::wgmma, 128, 256, 64, 8, 1, 4});
+  candidates.push_back({MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4});
+  for (const ContractTiling &t : candidates)
+    if (contractScanSharedBytes(t, s.carried) <= chip.sharedBytesPerBlockOptIn)
+      return t;
+  return std::nullopt;
+}
+
 std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
                                                    const ChipProfile &chip) {
   bool sixteenBit = s.lhs == ContractElement::f16 || s.lhs == ContractElement::bf16;
@@ -74,6 +106,8 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
     return std::nullopt;
   if (!s.lhsUnitStride || !s.rhsUnitStride || chip.computeCapability < 80)
     return std::nullopt;
+  if (s.scans)
+    return chooseScanTiling(s, chip);
   if (!chip.archSpecificName.empty()) {
     // Two warpgroups of m64n256k16 over a 128 x 256 tile, four stages of
     // 48 KiB: one block an SM.

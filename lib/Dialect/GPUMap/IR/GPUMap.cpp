@@ -148,24 +148,34 @@ std::optional<unsigned> nerve::gpumap::unitStrideDim(MemRefType type) {
 
 LogicalResult TiledContractOp::verify() {
   MemRefType lhs = getLhs().getType(), rhs = getRhs().getType(), out = getOutput().getType();
+  unsigned o = scanOffset();
+  if (lhs.getRank() != 2 + o || out.getRank() != 2 + o)
+    return emitOpError() << "lhs and the output must have rank " << 2 + o
+                         << (o ? " (time, then a matrix)" : "");
   if (lhs.getElementType() != rhs.getElementType())
     return emitOpError("operands must have one element type");
   if (!unitStrideDim(lhs) || !unitStrideDim(rhs))
     return emitOpError("each operand must have a dimension of unit stride");
-  int64_t lk = getLhsK(), rk = getRhsK(), om = getOutputM();
+  int64_t lk = o + getLhsK(), rk = getRhsK(), om = o + getOutputM();
   auto same = [](int64_t a, int64_t b) {
     return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
   };
   if (!same(lhs.getDimSize(lk), rhs.getDimSize(rk)))
     return emitOpError("the operands' contracted sizes differ");
-  if (!same(lhs.getDimSize(1 - lk), out.getDimSize(om)) ||
-      !same(rhs.getDimSize(1 - rk), out.getDimSize(1 - om)))
+  if (!same(lhs.getDimSize(2 * o + 1 - lk), out.getDimSize(om)) ||
+      !same(rhs.getDimSize(1 - rk), out.getDimSize(2 * o + 1 - om)) ||
+      (o && !same(lhs.getDimSize(0), out.getDimSize(0))))
     return emitOpError("the output's sizes differ from the operands'");
+  if (o && *unitStrideDim(lhs) != lk)
+    return emitOpError("a scan's lhs must have its unit stride along k");
   for (auto [i, in] : llvm::enumerate(getWith()))
-    if (auto type = dyn_cast<MemRefType>(in.getType()); type && type.getRank() != 2)
-      return emitOpError() << "`with` input #" << i << " must be indexed as the output is (rank 2)";
+    if (auto type = dyn_cast<MemRefType>(in.getType()); type && type.getRank() != out.getRank())
+      return emitOpError() << "`with` input #" << i << " must be indexed as the output is (rank "
+                           << out.getRank() << ")";
   if (!getWith().empty() && getEpilogue().empty())
     return emitOpError("has `with` inputs but no epilogue to use them");
+  if (isScan() && (getEpilogue().empty() || getAccumulate()))
+    return emitOpError("a scan needs an epilogue, and does not accumulate");
   return success();
 }
 
@@ -173,9 +183,12 @@ LogicalResult TiledContractOp::verifyRegions() {
   if (getEpilogue().empty())
     return success();
   Block &body = getEpilogue().front();
-  if (body.getNumArguments() != getWith().size() + 1)
+  unsigned carried = isScan() ? getCarryAttr().size() : 0;
+  unsigned want = getWith().size() + 1 + carried;
+  if (body.getNumArguments() != want)
     return emitOpError() << "epilogue takes " << body.getNumArguments() << " arguments but needs "
-                         << getWith().size() + 1 << " (the sum, then one per `with` input)";
+                         << want << " (the sum, then one per `with` input"
+                         << (carried ? ", then one per carried state)" : ")");
   if (!body.getArgument(0).getType().isF32())
     return emitOpError("epilogue argument #0 (the sum) must be f32");
   for (auto [i, in] : llvm::enumerate(getWith())) {
@@ -187,9 +200,17 @@ LogicalResult TiledContractOp::verifyRegions() {
                            << body.getArgument(i + 1).getType() << " but `with` input #" << i
                            << " holds " << element;
   }
+  for (unsigned i = 0; i < carried; ++i)
+    if (!body.getArgument(1 + getWith().size() + i).getType().isF32())
+      return emitOpError() << "carried state #" << i << " must be f32";
   auto yield = cast<YieldOp>(body.getTerminator());
-  if (yield.getValues().size() != 1 || !isa<FloatType>(yield.getValues()[0].getType()))
-    return yield.emitOpError("yields the one float value stored");
+  if (yield.getValues().size() != 1 + carried || !isa<FloatType>(yield.getValues()[0].getType()))
+    return yield.emitOpError() << "yields the float value stored"
+                               << (carried ? ", then each carried state" : "");
+  for (unsigned i = 0; i < carried; ++i)
+    if (!yield.getValues()[1 + i].getType().isF32())
+      return yield.emitOpError() << "yields carried state #" << i << " as "
+                                 << yield.getValues()[1 + i].getType() << ", not f32";
   return success();
 }
 

@@ -101,6 +101,17 @@ ContractShape contractShapeOf(ContractOp op) {
                 });
   if (s.rowDims > 1) // their product: static only if every one is
     s.rows = 0;
+  if (std::optional<DimAttr> scan = op.getScan()) {
+    s.scans = true;
+    s.carried = op.getNumCarried();
+    s.scanIsOuterRow = rowDims.size() > 1 && rowDims.front() == *scan && s.rowsMerge &&
+                       lhs.getPosition(*scan) == 0u && out.getPosition(*scan) == 0u;
+    std::optional<unsigned> k = std::nullopt;
+    for (DimAttr d : lhs.getDims())
+      if (!out.hasDim(d))
+        k = lhs.getPosition(d);
+    s.lhsKMajor = k && lhs.getEffectiveStrides()[*k] == 1;
+  }
   for (DimAttr d : rhs.getDims())
     if (out.hasDim(d) && !lhs.hasDim(d)) {
       ++s.columnDims;

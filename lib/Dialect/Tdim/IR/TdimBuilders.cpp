@@ -2,6 +2,8 @@
 
 #include "nerve/Dialect/Tdim/IR/TdimBuilders.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace nerve::tdim;
 
@@ -31,6 +33,17 @@ SmallVector<Type> nerve::tdim::computeTypesOf(ValueRange inputs) {
     types.push_back(t);
   }
   return types;
+}
+
+Value nerve::tdim::buildElementConversion(OpBuilder &builder, Location loc, Value v,
+                                          Type type) {
+  if (v.getType() == type)
+    return v;
+  auto from = llvm::cast<FloatType>(v.getType());
+  auto to = llvm::cast<FloatType>(type);
+  if (to.getWidth() < from.getWidth())
+    return arith::TruncFOp::create(builder, loc, to, v);
+  return arith::ExtFOp::create(builder, loc, to, v);
 }
 
 Value nerve::tdim::buildSize(OpBuilder &builder, Location loc, Value tensor,

@@ -519,5 +519,23 @@ LogicalResult ForOp::verifyRegions() {
 }
 
 
+/// A contraction's optional `scan t carry [v0 : f32, ...]`.
+static ParseResult parseScan(OpAsmParser &parser, DimAttr &scan, ArrayAttr &carry) {
+  if (failed(parser.parseOptionalKeyword("scan")))
+    return success();
+  if (parseDim(parser, scan) || parser.parseKeyword("carry") || parser.parseAttribute(carry))
+    return failure();
+  return success();
+}
+
+static void printScan(OpAsmPrinter &p, Operation *op, DimAttr scan, ArrayAttr carry) {
+  if (!scan)
+    return;
+  p << "scan ";
+  printDim(p, scan);
+  p << " carry ";
+  p.printAttribute(carry ? carry : ArrayAttr::get(op->getContext(), {}));
+}
+
 #define GET_OP_CLASSES
 #include "nerve/Dialect/Tdim/IR/TdimOps.cpp.inc"

@@ -350,6 +350,20 @@ LogicalResult ContractOp::verify() {
   }
   if (!getWith().empty() && getEpilogue().empty())
     return emitOpError("has `with` inputs but no epilogue to use them");
+  if (getScan()) {
+    if (!out.hasDim(*getScan()))
+      return emitOpError() << "scans `" << getScan()->str() << "`, which the output lacks (it has "
+                           << out.describeDims() << ")";
+    if (getEpilogue().empty() || getAccumulate())
+      return emitOpError("a scan needs an epilogue, and does not accumulate");
+    ArrayAttr carry = getCarryAttr() ? getCarryAttr() : ArrayAttr::get(getContext(), {});
+    for (auto [i, a] : llvm::enumerate(carry))
+      if (!llvm::isa<FloatAttr>(a))
+        return emitOpError() << "carried state #" << i << " starts from " << a
+                             << "; write a float, e.g. `0.0 : f32`";
+  } else if (getCarry()) {
+    return emitOpError("carries states but scans no dimension");
+  }
   return checkConsistentSizes(*this, namedTensors(getOperation()->getOperands()));
 }
 
@@ -359,10 +373,19 @@ LogicalResult ContractOp::verifyRegions() {
   Block &body = getEpilogue().front();
   Type outElement = llvm::cast<TdimTensorType>(getOutput().getType()).getElementType();
   Type sumType = getComputeType(outElement);
-  if (body.getNumArguments() != getWith().size() + 1)
+  unsigned carried = getNumCarried();
+  if (body.getNumArguments() != getWith().size() + 1 + carried)
     return emitOpError() << "epilogue takes " << body.getNumArguments()
-                         << " arguments but needs " << getWith().size() + 1
-                         << " (the sum, then one per `with` input)";
+                         << " arguments but needs " << getWith().size() + 1 + carried
+                         << " (the sum, then one per `with` input"
+                         << (carried ? ", then one per carried state)" : ")");
+  for (unsigned i = 0; i < carried; ++i) {
+    Type want = llvm::cast<FloatAttr>(getCarryAttr()[i]).getType();
+    Type arg = body.getArgument(1 + getWith().size() + i).getType();
+    if (arg != want)
+      return emitOpError() << "epilogue argument for carried state #" << i << " has type "
+                           << arg << " but the state is " << want;
+  }
   if (body.getArgument(0).getType() != sumType)
     return emitOpError() << "epilogue argument #0 (the sum) has type "
                          << body.getArgument(0).getType() << " but the sum is " << sumType;
@@ -378,12 +401,18 @@ LogicalResult ContractOp::verifyRegions() {
   auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
   if (!yield)
     return emitOpError("epilogue must end with tdim.yield");
-  if (yield.getValues().size() != 1)
-    return yield.emitOpError() << "yields " << yield.getValues().size()
-                               << " values but the contraction has one output";
+  if (yield.getValues().size() != 1 + carried)
+    return yield.emitOpError() << "yields " << yield.getValues().size() << " values but needs "
+                               << 1 + carried << " (the output's"
+                               << (carried ? ", then each carried state's)" : ")");
   if (!isCompatibleElementValue(yield.getValues()[0].getType(), outElement))
     return yield.emitOpError() << "yields " << yield.getValues()[0].getType()
                                << " for an output holding " << outElement;
+  for (unsigned i = 0; i < carried; ++i)
+    if (yield.getValues()[1 + i].getType() != body.getArgument(1 + getWith().size() + i).getType())
+      return yield.emitOpError() << "yields " << yield.getValues()[1 + i].getType()
+                                 << " for carried state #" << i << ", which is "
+                                 << body.getArgument(1 + getWith().size() + i).getType();
   return success();
 }
 

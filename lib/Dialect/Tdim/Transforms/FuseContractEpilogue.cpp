@@ -14,6 +14,7 @@
 
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
 
+#include "nerve/Dialect/Tdim/IR/TdimBuilders.h"
 #include "nerve/Dialect/Tdim/IR/TdimOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,17 +30,6 @@ namespace nerve::tdim {
 using namespace mlir;
 using namespace nerve::tdim;
 
-/// `v` converted to `type` as a store and a load would (float types).
-static Value convertTo(OpBuilder &b, Location loc, Value v, Type type) {
-  if (v.getType() == type)
-    return v;
-  auto from = llvm::cast<FloatType>(v.getType());
-  auto to = llvm::cast<FloatType>(type);
-  if (to.getWidth() < from.getWidth())
-    return arith::TruncFOp::create(b, loc, to, v);
-  return arith::ExtFOp::create(b, loc, to, v);
-}
-
 static Type elementOf(Value tensor) {
   return llvm::cast<TdimTensorType>(tensor.getType()).getElementType();
 }
@@ -52,7 +42,7 @@ static std::pair<ContractOp, Block *> createFused(PatternRewriter &rewriter, Con
                                                   bool accumulate, ArrayRef<Type> argTypes) {
   Location loc = op.getLoc();
   auto fused = ContractOp::create(rewriter, loc, op.getLhs(), op.getRhs(), with, output,
-                                  accumulate);
+                                  accumulate, /*scan=*/DimAttr(), /*carry=*/ArrayAttr());
   fused->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   Block *body = rewriter.createBlock(&fused.getEpilogue(), {}, argTypes,
                                      SmallVector<Location>(argTypes.size(), loc));
@@ -81,7 +71,7 @@ struct FuseInitMap : OpRewritePattern<ContractOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ContractOp op, PatternRewriter &rewriter) const override {
-    if (!op.getAccumulate() || !op.getEpilogue().empty())
+    if (!op.getAccumulate() || !op.getEpilogue().empty() || op.getScan())
       return failure();
     Value out = op.getOutput();
     MapOp init;
@@ -109,7 +99,7 @@ struct FuseInitMap : OpRewritePattern<ContractOp> {
     Value value = mapping.lookupOrDefault(
         llvm::cast<YieldOp>(initBody.getTerminator()).getValues()[0]);
     // As the output held it, then widened to the sum's type.
-    value = convertTo(rewriter, loc, convertTo(rewriter, loc, value, elementOf(out)), sumType);
+    value = buildElementConversion(rewriter, loc, buildElementConversion(rewriter, loc, value, elementOf(out)), sumType);
     Value sum = arith::AddFOp::create(rewriter, loc, body->getArgument(0), value);
     YieldOp::create(rewriter, loc, ValueRange{sum});
     rewriter.eraseOp(op);
@@ -130,7 +120,8 @@ struct FuseConsumerMap : OpRewritePattern<MapOp> {
     Value out = map.getOutputs().front();
     for (auto [k, input] : llvm::enumerate(map.getInputs())) {
       auto producer = llvm::dyn_cast_or_null<ContractOp>(soleWriterBefore(input, map));
-      if (!producer || producer.getAccumulate() || llvm::count(map.getInputs(), input) != 1 ||
+      if (!producer || producer.getAccumulate() || producer.getScan() ||
+          llvm::count(map.getInputs(), input) != 1 ||
           writesBetween(producer, map))
         continue;
       auto mid = llvm::cast<TdimTensorType>(input.getType());
@@ -168,8 +159,8 @@ struct FuseConsumerMap : OpRewritePattern<MapOp> {
     unsigned numProducer = producer.getWith().size() + 1;
     Value produced = applyEpilogue(rewriter, producer, body->getArguments());
     // The product as the intermediate tensor would have held it.
-    produced = convertTo(rewriter, loc, produced, elementOf(mid));
-    produced = convertTo(rewriter, loc, produced, mapBody.getArgument(k).getType());
+    produced = buildElementConversion(rewriter, loc, produced, elementOf(mid));
+    produced = buildElementConversion(rewriter, loc, produced, mapBody.getArgument(k).getType());
     IRMapping mapping;
     for (unsigned i = 0, next = numProducer; i < mapBody.getNumArguments(); ++i)
       mapping.map(mapBody.getArgument(i), i == k ? produced : body->getArgument(next++));

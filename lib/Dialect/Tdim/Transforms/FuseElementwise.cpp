@@ -8,6 +8,7 @@
 
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
 
+#include "nerve/Dialect/Tdim/IR/TdimBuilders.h"
 #include "nerve/Dialect/Tdim/IR/TdimOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,18 +23,6 @@ namespace nerve::tdim {
 
 using namespace mlir;
 using namespace nerve::tdim;
-
-/// Converts `v` to `type` the way a store and a load would: rounding down to
-/// a narrower float, extending to a wider one.
-static Value convertElement(OpBuilder &b, Location loc, Value v, Type type) {
-  if (v.getType() == type)
-    return v;
-  auto from = llvm::cast<FloatType>(v.getType());
-  auto to = llvm::cast<FloatType>(type);
-  if (to.getWidth() < from.getWidth())
-    return arith::TruncFOp::create(b, loc, to, v);
-  return arith::ExtFOp::create(b, loc, to, v);
-}
 
 namespace {
 
@@ -103,8 +92,8 @@ struct FuseProducerMap : RewritePattern {
     Value produced =
         pMapping.lookup(llvm::cast<YieldOp>(pBody.getTerminator()).getValues()[0]);
     // Keep the rounding the intermediate tensor would have applied.
-    produced = convertElement(b, loc, produced, midElement);
-    produced = convertElement(b, loc, produced, oldBlock.getArgument(k).getType());
+    produced = buildElementConversion(b, loc, produced, midElement);
+    produced = buildElementConversion(b, loc, produced, oldBlock.getArgument(k).getType());
     mapping.map(oldBlock.getArgument(k), produced);
   }
 

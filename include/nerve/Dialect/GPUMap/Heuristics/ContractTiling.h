@@ -45,6 +45,14 @@ struct ContractShape {
   bool lhsUnitStride = false, rhsUnitStride = false;
   /// Static extents where the types give them (0: bound at launch).
   int64_t rows = 0, columns = 0, contracted = 0;
+  /// An epilogue scanning a row dimension in order (a neuron over time):
+  /// whether the scanned dimension is lhs's outermost row dimension, other
+  /// row dimensions after it (all merging as above), whether lhs's unit stride is along k, and
+  /// how many states it carries. A scan's block owns a few rows at every
+  /// step, so its tile is staged in f32 through shared memory between the
+  /// products and the scan.
+  bool scans = false, scanIsOuterRow = false, lhsKMajor = false;
+  int64_t carried = 0;
 };
 
 /// A block's tile of the output and of the contracted dimension, its warps
@@ -71,6 +79,12 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &shape,
 /// elements), with wgmma's the 1024 bytes that align the ring to its
 /// swizzle's period.
 int64_t contractSharedBytes(const ContractTiling &tiling);
+
+/// Bytes of shared memory a block of `tiling` takes when its epilogue
+/// scans with `carried` states: the larger of its ring and its f32 output
+/// tile, then the states of a row of the tile (kept between chunks of
+/// steps).
+int64_t contractScanSharedBytes(const ContractTiling &tiling, int64_t carried);
 
 /// Why `tiling` cannot be applied, or an empty string. mma.sync: every
 /// warp's tile a whole number of instruction tiles, tileK 32 or 64, at

@@ -208,6 +208,14 @@ def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract", [SingleBlock]>
     is (a broadcast input has stride 0 along the dimensions it lacks) or a
     scalar, and yields the value stored.
 
+    With `scan carry [...]`, lhs, the output and the `with` memrefs have
+    a leading dimension (time) that the epilogue walks in order at each
+    (m, n), carrying states that start from the `carry` values: after the
+    inputs' values the region takes the states, and after the stored value
+    yields their next values (a neuron reading a linear layer's product).
+    `lhs_k` and `output_m` then count from the dimension after it; lhs's
+    unit stride is along k.
+
     ```mlir
     gpumap.tiled_contract ins(%x, %w : memref<?x?xf16>, memref<?x?xf16>)
         with(%bias : memref<?x?xf16, strided<[0, 1]>>)
@@ -221,21 +229,29 @@ def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract", [SingleBlock]>
     }
     ```
   }];
-  let arguments = (ins Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$lhs,
+  let arguments = (ins Arg<MemRefRankOf<[F16, BF16], [2, 3]>, "", [MemRead]>:$lhs,
                        Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$rhs,
                        Arg<Variadic<AnyType>, "", [MemRead]>:$with,
-                       Arg<MemRefRankOf<[F16, BF16, F32], [2]>, "", [MemRead, MemWrite]>:$output,
+                       Arg<MemRefRankOf<[F16, BF16, F32], [2, 3]>, "", [MemRead, MemWrite]>:$output,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$lhs_k,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$rhs_k,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$output_m,
-                       GPUMap_ContractTilingAttr:$tiling, UnitAttr:$accumulate);
+                       GPUMap_ContractTilingAttr:$tiling, UnitAttr:$accumulate,
+                       OptionalAttr<F32ArrayAttr>:$carry);
   let regions = (region MaxSizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
     (`with` `(` $with^ `:` type($with) `)`)?
     `outs` `(` $output `:` type($output) `)`
     `lhs_k` `=` $lhs_k `rhs_k` `=` $rhs_k `output_m` `=` $output_m `tiling` $tiling
-    (`accumulate` $accumulate^)? attr-dict (`epilogue` $epilogue^)?
+    (`accumulate` $accumulate^)? (`scan` `carry` $carry^)? attr-dict (`epilogue` $epilogue^)?
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the epilogue scans the leading dimension.
+    bool isScan() { return static_cast<bool>(getCarryAttr()); }
+    /// The rank of the operands' and the output's matrices: 2, after the
+    /// scanned dimension when there is one.
+    unsigned scanOffset() { return isScan() ? 1 : 0; }
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;

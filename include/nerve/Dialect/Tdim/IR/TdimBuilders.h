@@ -48,6 +48,11 @@ mlir::Value buildAllocLike(mlir::OpBuilder &builder, mlir::Location loc,
                            llvm::ArrayRef<DimAttr> dims,
                            mlir::Type elementType);
 
+/// Float `v` converted to `type` as a store and a load would: rounded to a
+/// narrower type, extended to a wider one.
+mlir::Value buildElementConversion(mlir::OpBuilder &builder, mlir::Location loc,
+                                   mlir::Value v, mlir::Type type);
+
 /// The dimensions of `type` without those in `drop`, in `type`'s order.
 llvm::SmallVector<DimAttr> dimsWithout(TdimTensorType type,
                                        llvm::ArrayRef<DimAttr> drop);

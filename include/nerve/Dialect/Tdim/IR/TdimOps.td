@@ -498,17 +498,40 @@ def Tdim_ContractOp : Tdim_Op<"contract", [SingleBlock]> {
     ```
     `tdim-fuse-contract-epilogue` builds it from a `tdim.broadcast` the
     contraction accumulates onto and a `tdim.map` reading its product.
+
+    `scan t carry [v0, ...]` makes the epilogue walk the output dimension
+    `t` in order at every other point, carrying states from one step to
+    the next: after the `with` values the region takes the states (starting
+    from the `carry` values), and after the output's value it yields their
+    next values. A neuron reading a linear layer's product over time is
+    this (`convert-neuron-to-tdim` builds it): the sum at step `t` is the
+    neuron's input, the membrane potential the carried state.
+
+    ```mlir
+    tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>)
+        outs(%s : !tdim.tensor<[t: ?, b: ?, j: ?], f16>) scan t carry [0.0 : f32] epilogue {
+    ^bb0(%x: f32, %v: f32):
+      ...
+      tdim.yield %spike, %v_next : f32, f32
+    }
+    ```
   }];
   let arguments = (ins Tdim_Read:$lhs, Tdim_Read:$rhs,
                        Arg<Variadic<AnyType>, "", [MemRead]>:$with,
                        Arg<Tdim_AnyTensor, "", [MemReadAt<0, FullEffect>, MemWrite]>:$output,
-                       UnitAttr:$accumulate);
+                       UnitAttr:$accumulate, OptionalAttr<Tdim_DimAttr>:$scan,
+                       OptionalAttr<ArrayAttr>:$carry);
   let regions = (region MaxSizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     `ins` `(` $lhs `,` $rhs `:` qualified(type($lhs)) `,` qualified(type($rhs)) `)`
     (`with` `(` $with^ `:` qualified(type($with)) `)`)?
     `outs` `(` $output `:` qualified(type($output)) `)`
-    (`accumulate` $accumulate^)? attr-dict (`epilogue` $epilogue^)?
+    (`accumulate` $accumulate^)? custom<Scan>($scan, $carry) attr-dict
+    (`epilogue` $epilogue^)?
+  }];
+  let extraClassDeclaration = [{
+    /// The number of states the epilogue carries along `scan`.
+    unsigned getNumCarried() { return getCarryAttr() ? getCarryAttr().size() : 0; }
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
