@@ -254,14 +254,14 @@ def neuron_reference(h, neuron, decay):
     return torch.stack(spikes), torch.stack(reliable)
 
 
-@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
 @pytest.mark.parametrize("neuron", ["lif", "if_soft", "plif"])
 def test_neuron_in_the_epilogue(device, dtype, neuron):
     """Linear -> neuron over time as one contraction: the product for step t
     (rounded as the intermediate tensor held it) charges the neuron, whose
     potential the epilogue carries. Odd sizes; 130 steps (more than a tile's
     rows gather, so the GPU's blocks walk chunks of steps); PLIF's decay a
-    parameter read at run time."""
+    parameter read at run time; f32 scans in the general loops."""
     mod = nerve.compile(neuron_spec(neuron, dtype), target=device)
     dt = DTYPES[dtype]
     g = torch.Generator().manual_seed(17)

@@ -4,6 +4,8 @@
 
 #include "Patterns.h"
 
+#include "nerve/Dialect/Tdim/IR/TdimBuilders.h"
+
 #include "nerve/Dialect/Tdim/IR/TdimOps.h"
 #include "nerve/Dialect/Tdim/Transforms/Passes.h"
 
@@ -87,13 +89,7 @@ SmallVector<Value> nerve::tdim_to_scf::indicesFor(TdimTensorType tensor,
 
 Value nerve::tdim_to_scf::convertFloat(OpBuilder &b, Location loc, Value value,
                                        Type type) {
-  if (value.getType() == type)
-    return value;
-  auto from = llvm::cast<FloatType>(value.getType());
-  auto to = llvm::cast<FloatType>(type);
-  if (to.getWidth() < from.getWidth())
-    return arith::TruncFOp::create(b, loc, to, value);
-  return arith::ExtFOp::create(b, loc, to, value);
+  return tdim::buildElementConversion(b, loc, value, type);
 }
 
 SmallVector<Value> nerve::tdim_to_scf::inlineRegion(OpBuilder &b, Region &region,

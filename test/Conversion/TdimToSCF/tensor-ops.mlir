@@ -332,18 +332,24 @@ tdim.kernel @tiled_epilogue(%x: !x, %w: !tdim.tensor<[j: ?, k: ?], f16>, %bias: 
 
 // -----
 
-// A scan in the general loops: every other output point in parallel, the
-// scanned dimension an scf.for carrying the states (from `carry`), the sum
-// at each step, then the epilogue, whose first value is stored and the
-// rest carried.
+// A scan in the general loops runs as the unfused ops would: every sum
+// into an f32 scratch buffer, then every other output point in parallel,
+// the scanned dimension an scf.for carrying the states (from `carry`), the
+// epilogue on each step's sum, its first value stored and the rest
+// carried.
 // CHECK-LABEL: func.func @scan_loops
 // CHECK-SAME: (%[[X:.*]]: memref<?x?x?xf32>, %[[W:.*]]: memref<?x?xf32>, %[[S:.*]]: memref<?x?x?xf32>)
+// CHECK: %[[SUMS:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// CHECK: scf.parallel (%[[T0:.*]], %[[B0:.*]], %[[J0:.*]]) =
+// CHECK: %[[SUM:.*]] = scf.for
+// CHECK: memref.store %[[SUM]], %[[SUMS]][%[[T0]], %[[B0]], %[[J0]]]
 // CHECK: scf.parallel (%[[B:.*]], %[[J:.*]]) =
 // CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[V:.*]] = %{{.*}}) -> (f32)
-// CHECK: %[[SUM:.*]] = scf.for
-// CHECK: %[[H:.*]] = arith.addf %[[V]], %[[SUM]] : f32
+// CHECK: %[[X1:.*]] = memref.load %[[SUMS]][%[[T]], %[[B]], %[[J]]]
+// CHECK: %[[H:.*]] = arith.addf %[[V]], %[[X1]] : f32
 // CHECK: memref.store %[[H]], %[[S]][%[[T]], %[[B]], %[[J]]]
 // CHECK: scf.yield %[[H]] : f32
+// CHECK: memref.dealloc %[[SUMS]]
 tdim.kernel @scan_loops(%x: !tdim.tensor<[t: ?, b: ?, k: ?], f32>, %w: !tdim.tensor<[j: ?, k: ?], f32>) -> (%s: !tdim.tensor<[t: ?, b: ?, j: ?], f32>) {
   tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f32>, !tdim.tensor<[j: ?, k: ?], f32>) outs(%s : !tdim.tensor<[t: ?, b: ?, j: ?], f32>) scan t carry [0.0 : f32] epilogue {
   ^bb0(%sum: f32, %v: f32):
