@@ -293,3 +293,73 @@ def test_neuron_epilogue_mma_sync(cuda):
         want, reliable = neuron_reference(h, "lif", 0.5)
         got = mod.layer(x=x.cuda(), w=w.cuda()).double().cpu()
         assert not ((got != want) & reliable).any(), (steps, batch, k, j)
+
+
+IZHIKEVICH = """
+neuron.model @izhikevich states(v = 0.0, w = 0.0) inputs(x)
+    params(tau = 2.0, a0 = 1.0, v_rest = -0.1, v_c = 0.8, tau_w = 2.0, a = 0.5, b = 0.1)
+    threshold(1.0) reset(v = hard 0.0, w = add b) charge {
+^bb0(%v: f32, %w: f32, %x: f32, %tau: f32, %a0: f32, %v_rest: f32, %v_c: f32, %tau_w: f32, %a: f32, %b: f32):
+  %dr = arith.subf %v, %v_rest : f32
+  %dc = arith.subf %v, %v_c : f32
+  %q = arith.mulf %dr, %dc : f32
+  %aq = arith.mulf %a0, %q : f32
+  %in = arith.addf %x, %aq : f32
+  %drive = arith.subf %in, %w : f32
+  %step = arith.divf %drive, %tau : f32
+  %h = arith.addf %v, %step : f32
+  %hr = arith.subf %h, %v_rest : f32
+  %ah = arith.mulf %a, %hr : f32
+  %dw = arith.subf %ah, %w : f32
+  %ws = arith.divf %dw, %tau_w : f32
+  %w1 = arith.addf %w, %ws : f32
+  neuron.yield %h, %w1 : f32, f32
+}
+!x = !tdim.tensor<[t: ?, b: ?, k: ?], DT>
+!w = !tdim.tensor<[j: ?, k: ?], DT>
+!y = !tdim.tensor<[t: ?, b: ?, j: ?], DT>
+tdim.kernel @layer(%x: !x, %w: !w, %pb: !tdim.tensor<[], f32>) -> (%s: !y) {
+  %nt = tdim.size %x[t] : !x
+  %nb = tdim.size %x[b] : !x
+  %nj = tdim.size %w[j] : !w
+  %h = tdim.alloc(%nt, %nb, %nj) : !y
+  tdim.contract ins(%x, %w : !x, !w) outs(%h : !y)
+  neuron.forward @izhikevich ins(x = %h : !y) params(b = %pb : !tdim.tensor<[], f32>) outs(%s : !y) time t
+  tdim.return
+}
+"""
+
+
+def izhikevich_reference(h, b):
+    v = torch.zeros_like(h[0])
+    w = torch.zeros_like(h[0])
+    spikes, reliable = [], []
+    ok = torch.ones_like(h[0], dtype=torch.bool)
+    for x in h:
+        hv = v + (x + (v + 0.1) * (v - 0.8) - w) / 2.0
+        w1 = w + (0.5 * (hv + 0.1) - w) / 2.0
+        ok &= (hv - 1.0).abs() > 1e-2
+        fired = hv >= 1.0
+        v = torch.where(fired, torch.zeros_like(hv), hv)
+        w = torch.where(fired, w1 + b, w1)
+        spikes.append(fired.double())
+        reliable.append(ok.clone())
+    return torch.stack(spikes), torch.stack(reliable)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "f32"])
+def test_model_neuron_in_the_epilogue(device, dtype):
+    """A neuron written once (Izhikevich: two states, a parameter bound to a
+    tensor) as a linear layer's scanning epilogue, both states carried."""
+    mod = nerve.compile(IZHIKEVICH.replace("DT", dtype), target=device)
+    dt = DTYPES[dtype]
+    g = torch.Generator().manual_seed(23)
+    for steps, batch, k, j in ((6, 9, 40, 33), (130, 2, 16, 24)):
+        x = torch.randn(steps, batch, k, generator=g).to(dt)
+        w = (torch.randn(j, k, generator=g) * 2 / k ** 0.5).to(dt)
+        h = torch.einsum("tbk,jk->tbj", x.double(), w.double()).to(dt).double()
+        want, reliable = izhikevich_reference(h, 0.2)
+        got = mod.layer(x=x.to(device), w=w.to(device),
+                        pb=torch.tensor(0.2, device=device)).double().cpu()
+        assert reliable.double().mean() > 0.5 and want.mean() > 0.01
+        assert not ((got != want) & reliable).any(), (steps, batch, k, j)

@@ -84,8 +84,84 @@ Value referenceOf(OpTy op, ArrayRef<StringRef> groups) {
   return {};
 }
 
+/// The contraction whose product a one-input model neuron alone reads,
+/// when the neuron can be its scanning epilogue: as for neuron.generic
+/// (NeuronToTdim.cpp), its spikes alone written, in the product's type;
+/// parameters bound to tensors become `with` inputs.
+tdim::ContractOp fusableProduct(ForwardOp op, ModelOp model) {
+  if (model.getInputs().size() != 1)
+    return {};
+  Value x = op.lookup("ins", nameAt(model.getInputs(), 0));
+  auto product = llvm::dyn_cast_or_null<tdim::ContractOp>(tdim::soleWriterBefore(x, op));
+  if (!product || product.getAccumulate() || !product.getEpilogue().empty() ||
+      tdim::writesBetween(product, op))
+    return {};
+  for (Attribute role : op.getRoles()) {
+    StringRef group = llvm::cast<StringAttr>(role).getValue().split(':').first;
+    if (group != "ins" && group != "outs" && group != "params")
+      return {};
+  }
+  Value spike = op.lookup("outs");
+  auto elementOf = [](Value v) { return llvm::cast<TdimTensorType>(v.getType()).getElementType(); };
+  if (elementOf(spike) != elementOf(x) || spike == product.getLhs() || spike == product.getRhs())
+    return {};
+  return product;
+}
+
+/// x = lhs . rhs ; model neuron(x) -> one contraction scanning time whose
+/// epilogue is the model's step (buildModelStep), every state carried.
+void fuseIntoProduct(ForwardOp op, ModelOp model, tdim::ContractOp product) {
+  IRRewriter rewriter(op);
+  Location loc = op.getLoc();
+  FloatType type = model.getComputeType();
+  unsigned n = model.getStates().size();
+  Value x = op.lookup("ins", nameAt(model.getInputs(), 0));
+  Type xElement = llvm::cast<TdimTensorType>(x.getType()).getElementType();
+  SmallVector<Value> with;
+  SmallVector<Attribute> carry;
+  for (unsigned k = 0; k < model.getParams().size(); ++k)
+    if (Value p = op.lookup("params", nameAt(model.getParams(), k)))
+      with.push_back(p);
+  for (unsigned i = 0; i < n; ++i)
+    carry.push_back(rewriter.getFloatAttr(type, model.stateInit(i)));
+  auto fused = tdim::ContractOp::create(rewriter, loc, product.getLhs(), product.getRhs(), with,
+                                        op.lookup("outs"), /*accumulate=*/false, op.getTime(),
+                                        rewriter.getArrayAttr(carry));
+  fused->setDiscardableAttrs(product->getDiscardableAttrDictionary());
+  SmallVector<Type> argTypes{tdim::getComputeType(xElement)};
+  for (Value p : with)
+    argTypes.push_back(llvm::cast<TdimTensorType>(p.getType()).getElementType());
+  argTypes.append(n, type);
+  Block *body = rewriter.createBlock(&fused.getEpilogue(), {}, argTypes,
+                                     SmallVector<Location>(argTypes.size(), loc));
+  NeuronBuilder nb{{rewriter, loc, type}};
+  Value input = nb.convert(nb.convert(body->getArgument(0), xElement), type);
+  SmallVector<Value> params;
+  for (unsigned k = 0, w = 1; k < model.getParams().size(); ++k)
+    params.push_back(op.lookup("params", nameAt(model.getParams(), k))
+                         ? nb.convert(body->getArgument(w++), type)
+                         : nb.c(model.paramValue(k)));
+  SmallVector<Value> pre(body->getArguments().take_back(n));
+  SmallVector<Value> inputs{input};
+  ModelStepValues v = buildModelStep(nb, model, {pre, inputs, params, {}});
+  Type spikeElement =
+      llvm::cast<TdimTensorType>(op.lookup("outs").getType()).getElementType();
+  SmallVector<Value> results{nb.spikeValue(v.fired, spikeElement)};
+  results.append(v.next.begin(), v.next.end());
+  tdim::YieldOp::create(rewriter, loc, results);
+  Operation *alloc = x.getDefiningOp();
+  rewriter.eraseOp(op);
+  rewriter.eraseOp(product);
+  if (alloc->use_empty())
+    rewriter.eraseOp(alloc);
+}
+
 LogicalResult lowerModelForward(ForwardOp op, int64_t timeBlock) {
   ModelOp model = op.getModelOp();
+  if (tdim::ContractOp product = fusableProduct(op, model)) {
+    fuseIntoProduct(op, model, product);
+    return success();
+  }
   IRRewriter rewriter(op);
   Location loc = op.getLoc();
   DimAttr time = op.getTime();

@@ -64,3 +64,35 @@ tdim.kernel @unfused(%x: !x, %w: !w, %v0: !v) -> (%s: !y, %hs: !y, %s2: !y, %s3:
   }
   tdim.return
 }
+
+// -----
+
+// A neuron written once fuses the same way, every state carried from the
+// model's initial values, a parameter bound to a tensor a `with` input.
+neuron.model @adaptive states(v = 0.0, a = 0.5) inputs(x) params(tau = 2.0, b = 0.1)
+    threshold(1.0) reset(v = hard 0.0, a = add b) charge {
+^bb0(%v: f32, %a: f32, %x: f32, %tau: f32, %b: f32):
+  %d = arith.subf %x, %a : f32
+  %s = arith.divf %d, %tau : f32
+  %h = arith.addf %v, %s : f32
+  neuron.yield %h, %a : f32, f32
+}
+!x = !tdim.tensor<[t: ?, b: ?, k: ?], bf16>
+!w = !tdim.tensor<[j: ?, k: ?], bf16>
+!y = !tdim.tensor<[t: ?, b: ?, j: ?], bf16>
+// CHECK-LABEL: tdim.kernel @linear_model
+// CHECK-NOT: tdim.for
+// CHECK: tdim.contract ins(%x, %w : {{.*}}) with(%tau : !tdim.tensor<[], f32>) outs(%s : {{.*}}) scan t carry [0.000000e+00 : f32, 5.000000e-01 : f32] epilogue {
+// CHECK-NEXT: ^bb0(%[[SUM:.*]]: f32, %[[TAU:.*]]: f32, %[[V:.*]]: f32, %[[A:.*]]: f32):
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK: tdim.yield %{{.*}}, %{{.*}}, %{{.*}} : bf16, f32, f32
+// CHECK-NOT: tdim.for
+tdim.kernel @linear_model(%x: !x, %w: !w, %tau: !tdim.tensor<[], f32>) -> (%s: !y) {
+  %nt = tdim.size %x[t] : !x
+  %nb = tdim.size %x[b] : !x
+  %nj = tdim.size %w[j] : !w
+  %h = tdim.alloc(%nt, %nb, %nj) : !y
+  tdim.contract ins(%x, %w : !x, !w) outs(%h : !y)
+  neuron.forward @adaptive ins(x = %h : !y) params(tau = %tau : !tdim.tensor<[], f32>) outs(%s : !y) time t
+  tdim.return
+}
