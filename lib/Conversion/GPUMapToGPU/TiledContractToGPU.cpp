@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ContractKernel.h"
+
 #include "nerve/Conversion/Passes.h"
 
 #include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
@@ -32,117 +34,8 @@ namespace nerve {
 } // namespace nerve
 
 using namespace mlir;
-using nerve::gpumap::ContractInstruction;
-using nerve::gpumap::ContractTilingAttr;
-using nerve::gpumap::kMmaK;
-using nerve::gpumap::kMmaM;
-using nerve::gpumap::kMmaN;
-using nerve::gpumap::TiledContractOp;
 
-namespace {
-
-constexpr int64_t kChunkElements = 8; // 16 bytes of 16-bit elements
-constexpr int64_t kWarp = 32;
-/// Output tiles along m that consecutive blocks take before moving along n.
-constexpr int64_t kGroupRows = 8;
-/// The period of wgmma's 128-byte swizzle: eight 128-byte rows.
-constexpr int64_t kSwizzleBytes = 1024;
-/// Output elements a thread loads together before storing them (accumulate).
-constexpr size_t kEpilogueBatch = 32;
-/// 16-byte chunks of a 128-byte swizzled row, and its bytes.
-constexpr int64_t kAtomChunks = 8;
-constexpr int64_t kRowBytes = 128;
-
-/// Index arithmetic at one builder, to keep the kernel's construction
-/// readable.
-struct Ix {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) const { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) const { return y == 0 ? x : add(x, c(y)); }
-  Value mul(Value x, int64_t y) const { return arith::MulIOp::create(b, loc, x, c(y)); }
-  Value mul(Value x, Value y) const { return arith::MulIOp::create(b, loc, x, y); }
-  Value div(Value x, int64_t y) const { return arith::DivUIOp::create(b, loc, x, c(y)); }
-  Value div(Value x, Value y) const { return arith::DivUIOp::create(b, loc, x, y); }
-  Value rem(Value x, int64_t y) const { return arith::RemUIOp::create(b, loc, x, c(y)); }
-  Value rem(Value x, Value y) const { return arith::RemUIOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) const { return arith::SubIOp::create(b, loc, x, y); }
-  Value min(Value x, Value y) const { return arith::MinUIOp::create(b, loc, x, y); }
-  Value xorI(Value x, Value y) const { return arith::XOrIOp::create(b, loc, x, y); }
-  Value lt(Value x, Value y) const {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
-  }
-  Value andI(Value x, Value y) const { return arith::AndIOp::create(b, loc, x, y); }
-  Value ceilDiv(Value x, int64_t y) const { return arith::CeilDivUIOp::create(b, loc, x, c(y)); }
-  Value ceilDiv(Value x, Value y) const { return arith::CeilDivUIOp::create(b, loc, x, y); }
-  /// max(0, min(hi - lo, cap)) for lo, hi >= 0.
-  Value clampedRest(Value lo, Value hi, int64_t cap) const {
-    Value positive = lt(lo, hi);
-    return min(arith::SelectOp::create(b, loc, positive, sub(hi, lo), c(0)), c(cap));
-  }
-};
-
-/// The dimension of `type` with a static unit stride (the verifier made
-/// sure there is one).
-int64_t unitDim(MemRefType type) { return *nerve::gpumap::unitStrideDim(type); }
-
-/// How one operand is staged: its memref, which of its dimensions is k,
-/// whether k is its unit-stride dimension, and its tile's extent along
-/// the outer dimension.
-struct OperandStaging {
-  Value global;
-  int64_t kDim = 0;
-  bool kMajor = true;
-  /// wgmma's layout of a tile whose rows run along the outer dimension:
-  /// atoms of 64 outer elements (128-byte rows) by tileK rows, one after
-  /// another along the outer dimension.
-  bool atoms = false;
-  int64_t outer = 0, tileK = 0;
-  Value outerSize, kSize; ///< host extents, used inside the launch
-  /// A scan's lhs: a tile's rows gather `perStep` rows of each of the
-  /// steps of a chunk (rows past `used`, a step or a row past the extents
-  /// read as zeros). Each of this thread's chunks of a tile (the i-th at
-  /// row (tid + i * threads) / chunksPerRow) keeps its step and row, in
-  /// range (0 where outside), and whether it is inside, computed once a
-  /// chunk of steps (placeScanRows).
-  struct ScanRows {
-    Value perStep, used, steps;
-    SmallVector<Value> t, m, inside;
-  };
-  std::optional<ScanRows> scanRows;
-
-  /// Whether this thread's i-th chunk, at outer element `o`, lies inside
-  /// the operand along the outer dimension.
-  Value inOuter(const Ix &x, int64_t i, Value o) const {
-    return scanRows ? scanRows->inside[i] : x.lt(o, outerSize);
-  }
-
-  /// The global indices of element (outer o, contracted k) of this
-  /// thread's i-th chunk; a scan's lhs (time, m, k) from its chunk's row.
-  SmallVector<Value, 3> indices(int64_t i, Value o, Value k) const {
-    if (scanRows)
-      return {scanRows->t[i], scanRows->m[i], k};
-    return kDim == 0 ? SmallVector<Value, 3>{k, o} : SmallVector<Value, 3>{o, k};
-  }
-
-  int64_t rows() const { return kMajor ? outer : tileK; }
-  int64_t rowElements() const { return kMajor ? tileK : outer; }
-  int64_t stageElements() const { return outer * tileK; }
-  int64_t chunksPerRow() const { return rowElements() / kChunkElements; }
-
-  /// Element offset in a stage of chunk `chunk` of row `row`, swizzled.
-  Value swizzled(const Ix &x, Value row, Value chunk) const {
-    if (atoms) {
-      Value atom = x.mul(x.div(chunk, kAtomChunks), tileK * kAtomChunks * kChunkElements);
-      Value inAtom = x.mul(x.xorI(x.rem(chunk, kAtomChunks), x.rem(row, 8)), kChunkElements);
-      return x.add(atom, x.add(x.mul(row, kAtomChunks * kChunkElements), inAtom));
-    }
-    Value key = rowElements() * 2 >= 128 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
-    return x.add(x.mul(row, rowElements()), x.mul(x.xorI(chunk, key), kChunkElements));
-  }
-
-};
+namespace nerve::gpumap_to_gpu {
 
 /// Whether `memref`'s rows along its unit stride start 16-byte aligned:
 /// its first element and its other stride (host code).
@@ -163,68 +56,6 @@ Value rowsAligned(const Ix &x, Value memref) {
   return aligned;
 }
 
-/// The kernel of one tiled contraction, built into a launch body.
-class ContractKernel {
-public:
-  ContractKernel(TiledContractOp op, ContractTilingAttr tiling)
-      : op(op), t(tiling), threads(tiling.getThreads()),
-        warpM(tiling.getTileM() / tiling.getWarpsM()),
-        warpN(tiling.getTileN() / tiling.getWarpsN()) {}
-
-  /// The launch at `b` (host code), over output extents m x n.
-  void build(OpBuilder &b);
-
-private:
-  TiledContractOp op;
-  ContractTilingAttr t;
-  int64_t threads, warpM, warpN;
-  OperandStaging lhs, rhs;
-  Value sizeM, sizeN, sizeK, aligned;
-  // A scan's: its steps, the steps a tile gathers (a chunk), the rows of
-  // each step a tile takes, the chunks.
-  Value sizeT, chunkSteps, perStep, chunks;
-  Value rowsPerTile; ///< output rows a block takes: tile_m, or a scan's perStep
-  Value raw, ringStart; ///< the dynamic shared memory and the ring's first byte
-  // In the launch:
-  Value tid, lane, warpRow, warpCol, m0, n0;
-  Value sharedA, sharedB;
-  Type element;
-
-  Value sharedAddress; ///< the ring's first byte, 1024-aligned (wgmma)
-
-  bool warpgroups() const { return t.getInstruction() == ContractInstruction::wgmma; }
-  int64_t fragmentsM() const { return warpM / kMmaM; }
-  int64_t fragmentsN() const { return warpN / kMmaN; }
-  int64_t accumulators() const { return fragmentsM() * fragmentsN() * 4; }
-
-  void buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChunks);
-  void placeBlock(const Ix &x, gpu::LaunchOp launch, Value tilesM, Value tilesN);
-  Value issueStage(OpBuilder &b, Value kTile, Value stage, Value exists);
-  void copyAsync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
-                 Value base, bool wholeK, SmallVectorImpl<Value> &tokens);
-  Value copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK);
-  void copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
-                Value base);
-  SmallVector<Value> computeStage(OpBuilder &b, Value stage, ValueRange acc);
-  Value loadFragment(const Ix &x, const OperandStaging &s, Value shared, Value base,
-                     Value outerStart, int64_t kStart, bool pairOfN);
-  void storeOutput(OpBuilder &b, ValueRange acc);
-  SmallVector<Value> applyEpilogue(OpBuilder &b, ArrayRef<Value> args);
-  SmallVector<Value> products(OpBuilder &b);
-  void scanChunks(OpBuilder &b, bool loopChunks);
-  void placeScanRows(const Ix &x, Value t0);
-  void stageTile(OpBuilder &b, ValueRange acc, Value staged);
-  void scanTile(OpBuilder &b, Value chunk, Value t0, Value staged, Value states);
-  /// The local (row, column) of each of this thread's accumulators.
-  SmallVector<std::pair<Value, Value>> accumulatorPlaces(const Ix &x);
-  int64_t carried() { return op.isScan() ? op.getCarryAttr().size() : 0; }
-  void allocateRing(OpBuilder &b);
-  ValueRange mainLoop(OpBuilder &b, int64_t lookahead, ValueRange init,
-                      function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute);
-  Value descriptor(const Ix &x, const OperandStaging &s, Value stage, Value firstRow,
-                   int64_t kStart, int64_t ringOffset);
-  Value warpgroupStage(OpBuilder &b, Value stage, Value acc);
-};
 
 Value ContractKernel::issueStage(OpBuilder &b, Value kTile, Value stage, Value exists) {
   Location loc = op.getLoc();
@@ -367,9 +198,9 @@ Value ContractKernel::loadFragment(const Ix &x, const OperandStaging &s, Value s
   return nvgpu::LdMatrixOp::create(x.b, x.loc, type, shared, ValueRange{at}, !s.kMajor, 4);
 }
 
-} // namespace
+} // namespace nerve::gpumap_to_gpu
 
-namespace {
+namespace nerve::gpumap_to_gpu {
 
 /// The 32-bit registers of an ldmatrix result: row `r` of vector<4x2xT>,
 /// as nvvm.mma.sync takes them (vector<2xf16>, or i32 for bf16).
@@ -381,9 +212,6 @@ Value fragmentRegister(const Ix &x, Value fragment, int64_t r) {
   Value word = vector::BitCastOp::create(x.b, x.loc, i32x1, pair);
   return vector::ExtractOp::create(x.b, x.loc, word, ArrayRef<int64_t>{0});
 }
-
-/// The accumulators' count of registers a thread per instruction tile.
-constexpr int64_t kAccPerTile = 4;
 
 SmallVector<Value> ContractKernel::computeStage(OpBuilder &b, Value stage, ValueRange acc) {
   Location loc = op.getLoc();
@@ -695,144 +523,6 @@ void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChun
     storeOutput(b, products(b));
 }
 
-/// A scan's block: for each chunk of steps, the products of its tile
-/// (perStep rows of each step), staged in f32 through shared memory, then
-/// walked step by step at each of its (row, column) points. The states of
-/// a point pass from chunk to chunk through shared memory (a chunk is
-/// then a whole tile of steps, one row of each).
-void ContractKernel::scanChunks(OpBuilder &b, bool loopChunks) {
-  Location loc = op.getLoc();
-  Ix x{b, loc};
-  auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  int64_t tileFloats = t.getTileM() * t.getTileN();
-  int64_t ringBytes = nerve::gpumap::contractSharedBytes(nerve::gpumap::tilingOf(t)) -
-                      (warpgroups() ? kSwizzleBytes : 0);
-  Value staged = memref::ViewOp::create(
-      b, loc, MemRefType::get({tileFloats}, b.getF32Type(), nullptr, workgroup), raw, ringStart,
-      ValueRange{});
-  Value states = memref::ViewOp::create(
-      b, loc, MemRefType::get({std::max<int64_t>(carried(), 1) * t.getTileN()}, b.getF32Type(),
-                              nullptr, workgroup),
-      raw, x.add(ringStart, std::max(ringBytes, tileFloats * 4)), ValueRange{});
-  auto chunk = [&](OpBuilder &cb, Value index) {
-    Ix cx{cb, loc};
-    Value t0 = cx.mul(index, chunkSteps);
-    placeScanRows(cx, t0);
-    SmallVector<Value> acc = products(cb);
-    stageTile(cb, acc, staged);
-    scanTile(cb, index, t0, staged, states);
-  };
-  if (!loopChunks) {
-    chunk(b, x.c(0));
-    return;
-  }
-  auto loop = scf::ForOp::create(b, loc, x.c(0), chunks, x.c(1));
-  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-  chunk(lb, loop.getInductionVar());
-}
-
-/// This thread's lhs chunk rows at the chunk of steps from `t0`: their
-/// step and row (0 outside, so that an address stays in the buffer) and
-/// whether they are inside, once, before the walk over k.
-void ContractKernel::placeScanRows(const Ix &x, Value t0) {
-  OperandStaging::ScanRows &rows = *lhs.scanRows;
-  rows.t.clear();
-  rows.m.clear();
-  rows.inside.clear();
-  int64_t perThread = lhs.rows() * lhs.chunksPerRow() / threads;
-  for (int64_t i = 0; i < perThread; ++i) {
-    Value row = x.div(x.add(tid, i * threads), lhs.chunksPerRow());
-    Value step = x.add(t0, x.div(row, rows.perStep));
-    Value m = x.add(m0, x.rem(row, rows.perStep));
-    Value inside = x.andI(x.lt(row, rows.used),
-                          x.andI(x.lt(step, rows.steps), x.lt(m, lhs.outerSize)));
-    rows.inside.push_back(inside);
-    rows.t.push_back(arith::SelectOp::create(x.b, x.loc, inside, step, x.c(0)));
-    rows.m.push_back(arith::SelectOp::create(x.b, x.loc, inside, m, x.c(0)));
-  }
-}
-
-/// Each accumulator to the f32 tile in shared memory at (row, column),
-/// columns swizzled by row (`c ^ (r % 8) * 4`) so that the warps' stores
-/// spread over the banks; between barriers (the ring's last stage may
-/// still be read; the scan reads every thread's values).
-void ContractKernel::stageTile(OpBuilder &b, ValueRange acc, Value staged) {
-  Location loc = op.getLoc();
-  Ix x{b, loc};
-  gpu::BarrierOp::create(b, loc);
-  for (auto [place, v] : llvm::zip(accumulatorPlaces(x), acc)) {
-    auto [r, c] = place;
-    Value at = x.add(x.mul(r, t.getTileN()), x.xorI(c, x.mul(x.rem(r, 8), 4)));
-    memref::StoreOp::create(b, loc, v, staged, ValueRange{at});
-  }
-  gpu::BarrierOp::create(b, loc);
-}
-
-/// The chunk's steps from `t0` at each of this thread's points (row ml of
-/// each step, column c of the tile): the epilogue on the staged sum, the
-/// `with` values and the states, its value stored.
-void ContractKernel::scanTile(OpBuilder &b, Value chunk, Value t0, Value staged, Value states) {
-  Location loc = op.getLoc();
-  Ix x{b, loc};
-  int64_t tileN = t.getTileN(), numStates = carried();
-  Value points = x.mul(perStep, tileN);
-  Value mine = x.ceilDiv(x.sub(points, tid), threads); // points >= tile_n >= threads
-  Value steps = x.min(chunkSteps, x.sub(sizeT, t0));
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunk, x.c(0));
-  Value lastM = x.sub(sizeM, x.c(1)), lastN = x.sub(sizeN, x.c(1));
-  Type outElement = op.getOutput().getType().getElementType();
-  auto pointLoop = scf::ForOp::create(b, loc, x.c(0), mine, x.c(1));
-  OpBuilder pb = OpBuilder::atBlockBegin(pointLoop.getBody());
-  Ix px{pb, loc};
-  Value p = px.add(tid, px.mul(pointLoop.getInductionVar(), threads));
-  Value ml = px.div(p, tileN), c = px.rem(p, tileN);
-  Value m = px.add(m0, ml), n = px.add(n0, c);
-  Value inside = px.andI(px.lt(m, sizeM), px.lt(n, sizeN));
-  Value mc = px.min(m, lastM), nc = px.min(n, lastN);
-  SmallVector<Value> init;
-  for (int64_t i = 0; i < numStates; ++i) {
-    Value start = arith::ConstantOp::create(pb, loc, cast<FloatAttr>(op.getCarryAttr()[i]));
-    Value kept = memref::LoadOp::create(pb, loc, states, ValueRange{px.add(c, i * tileN)});
-    init.push_back(arith::SelectOp::create(pb, loc, first, start, kept));
-  }
-  auto stepLoop = scf::ForOp::create(pb, loc, px.c(0), steps, px.c(1), init);
-  OpBuilder sb = OpBuilder::atBlockBegin(stepLoop.getBody());
-  Ix sx{sb, loc};
-  Value step = stepLoop.getInductionVar();
-  Value tIndex = sx.add(t0, step);
-  Value r = sx.add(sx.mul(step, perStep), ml);
-  Value at = sx.add(sx.mul(r, tileN), sx.xorI(c, sx.mul(sx.rem(r, 8), 4)));
-  auto indices = [&](Value mi, Value ni) {
-    return op.getOutputM() == 0 ? SmallVector<Value, 3>{tIndex, mi, ni}
-                                : SmallVector<Value, 3>{tIndex, ni, mi};
-  };
-  SmallVector<Value> args{memref::LoadOp::create(sb, loc, staged, ValueRange{at})};
-  for (Value in : op.getWith())
-    args.push_back(isa<MemRefType>(in.getType())
-                       ? memref::LoadOp::create(sb, loc, in, indices(mc, nc)).getResult()
-                       : in);
-  args.append(stepLoop.getRegionIterArgs().begin(), stepLoop.getRegionIterArgs().end());
-  SmallVector<Value> results = applyEpilogue(sb, args);
-  Value v = results[0];
-  if (outElement != v.getType())
-    v = arith::TruncFOp::create(sb, loc, outElement, v);
-  auto guard = scf::IfOp::create(sb, loc, inside, false);
-  OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-  memref::StoreOp::create(gb, loc, v, op.getOutput(), indices(m, n));
-  scf::YieldOp::create(sb, loc, ArrayRef<Value>(results).drop_front());
-  // Kept for the next chunk, which exists only with one row a step (one
-  // point a column).
-  if (numStates > 0) {
-    auto keep = scf::IfOp::create(pb, loc, px.lt(px.c(1), chunks), false);
-    OpBuilder kb = OpBuilder::atBlockBegin(&keep.getThenRegion().front());
-    Ix kx{kb, loc};
-    for (int64_t i = 0; i < numStates; ++i)
-      memref::StoreOp::create(kb, loc, stepLoop.getResult(i), states,
-                              ValueRange{kx.add(c, i * tileN)});
-  }
-  gpu::BarrierOp::create(b, loc);
-}
-
 void ContractKernel::build(OpBuilder &b) {
   Location loc = op.getLoc();
   Ix x{b, loc};
@@ -912,4 +602,4 @@ struct ConvertGPUMapToGPU : nerve::impl::ConvertGPUMapToGPUBase<ConvertGPUMapToG
   }
 };
 
-} // namespace
+} // namespace nerve::gpumap_to_gpu

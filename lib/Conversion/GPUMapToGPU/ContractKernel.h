@@ -1,0 +1,209 @@
+//===- ContractKernel.h - the tensor-core kernel of a tiled contraction -*- C++ -*-===//
+//
+// Shared by the files that build a gpumap.tiled_contract's launch: the
+// index arithmetic, how an operand is staged in shared memory, and the
+// kernel builder's state. TiledContractToGPU.cpp builds the products and
+// the plain epilogue; ScanEpilogue.cpp the scanning one (a neuron over
+// time).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NERVE_LIB_CONVERSION_GPUMAPTOGPU_CONTRACTKERNEL_H
+#define NERVE_LIB_CONVERSION_GPUMAPTOGPU_CONTRACTKERNEL_H
+
+#include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
+#include "nerve/Dialect/GPUMap/IR/GPUMap.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace nerve::gpumap_to_gpu {
+
+using namespace mlir;
+using nerve::gpumap::ContractInstruction;
+using nerve::gpumap::ContractTilingAttr;
+using nerve::gpumap::kMmaK;
+using nerve::gpumap::kMmaM;
+using nerve::gpumap::kMmaN;
+using nerve::gpumap::TiledContractOp;
+
+
+constexpr int64_t kChunkElements = 8; // 16 bytes of 16-bit elements
+constexpr int64_t kWarp = 32;
+/// Output tiles along m that consecutive blocks take before moving along n.
+constexpr int64_t kGroupRows = 8;
+/// The period of wgmma's 128-byte swizzle: eight 128-byte rows.
+constexpr int64_t kSwizzleBytes = 1024;
+/// Output elements a thread loads together before storing them (accumulate).
+constexpr size_t kEpilogueBatch = 32;
+/// 16-byte chunks of a 128-byte swizzled row, and its bytes.
+constexpr int64_t kAtomChunks = 8;
+constexpr int64_t kRowBytes = 128;
+
+/// Index arithmetic at one builder, to keep the kernel's construction
+/// readable.
+struct Ix {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) const { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) const { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) const { return y == 0 ? x : add(x, c(y)); }
+  Value mul(Value x, int64_t y) const { return arith::MulIOp::create(b, loc, x, c(y)); }
+  Value mul(Value x, Value y) const { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, int64_t y) const { return arith::DivUIOp::create(b, loc, x, c(y)); }
+  Value div(Value x, Value y) const { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, int64_t y) const { return arith::RemUIOp::create(b, loc, x, c(y)); }
+  Value rem(Value x, Value y) const { return arith::RemUIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) const { return arith::SubIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) const { return arith::MinUIOp::create(b, loc, x, y); }
+  Value xorI(Value x, Value y) const { return arith::XOrIOp::create(b, loc, x, y); }
+  Value lt(Value x, Value y) const {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value andI(Value x, Value y) const { return arith::AndIOp::create(b, loc, x, y); }
+  Value ceilDiv(Value x, int64_t y) const { return arith::CeilDivUIOp::create(b, loc, x, c(y)); }
+  Value ceilDiv(Value x, Value y) const { return arith::CeilDivUIOp::create(b, loc, x, y); }
+  /// max(0, min(hi - lo, cap)) for lo, hi >= 0.
+  Value clampedRest(Value lo, Value hi, int64_t cap) const {
+    Value positive = lt(lo, hi);
+    return min(arith::SelectOp::create(b, loc, positive, sub(hi, lo), c(0)), c(cap));
+  }
+};
+
+/// The dimension of `type` with a static unit stride (the verifier made
+/// sure there is one).
+inline int64_t unitDim(MemRefType type) { return *nerve::gpumap::unitStrideDim(type); }
+
+/// How one operand is staged: its memref, which of its dimensions is k,
+/// whether k is its unit-stride dimension, and its tile's extent along
+/// the outer dimension.
+struct OperandStaging {
+  Value global;
+  int64_t kDim = 0;
+  bool kMajor = true;
+  /// wgmma's layout of a tile whose rows run along the outer dimension:
+  /// atoms of 64 outer elements (128-byte rows) by tileK rows, one after
+  /// another along the outer dimension.
+  bool atoms = false;
+  int64_t outer = 0, tileK = 0;
+  Value outerSize, kSize; ///< host extents, used inside the launch
+  /// A scan's lhs: a tile's rows gather `perStep` rows of each of the
+  /// steps of a chunk (rows past `used`, a step or a row past the extents
+  /// read as zeros). Each of this thread's chunks of a tile (the i-th at
+  /// row (tid + i * threads) / chunksPerRow) keeps its step and row, in
+  /// range (0 where outside), and whether it is inside, computed once a
+  /// chunk of steps (placeScanRows).
+  struct ScanRows {
+    Value perStep, used, steps;
+    SmallVector<Value> t, m, inside;
+  };
+  std::optional<ScanRows> scanRows;
+
+  /// Whether this thread's i-th chunk, at outer element `o`, lies inside
+  /// the operand along the outer dimension.
+  Value inOuter(const Ix &x, int64_t i, Value o) const {
+    return scanRows ? scanRows->inside[i] : x.lt(o, outerSize);
+  }
+
+  /// The global indices of element (outer o, contracted k) of this
+  /// thread's i-th chunk; a scan's lhs (time, m, k) from its chunk's row.
+  SmallVector<Value, 3> indices(int64_t i, Value o, Value k) const {
+    if (scanRows)
+      return {scanRows->t[i], scanRows->m[i], k};
+    return kDim == 0 ? SmallVector<Value, 3>{k, o} : SmallVector<Value, 3>{o, k};
+  }
+
+  int64_t rows() const { return kMajor ? outer : tileK; }
+  int64_t rowElements() const { return kMajor ? tileK : outer; }
+  int64_t stageElements() const { return outer * tileK; }
+  int64_t chunksPerRow() const { return rowElements() / kChunkElements; }
+
+  /// Element offset in a stage of chunk `chunk` of row `row`, swizzled.
+  Value swizzled(const Ix &x, Value row, Value chunk) const {
+    if (atoms) {
+      Value atom = x.mul(x.div(chunk, kAtomChunks), tileK * kAtomChunks * kChunkElements);
+      Value inAtom = x.mul(x.xorI(x.rem(chunk, kAtomChunks), x.rem(row, 8)), kChunkElements);
+      return x.add(atom, x.add(x.mul(row, kAtomChunks * kChunkElements), inAtom));
+    }
+    Value key = rowElements() * 2 >= 128 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
+    return x.add(x.mul(row, rowElements()), x.mul(x.xorI(chunk, key), kChunkElements));
+  }
+
+};
+
+/// The accumulators' count of registers a thread per instruction tile.
+constexpr int64_t kAccPerTile = 4;
+
+/// Whether `memref`'s rows along its unit stride start 16-byte aligned
+/// (host code).
+Value rowsAligned(const Ix &x, Value memref);
+
+/// The kernel of one tiled contraction, built into a launch body.
+class ContractKernel {
+public:
+  ContractKernel(TiledContractOp op, ContractTilingAttr tiling)
+      : op(op), t(tiling), threads(tiling.getThreads()),
+        warpM(tiling.getTileM() / tiling.getWarpsM()),
+        warpN(tiling.getTileN() / tiling.getWarpsN()) {}
+
+  /// The launch at `b` (host code), over output extents m x n.
+  void build(OpBuilder &b);
+
+private:
+  TiledContractOp op;
+  ContractTilingAttr t;
+  int64_t threads, warpM, warpN;
+  OperandStaging lhs, rhs;
+  Value sizeM, sizeN, sizeK, aligned;
+  // A scan's: its steps, the steps a tile gathers (a chunk), the rows of
+  // each step a tile takes, the chunks.
+  Value sizeT, chunkSteps, perStep, chunks;
+  Value rowsPerTile; ///< output rows a block takes: tile_m, or a scan's perStep
+  Value raw, ringStart; ///< the dynamic shared memory and the ring's first byte
+  // In the launch:
+  Value tid, lane, warpRow, warpCol, m0, n0;
+  Value sharedA, sharedB;
+  Type element;
+
+  Value sharedAddress; ///< the ring's first byte, 1024-aligned (wgmma)
+
+  bool warpgroups() const { return t.getInstruction() == ContractInstruction::wgmma; }
+  int64_t fragmentsM() const { return warpM / kMmaM; }
+  int64_t fragmentsN() const { return warpN / kMmaN; }
+  int64_t accumulators() const { return fragmentsM() * fragmentsN() * 4; }
+
+  void buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChunks);
+  void placeBlock(const Ix &x, gpu::LaunchOp launch, Value tilesM, Value tilesN);
+  Value issueStage(OpBuilder &b, Value kTile, Value stage, Value exists);
+  void copyAsync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
+                 Value base, bool wholeK, SmallVectorImpl<Value> &tokens);
+  Value copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK);
+  void copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
+                Value base);
+  SmallVector<Value> computeStage(OpBuilder &b, Value stage, ValueRange acc);
+  Value loadFragment(const Ix &x, const OperandStaging &s, Value shared, Value base,
+                     Value outerStart, int64_t kStart, bool pairOfN);
+  void storeOutput(OpBuilder &b, ValueRange acc);
+  SmallVector<Value> applyEpilogue(OpBuilder &b, ArrayRef<Value> args);
+  SmallVector<Value> products(OpBuilder &b);
+  void scanChunks(OpBuilder &b, bool loopChunks);
+  void placeScanRows(const Ix &x, Value t0);
+  void stageTile(OpBuilder &b, ValueRange acc, Value staged);
+  void scanTile(OpBuilder &b, Value chunk, Value t0, Value staged, Value states);
+  /// The local (row, column) of each of this thread's accumulators.
+  SmallVector<std::pair<Value, Value>> accumulatorPlaces(const Ix &x);
+  int64_t carried() { return op.isScan() ? op.getCarryAttr().size() : 0; }
+  void allocateRing(OpBuilder &b);
+  ValueRange mainLoop(OpBuilder &b, int64_t lookahead, ValueRange init,
+                      function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute);
+  Value descriptor(const Ix &x, const OperandStaging &s, Value stage, Value firstRow,
+                   int64_t kStart, int64_t ringOffset);
+  Value warpgroupStage(OpBuilder &b, Value stage, Value acc);
+};
+
+} // namespace nerve::gpumap_to_gpu
+
+#endif // NERVE_LIB_CONVERSION_GPUMAPTOGPU_CONTRACTKERNEL_H
