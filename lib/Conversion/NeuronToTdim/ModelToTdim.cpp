@@ -84,28 +84,18 @@ Value referenceOf(OpTy op, ArrayRef<StringRef> groups) {
   return {};
 }
 
-/// The contraction whose product a one-input model neuron alone reads,
-/// when the neuron can be its scanning epilogue: as for neuron.generic
-/// (NeuronToTdim.cpp), its spikes alone written, in the product's type;
-/// parameters bound to tensors become `with` inputs.
+/// The product a one-input model neuron can be the scanning epilogue of:
+/// it writes its spikes alone (parameters bound to tensors become `with`
+/// inputs).
 tdim::ContractOp fusableProduct(ForwardOp op, ModelOp model) {
   if (model.getInputs().size() != 1)
-    return {};
-  Value x = op.lookup("ins", nameAt(model.getInputs(), 0));
-  auto product = llvm::dyn_cast_or_null<tdim::ContractOp>(tdim::soleWriterBefore(x, op));
-  if (!product || product.getAccumulate() || !product.getEpilogue().empty() ||
-      tdim::writesBetween(product, op))
     return {};
   for (Attribute role : op.getRoles()) {
     StringRef group = llvm::cast<StringAttr>(role).getValue().split(':').first;
     if (group != "ins" && group != "outs" && group != "params")
       return {};
   }
-  Value spike = op.lookup("outs");
-  auto elementOf = [](Value v) { return llvm::cast<TdimTensorType>(v.getType()).getElementType(); };
-  if (elementOf(spike) != elementOf(x) || spike == product.getLhs() || spike == product.getRhs())
-    return {};
-  return product;
+  return productFeeding(op.lookup("ins", nameAt(model.getInputs(), 0)), op, op.lookup("outs"));
 }
 
 /// x = lhs . rhs ; model neuron(x) -> one contraction scanning time whose

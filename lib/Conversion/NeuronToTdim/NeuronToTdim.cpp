@@ -62,26 +62,12 @@ Value inlineCharge(OpBuilder &b, Region &charge, ValueRange args) {
   return mapping.lookup(llvm::cast<YieldOp>(block.getTerminator()).getH());
 }
 
-/// The contraction whose product `op` alone reads, when the neuron can be
-/// its scanning epilogue: the product is a tdim.alloc'ed tensor written
-/// by that contraction alone (no epilogue of its own), nothing writes
-/// memory in between, the neuron writes its spikes alone (no initial
-/// potential, no sequences, no last potential) in the product's element
-/// type, and not into an operand.
+/// The product `op` can be the scanning epilogue of: it writes its spikes
+/// alone (no initial potential, no sequences, no last potential).
 tdim::ContractOp fusableProduct(GenericOp op) {
-  auto product =
-      llvm::dyn_cast_or_null<tdim::ContractOp>(tdim::soleWriterBefore(op.getX(), op));
-  if (!product || product.getAccumulate() || !product.getEpilogue().empty() ||
-      tdim::writesBetween(product, op))
-    return {};
   if (op.getVInit() || op.getVSeq() || op.getHSeq() || op.getVLast())
     return {};
-  Value spike = op.getSpike();
-  if (llvm::cast<TdimTensorType>(spike.getType()).getElementType() !=
-          llvm::cast<TdimTensorType>(op.getX().getType()).getElementType() ||
-      spike == product.getLhs() || spike == product.getRhs())
-    return {};
-  return product;
+  return productFeeding(op.getX(), op, op.getSpike());
 }
 
 /// x = lhs . rhs ; neuron(x) -> one contraction scanning time whose

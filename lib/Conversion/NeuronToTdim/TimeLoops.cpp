@@ -310,3 +310,15 @@ int64_t nerve::chooseBackwardBlock(int64_t requested, const SequenceFacts &facts
                       : std::clamp<int64_t>(std::min(perStream, byLoads), 1, 64);
   return wholeShortSequence(block, facts);
 }
+
+tdim::ContractOp nerve::productFeeding(Value x, Operation *reader, Value spike) {
+  auto product = llvm::dyn_cast_or_null<tdim::ContractOp>(tdim::soleWriterBefore(x, reader));
+  if (!product || product.getAccumulate() || !product.getEpilogue().empty() ||
+      tdim::writesBetween(product, reader))
+    return {};
+  if (llvm::cast<TdimTensorType>(spike.getType()).getElementType() !=
+          llvm::cast<TdimTensorType>(x.getType()).getElementType() ||
+      spike == product.getLhs() || spike == product.getRhs())
+    return {};
+  return product;
+}

@@ -84,6 +84,14 @@ struct NeuronBuilder : FloatArith {
   }
 };
 
+/// The contraction whose product `x` the neuron op `reader` alone reads,
+/// when the neuron can be its scanning epilogue: `x` a tdim.alloc'ed
+/// tensor that contraction alone writes (no epilogue of its own), nothing
+/// writing memory in between, the spikes `spike` in x's element type and
+/// not an operand. (Whether the op writes anything but spikes, each
+/// lowering checks.)
+tdim::ContractOp productFeeding(Value x, mlir::Operation *reader, Value spike);
+
 /// The dimensions of `seq` other than `time`, in its layout order.
 llvm::SmallVector<DimAttr> neuronDims(Value seq, DimAttr time);
 
