@@ -148,8 +148,9 @@ NERVE_CAPI_EXPORTED void nerveCompileOptionsSetEntry(NerveCompileOptions options
 /* IEEE math in every kernel, 16-bit ones included (nerve::CompileOptions::exactMath). */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetExactMath(NerveCompileOptions options,
                                                          bool exactMath);
-/* Contractions of 16-bit operands on tensor cores where they can (the default);
-   false: every contraction by the general loops (nerve::CompileOptions::tensorCores). */
+/* Contractions as tiled kernels where they can (the default): 16-bit operands on
+   tensor cores, f32 with IEEE fused multiply-adds; false: every contraction by the
+   general loops (nerve::CompileOptions::tensorCores). */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetTensorCores(NerveCompileOptions options,
                                                            bool tensorCores);
 /* libdevice.10.bc's path, "none", or empty to search. */

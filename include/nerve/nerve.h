@@ -53,11 +53,12 @@ struct CompileOptions {
   /// and the exact forms cost such kernels a quarter of their speed
   /// (docs/decisions.md). Cannot be combined with fastMath.
   bool exactMath = false;
-  /// Contractions of f16 or bf16 operands on tensor cores (mma.sync) where
-  /// the tensor-core heuristic takes them (one row, column and contracted
-  /// dimension, a unit stride in each operand); off, every contraction
-  /// runs as the general loops. Products are summed in f32 either way, in
-  /// a different order.
+  /// Contractions as tiled kernels where the tiling heuristic takes them
+  /// (one row, column and contracted dimension, a unit stride in each
+  /// operand): f16 or bf16 operands on tensor cores (wgmma, mma.sync), f32
+  /// ones with IEEE fused multiply-adds; off, every contraction runs as the
+  /// general loops. Products are summed in f32 either way, in a different
+  /// order.
   bool tensorCores = true;
   /// libdevice.10.bc; empty: look in $CUDA_HOME and /usr/local/cuda.
   std::string libdevice;

@@ -32,7 +32,8 @@ class CompileOptions:
     opt_level: int = 3
     fast_math: bool = False
     exact_math: bool = False  # IEEE math in 16-bit kernels too (CompileOptions::exactMath)
-    # 16-bit contractions on tensor cores where they can (CompileOptions::tensorCores).
+    # Contractions as tiled kernels where they can: 16-bit on tensor cores, f32 with
+    # IEEE fused multiply-adds (CompileOptions::tensorCores; False: the general loops).
     tensor_cores: bool = True
     # Each kernel's PTX generated at its first launch (CompileOptions::lazyKernels).
     lazy_kernels: bool = False

@@ -1,9 +1,10 @@
 //===- ContractTilingHeuristicsTest.cpp - tensor-core tilings -------------===//
 //
-// The tensor-core heuristic is a pure function of a contraction's shape
-// facts and the chip: these pin which contractions take tensor cores, which
-// instructions each chip gets, and that every tiling it returns is one the
-// lowering takes and the chip's shared memory holds.
+// The tiling heuristic is a pure function of a contraction's shape facts
+// and the chip: these pin which contractions take tensor cores, which take
+// IEEE f32 fused multiply-adds, which instructions each chip gets, and that
+// every tiling it returns is one the lowering takes and the chip's shared
+// memory holds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,9 +41,40 @@ TEST(ContractTilingHeuristics, SixteenBitMatricesTakeTensorCores) {
     }
 }
 
+TEST(ContractTilingHeuristics, F32TakesFusedMultiplyAdds) {
+  for (const ChipProfile &chip : chipProfiles()) {
+    SCOPED_TRACE(chip.name.str());
+    std::optional<ContractTiling> t = chooseContractTiling(linearLayer(ContractElement::f32), chip);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->instruction, MmaFamily::fma);
+    EXPECT_STREQ(contractTilingProblem(*t), "");
+    // Two blocks an SM: their rings fit the SM's shared memory.
+    EXPECT_LE(kFmaBlocksPerSM * contractSharedBytes(*t), chip.sharedBytesPerMultiprocessor);
+    EXPECT_EQ(t->warpsM * t->warpsN * 32, 256);
+    // A lane's tile of 8 x 8: 64 accumulators.
+    EXPECT_EQ((t->tileM / t->warpsM / kFmaLanesM) * (t->tileN / t->warpsN / kFmaLanesN), 64);
+  }
+  ContractShape few = linearLayer(ContractElement::f32);
+  few.rows = 40;
+  std::optional<ContractTiling> t = chooseContractTiling(few, chipProfile(GpuChip::sm_90));
+  EXPECT_EQ(t->tileM, 64);
+  EXPECT_STREQ(contractTilingProblem(*t), "");
+  // Padded rows: 3 stages of (128 + 4) x 16 f32 of each operand.
+  EXPECT_EQ(contractSharedBytes({MmaFamily::fma, 128, 128, 16, 4, 2, 3}), 3 * 264 * 16 * 4);
+  ContractShape scan = linearLayer(ContractElement::f32);
+  scan.rowDims = 2;
+  scan.rowsMerge = scan.scans = scan.scanIsOuterRow = scan.lhsKMajor = true;
+  scan.carried = 2;
+  std::optional<ContractTiling> st = chooseContractTiling(scan, chipProfile(GpuChip::sm_80));
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->instruction, MmaFamily::fma);
+  EXPECT_EQ(contractScanSharedBytes(*st, 2), 128 * 128 * 4 + 2 * 128 * 4);
+}
+
 TEST(ContractTilingHeuristics, GeneralLoopsKeepTheRest) {
   const ChipProfile &chip = chipProfile(GpuChip::sm_90);
   ContractShape f32 = linearLayer(ContractElement::f32);
+  f32.rhs = ContractElement::f16;
   EXPECT_FALSE(chooseContractTiling(f32, chip));
   ContractShape mixed = linearLayer(ContractElement::f16);
   mixed.rhs = ContractElement::bf16;
@@ -92,6 +124,10 @@ TEST(ContractTilingHeuristics, ProblemsNameWhatTheLoweringNeeds) {
   EXPECT_STREQ(contractTilingProblem(wg), "");
   wg.stages = 2; // the copies run two tiles behind the products
   EXPECT_NE(std::string(contractTilingProblem(wg)), "");
+  ContractTiling fma{MmaFamily::fma, 128, 128, 16, 4, 2, 3};
+  EXPECT_STREQ(contractTilingProblem(fma), "");
+  fma.warpsN = 8; // a warp 16 columns wide: not 4 for each of 8 lanes
+  EXPECT_NE(std::string(contractTilingProblem(fma)), "");
 }
 
 } // namespace

@@ -96,7 +96,7 @@ def FuseKernelLoops : Pass<"nerve-fuse-kernel-loops", "::mlir::ModuleOp"> {
 }
 
 def ConvertGPUMapToGPU : Pass<"nerve-convert-gpumap-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Builds the tensor-core launch of each gpumap.tiled_contract";
+  let summary = "Builds the launch of each gpumap.tiled_contract";
   let description = [{
     Each `gpumap.tiled_contract` becomes one `gpu.launch` of a block per
     `tile_m x tile_n` output tile (grouped by eight tiles along m, so that
@@ -117,6 +117,13 @@ def ConvertGPUMapToGPU : Pass<"nerve-convert-gpumap-to-gpu", "::mlir::ModuleOp">
       `nvvm.wgmma.mma_async` m64n`tile_n`k16 on shared-memory descriptors
       (128-byte swizzle; an operand stored along its outer dimension in
       64-wide atoms, transposed) and leaves one group in flight.
+    - `fma` (f32, IEEE): both tiles stored along their outer dimension (k
+      rows of `tile_m` or `tile_n` elements, padded by 4), whatever the
+      operand's layout: 16-byte copies along a unit-stride outer
+      dimension, 4-byte copies (a transpose) along a unit-stride k or
+      where rows are not aligned; copies `stages - 1` tiles ahead. Each
+      lane reads its 4-element groups of rows and columns at each k as
+      vectors and adds their outer product with `llvm.intr.fma`.
     The accumulators are stored from the fragments, added to the output
     with `accumulate` (loaded 32 at a time before they are stored).
   }];

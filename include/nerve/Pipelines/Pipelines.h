@@ -116,8 +116,9 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
                             llvm::cl::init(256)};
   Option<bool> tensorCores{
       *this, "tensor-cores",
-      llvm::cl::desc("Contractions of 16-bit operands on tensor cores where the heuristic takes "
-                     "them (false: every contraction by the general loops)"),
+      llvm::cl::desc("Contractions as tiled kernels where the heuristic takes them: 16-bit "
+                     "operands on tensor cores, f32 with IEEE fused multiply-adds (false: "
+                     "every contraction by the general loops)"),
       llvm::cl::init(true)};
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",

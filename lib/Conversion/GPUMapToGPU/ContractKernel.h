@@ -79,11 +79,18 @@ inline int64_t unitDim(MemRefType type) { return *nerve::gpumap::unitStrideDim(t
 
 /// How one operand is staged: its memref, which of its dimensions is k,
 /// whether k is its unit-stride dimension, and its tile's extent along
-/// the outer dimension.
+/// the outer dimension. It is copied in lines along its unit-stride
+/// dimension (rows()), `chunk` elements a copy.
 struct OperandStaging {
   Value global;
   int64_t kDim = 0;
   bool kMajor = true;
+  int64_t chunk = kChunkElements;
+  /// fma's layout, whatever the operand's: tileK rows of `outer` elements
+  /// (and kFmaPad more), so that a lane reads its groups of 4 rows or
+  /// columns at a k as one vector. A K-major operand is then copied an
+  /// element at a time (transposed on the way).
+  bool padded = false;
   /// wgmma's layout of a tile whose rows run along the outer dimension:
   /// atoms of 64 outer elements (128-byte rows) by tileK rows, one after
   /// another along the outer dimension.
@@ -118,8 +125,27 @@ struct OperandStaging {
 
   int64_t rows() const { return kMajor ? outer : tileK; }
   int64_t rowElements() const { return kMajor ? tileK : outer; }
-  int64_t stageElements() const { return outer * tileK; }
-  int64_t chunksPerRow() const { return rowElements() / kChunkElements; }
+  int64_t stageElements() const {
+    return padded ? (outer + nerve::gpumap::kFmaPad) * tileK : outer * tileK;
+  }
+  int64_t chunksPerRow() const { return rowElements() / chunk; }
+
+  /// Element offset in a stage of copy `chunk` of line `row`.
+  Value destination(const Ix &x, Value row, Value chunkIndex) const {
+    if (!padded)
+      return swizzled(x, row, chunkIndex);
+    Value along = x.mul(chunkIndex, chunk);
+    Value o = kMajor ? row : along, k = kMajor ? along : row;
+    return x.add(x.mul(k, outer + nerve::gpumap::kFmaPad), o);
+  }
+
+  /// The same operand copied an element at a time (fma, rows not 16-byte
+  /// aligned).
+  OperandStaging elementwise() const {
+    OperandStaging s = *this;
+    s.chunk = 1;
+    return s;
+  }
 
   /// Element offset in a stage of chunk `chunk` of row `row`, swizzled.
   Value swizzled(const Ix &x, Value row, Value chunk) const {
@@ -171,19 +197,28 @@ private:
   Value sharedAddress; ///< the ring's first byte, 1024-aligned (wgmma)
 
   bool warpgroups() const { return t.getInstruction() == ContractInstruction::wgmma; }
+  bool fma() const { return t.getInstruction() == ContractInstruction::fma; }
   int64_t fragmentsM() const { return warpM / kMmaM; }
   int64_t fragmentsN() const { return warpN / kMmaN; }
-  int64_t accumulators() const { return fragmentsM() * fragmentsN() * 4; }
+  /// fma: a lane's accumulators along m and n.
+  int64_t laneRows() const { return warpM / nerve::gpumap::kFmaLanesM; }
+  int64_t laneColumns() const { return warpN / nerve::gpumap::kFmaLanesN; }
+  int64_t accumulators() const {
+    return fma() ? laneRows() * laneColumns() : fragmentsM() * fragmentsN() * 4;
+  }
 
   void buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChunks);
   void placeBlock(const Ix &x, gpu::LaunchOp launch, Value tilesM, Value tilesN);
   Value issueStage(OpBuilder &b, Value kTile, Value stage, Value exists);
   void copyAsync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
                  Value base, bool wholeK, SmallVectorImpl<Value> &tokens);
-  Value copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK);
+  Value copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK,
+                  bool elementwise = false);
   void copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
                 Value base);
   SmallVector<Value> computeStage(OpBuilder &b, Value stage, ValueRange acc);
+  SmallVector<Value> fmaStage(OpBuilder &b, Value stage, ValueRange acc);
+  SmallVector<std::pair<Value, Value>> fmaPlaces(const Ix &x);
   Value loadFragment(const Ix &x, const OperandStaging &s, Value shared, Value base,
                      Value outerStart, int64_t kStart, bool pairOfN);
   void storeOutput(OpBuilder &b, ValueRange acc);

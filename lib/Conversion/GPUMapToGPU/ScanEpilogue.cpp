@@ -97,7 +97,7 @@ void ContractKernel::scanTile(OpBuilder &b, Value chunk, Value t0, Value staged,
   Ix x{b, loc};
   int64_t tileN = t.getTileN(), numStates = carried();
   Value points = x.mul(perStep, tileN);
-  Value mine = x.ceilDiv(x.sub(points, tid), threads); // points >= tile_n >= threads
+  Value mine = x.ceilDiv(x.clampedRest(tid, points, t.getTileM() * tileN), threads);
   Value steps = x.min(chunkSteps, x.sub(sizeT, t0));
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunk, x.c(0));
   Value lastM = x.sub(sizeM, x.c(1)), lastN = x.sub(sizeN, x.c(1));

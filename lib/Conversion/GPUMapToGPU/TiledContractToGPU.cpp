@@ -8,6 +8,10 @@
 // chunk is one cp.async. mma.sync reads it with ldmatrix (transposed when
 // those rows run along the outer dimension); wgmma through shared-memory
 // descriptors (the transpose bit then, the rows cut into 64-wide atoms).
+// fma (IEEE f32, no tensor cores) stores both tiles along their outer
+// dimension, k rows padded by 4 elements, whatever the operand's layout
+// (4-byte copies transpose a K-major one), and each lane reads its groups
+// of 4 rows and columns at a k as vectors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,9 +46,10 @@ namespace nerve::gpumap_to_gpu {
 Value rowsAligned(const Ix &x, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   int64_t unit = unitDim(type);
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
   auto meta = memref::ExtractStridedMetadataOp::create(x.b, x.loc, memref);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(x.b, x.loc, memref);
-  Value first = x.add(base, x.mul(meta.getOffset(), 2));
+  Value first = x.add(base, x.mul(meta.getOffset(), bytes));
   Value zero = x.c(0);
   auto eq = [&](Value v) {
     return arith::CmpIOp::create(x.b, x.loc, arith::CmpIPredicate::eq, v, zero);
@@ -52,7 +57,7 @@ Value rowsAligned(const Ix &x, Value memref) {
   Value aligned = eq(x.rem(first, 16));
   for (auto [i, stride] : llvm::enumerate(meta.getStrides()))
     if (static_cast<int64_t>(i) != unit)
-      aligned = x.andI(aligned, eq(x.rem(stride, kChunkElements)));
+      aligned = x.andI(aligned, eq(x.rem(stride, 16 / bytes)));
   return aligned;
 }
 
@@ -82,11 +87,15 @@ Value ContractKernel::issueStage(OpBuilder &b, Value kTile, Value stage, Value e
     scf::YieldOp::create(ab, loc, inK.getResults());
     OpBuilder sb = OpBuilder::atBlockBegin(&byChunks.getElseRegion().front());
     Ix sx{sb, loc};
-    copySync(sx, lhs, sharedA, lhs.scanRows ? sx.c(0) : m0, k0, baseA);
-    copySync(sx, rhs, sharedB, n0, k0, baseB);
-    scf::YieldOp::create(
-        sb, loc,
-        ValueRange{nvgpu::DeviceAsyncCreateGroupOp::create(sb, loc, tokenType, ValueRange{})});
+    if (fma()) { // 4-byte copies need no more alignment than f32's
+      scf::YieldOp::create(sb, loc, copyGroup(sb, k0, baseA, baseB, false, true));
+    } else {
+      copySync(sx, lhs, sharedA, lhs.scanRows ? sx.c(0) : m0, k0, baseA);
+      copySync(sx, rhs, sharedB, n0, k0, baseB);
+      scf::YieldOp::create(
+          sb, loc,
+          ValueRange{nvgpu::DeviceAsyncCreateGroupOp::create(sb, loc, tokenType, ValueRange{})});
+    }
     scf::YieldOp::create(tb, loc, byChunks.getResults());
   }
   OpBuilder eb = OpBuilder::atBlockBegin(&inRange.getElseRegion().front());
@@ -96,12 +105,15 @@ Value ContractKernel::issueStage(OpBuilder &b, Value kTile, Value stage, Value e
   return inRange.getResult(0);
 }
 
-/// Both operands' chunks of the tiles at k0, as one group of copies.
-Value ContractKernel::copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK) {
+/// Both operands' chunks of the tiles at k0, as one group of copies (with
+/// `elementwise`, an element a copy).
+Value ContractKernel::copyGroup(OpBuilder &b, Value k0, Value baseA, Value baseB, bool wholeK,
+                                bool elementwise) {
   Ix x{b, op.getLoc()};
   SmallVector<Value> tokens;
-  copyAsync(x, lhs, sharedA, lhs.scanRows ? x.c(0) : m0, k0, baseA, wholeK, tokens);
-  copyAsync(x, rhs, sharedB, n0, k0, baseB, wholeK, tokens);
+  copyAsync(x, elementwise ? lhs.elementwise() : lhs, sharedA, lhs.scanRows ? x.c(0) : m0, k0,
+            baseA, wholeK, tokens);
+  copyAsync(x, elementwise ? rhs.elementwise() : rhs, sharedB, n0, k0, baseB, wholeK, tokens);
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   return nvgpu::DeviceAsyncCreateGroupOp::create(b, op.getLoc(), tokenType, tokens);
 }
@@ -117,19 +129,18 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
   for (int64_t i = 0; i < perThread; ++i) {
     Value idx = x.add(tid, i * threads);
     Value row = x.div(idx, s.chunksPerRow()), chunk = x.rem(idx, s.chunksPerRow());
-    Value along = x.mul(chunk, kChunkElements);
+    Value along = x.mul(chunk, s.chunk);
     // Outer and contracted coordinates of the chunk's first element; the
     // chunk runs along the unit-stride one.
     Value o = x.add(o0, s.kMajor ? row : along), k = x.add(k0, s.kMajor ? along : row);
     Value count;
     if (wholeK && s.kMajor) // the row is in or out
-      count = arith::SelectOp::create(x.b, x.loc, s.inOuter(x, i, o), x.c(kChunkElements),
-                                      x.c(0));
+      count = arith::SelectOp::create(x.b, x.loc, s.inOuter(x, i, o), x.c(s.chunk), x.c(0));
     else if (wholeK) // a row along the outer dimension, cut at its extent
-      count = x.clampedRest(o, s.outerSize, kChunkElements);
+      count = x.clampedRest(o, s.outerSize, s.chunk);
     else {
-      count = s.kMajor ? x.clampedRest(k, s.kSize, kChunkElements)
-                       : x.clampedRest(o, s.outerSize, kChunkElements);
+      count = s.kMajor ? x.clampedRest(k, s.kSize, s.chunk)
+                       : x.clampedRest(o, s.outerSize, s.chunk);
       Value crossIn = s.kMajor ? s.inOuter(x, i, o) : x.lt(k, s.kSize);
       count = arith::SelectOp::create(x.b, x.loc, crossIn, count, x.c(0));
     }
@@ -139,10 +150,12 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
     o = arith::SelectOp::create(x.b, x.loc, none, x.c(0), o);
     if (!wholeK)
       k = arith::SelectOp::create(x.b, x.loc, none, x.c(0), k);
-    Value into = x.add(base, s.swizzled(x, row, chunk));
+    Value into = x.add(base, s.destination(x, row, chunk));
+    // Only 16-byte copies may bypass L1 (cp.async.cg).
+    bool whole16 = s.chunk * element.getIntOrFloatBitWidth() == 128;
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         x.b, x.loc, tokenType, shared, ValueRange{into}, s.global, s.indices(i, o, k),
-        x.b.getIndexAttr(kChunkElements), count, x.b.getUnitAttr()));
+        x.b.getIndexAttr(s.chunk), count, whole16 ? x.b.getUnitAttr() : nullptr));
   }
 }
 
@@ -250,6 +263,66 @@ SmallVector<Value> ContractKernel::computeStage(OpBuilder &b, Value stage, Value
   return out;
 }
 
+/// fma's products of one stage: at each k, this lane's groups of 4 rows of
+/// lhs and 4 columns of rhs, one 16-byte vector each, and their outer
+/// product added to the accumulators (row-major over the lane's tile).
+SmallVector<Value> ContractKernel::fmaStage(OpBuilder &b, Value stage, ValueRange acc) {
+  using nerve::gpumap::kFmaGroup;
+  using nerve::gpumap::kFmaLanesM;
+  using nerve::gpumap::kFmaLanesN;
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  Value baseA = x.mul(stage, lhs.stageElements());
+  Value baseB = x.mul(stage, rhs.stageElements());
+  Value laneRow = x.add(warpRow, x.mul(x.div(lane, kFmaLanesN), kFmaGroup));
+  Value laneCol = x.add(warpCol, x.mul(x.rem(lane, kFmaLanesN), kFmaGroup));
+  auto vectorType = VectorType::get({kFmaGroup}, element);
+  // The lane's elements of one operand at k: `count` groups, `spacing` apart.
+  auto read = [&](const OperandStaging &s, Value shared, Value base, Value first, int64_t k,
+                  int64_t count, int64_t spacing) {
+    SmallVector<Value> values;
+    Value row = x.add(base, x.c(k * (s.outer + nerve::gpumap::kFmaPad)));
+    for (int64_t g = 0; g < count; ++g) {
+      Value at = x.add(row, x.add(first, g * spacing));
+      Value v = vector::LoadOp::create(b, loc, vectorType, shared, ValueRange{at}, false,
+                                       llvm::MaybeAlign(16));
+      for (int64_t e = 0; e < kFmaGroup; ++e)
+        values.push_back(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e}));
+    }
+    return values;
+  };
+  SmallVector<Value> out(acc);
+  for (int64_t k = 0; k < t.getTileK(); ++k) {
+    SmallVector<Value> a = read(lhs, sharedA, baseA, laneRow, k, laneRows() / kFmaGroup,
+                                kFmaLanesM * kFmaGroup);
+    SmallVector<Value> c = read(rhs, sharedB, baseB, laneCol, k, laneColumns() / kFmaGroup,
+                                kFmaLanesN * kFmaGroup);
+    for (int64_t i = 0; i < laneRows(); ++i)
+      for (int64_t j = 0; j < laneColumns(); ++j) {
+        Value &sum = out[i * laneColumns() + j];
+        sum = LLVM::FMAOp::create(b, loc, a[i], c[j], sum);
+      }
+  }
+  return out;
+}
+
+/// fma's accumulator (i, j) at row group i / 4 (16 rows apart), row
+/// i % 4 of it, and likewise along the columns (32 apart).
+SmallVector<std::pair<Value, Value>> ContractKernel::fmaPlaces(const Ix &x) {
+  using nerve::gpumap::kFmaGroup;
+  using nerve::gpumap::kFmaLanesM;
+  using nerve::gpumap::kFmaLanesN;
+  Value laneRow = x.add(warpRow, x.mul(x.div(lane, kFmaLanesN), kFmaGroup));
+  Value laneCol = x.add(warpCol, x.mul(x.rem(lane, kFmaLanesN), kFmaGroup));
+  SmallVector<std::pair<Value, Value>> places;
+  for (int64_t i = 0; i < laneRows(); ++i)
+    for (int64_t j = 0; j < laneColumns(); ++j)
+      places.push_back(
+          {x.add(laneRow, (i / kFmaGroup) * kFmaLanesM * kFmaGroup + i % kFmaGroup),
+           x.add(laneCol, (j / kFmaGroup) * kFmaLanesN * kFmaGroup + j % kFmaGroup)});
+  return places;
+}
+
 /// Each accumulator to its output element (m, n): c0, c1 at row g, columns
 /// 2t and 2t + 1 of an instruction tile, c2, c3 eight rows below; guarded
 /// by the output's extents. With `accumulate`, the elements this thread
@@ -313,6 +386,8 @@ void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
 /// Accumulator c0, c1 at row g, columns 2t and 2t + 1 of an instruction
 /// tile, c2, c3 eight rows below, in the block's tile.
 SmallVector<std::pair<Value, Value>> ContractKernel::accumulatorPlaces(const Ix &x) {
+  if (fma())
+    return fmaPlaces(x);
   Value g = x.div(lane, 4), t2 = x.mul(x.rem(lane, 4), 2);
   Value rowBase = x.add(warpRow, g), colBase = x.add(warpCol, t2);
   SmallVector<std::pair<Value, Value>> places;
@@ -427,7 +502,8 @@ SmallVector<Value> ContractKernel::products(OpBuilder &b) {
                           arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
   ValueRange acc = mainLoop(b, t.getStages() - 1, init,
                             [&](OpBuilder &lb, Value stage, ValueRange carried) {
-                              return computeStage(lb, stage, carried);
+                              return fma() ? fmaStage(lb, stage, carried)
+                                           : computeStage(lb, stage, carried);
                             });
   return SmallVector<Value>(acc.begin(), acc.end());
 }
@@ -466,7 +542,8 @@ void ContractKernel::allocateRing(OpBuilder &b) {
     return memref::ViewOp::create(b, loc, type, raw, byteOffset, ValueRange{});
   };
   sharedA = view(lhs, start);
-  sharedB = view(rhs, x.add(start, t.getStages() * lhs.stageElements() * 2));
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  sharedB = view(rhs, x.add(start, t.getStages() * lhs.stageElements() * elementBytes));
   ringStart = start;
 }
 
@@ -516,6 +593,8 @@ void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChun
   warpRow = x.mul(x.div(warp, t.getWarpsN()), warpM);
   warpCol = x.mul(x.rem(warp, t.getWarpsN()), warpN);
   placeBlock(x, launch, x.ceilDiv(sizeM, rowsPerTile), x.ceilDiv(sizeN, t.getTileN()));
+  if (fma())
+    nerve::gpumap::OccupancyHintOp::create(b, loc, nerve::gpumap::kFmaBlocksPerSM);
   allocateRing(b);
   if (op.isScan())
     scanChunks(b, loopChunks);
@@ -537,6 +616,9 @@ void ContractKernel::build(OpBuilder &b) {
     s.kDim = kDim;
     s.kMajor = unitDim(cast<MemRefType>(global.getType())) == kDim;
     s.atoms = warpgroups() && !s.kMajor;
+    s.padded = fma();
+    if (fma()) // 16-byte copies along an outer unit stride, else transposed
+      s.chunk = s.kMajor ? 1 : nerve::gpumap::kFmaGroup;
     s.outer = outer;
     s.tileK = t.getTileK();
     s.outerSize = outerSize;
@@ -545,7 +627,11 @@ void ContractKernel::build(OpBuilder &b) {
   };
   lhs = staging(op.getLhs(), o + op.getLhsK(), t.getTileM(), sizeM);
   rhs = staging(op.getRhs(), op.getRhsK(), t.getTileN(), sizeN);
-  aligned = x.andI(rowsAligned(x, op.getLhs()), rowsAligned(x, op.getRhs()));
+  // Whether the operands copied 16 bytes at a time are aligned for it.
+  aligned = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  for (const OperandStaging *s : {&lhs, &rhs})
+    if (s->chunk * element.getIntOrFloatBitWidth() == 128)
+      aligned = x.andI(aligned, rowsAligned(x, s->global));
   rowsPerTile = x.c(t.getTileM());
   Value active = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
   int64_t sharedBytes = nerve::gpumap::contractSharedBytes(nerve::gpumap::tilingOf(t));

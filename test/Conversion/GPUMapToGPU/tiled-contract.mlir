@@ -123,3 +123,35 @@ func.func @scan(%x: memref<?x?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x?x?xf16
   }
   return
 }
+
+// -----
+
+// fma (f32, IEEE): eight warps, two blocks an SM; both tiles stored along
+// their outer dimension in 16 rows of 128 + 4 elements (3 stages, 49.5
+// KiB). lhs, read along k, is copied an element at a time (transposed on
+// the way); rhs, read along n, in 16-byte copies that bypass L1 where its
+// rows are aligned (an element a time where not). Two stages ahead; at
+// each of the 16 k, a lane reads two 4-element groups of rows and two of
+// columns as aligned vectors and adds their 64 products.
+// CHECK-LABEL: func.func @fma
+// CHECK-SAME: (%[[A:.*]]: memref<?x?xf32>, %[[B:.*]]: memref<?x?xf32>, %[[C:.*]]: memref<?x?xf32>)
+// CHECK-NOT: memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1, %{{.*}} = %c1) dynamic_shared_memory_size %c50688_i32
+// CHECK: gpumap.occupancy_hint blocks_per_sm = 2
+// CHECK: memref.view %{{.*}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<6336xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.view %{{.*}}[%c25344][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<6336xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %[[A]][{{.*}}], %{{.*}}[{{.*}}], 1, %{{.*}} : memref<?x?xf32> to memref<6336xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %[[B]][{{.*}}], %{{.*}}[{{.*}}], 4, %{{.*}} {bypassL1}
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-COUNT-4: vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<6336xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-64: llvm.intr.fma
+// CHECK: vector.load
+// CHECK: scf.yield
+// CHECK: memref.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] : memref<?x?xf32>
+func.func @fma(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
+  return
+}

@@ -26,6 +26,38 @@ func.func @wgmma_rows(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf
 
 // -----
 
+func.func @fma_lane_groups(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // expected-error @below {{invalid contract tiling: an fma warp's tile must be whole groups of 4 for each lane (rows a multiple of 16, columns of 32)}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 8, stages = 3>
+  return
+}
+
+// -----
+
+func.func @fma_accumulators(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // expected-error @below {{invalid contract tiling: an fma lane takes at most 128 accumulators}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = fma, tile_m = 256, tile_n = 256, tile_k = 16, warps_m = 2, warps_n = 2, stages = 3>
+  return
+}
+
+// -----
+
+func.func @fma_tile_k(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // expected-error @below {{invalid contract tiling: an fma tile_k must be 8, 16 or 32}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = fma, tile_m = 128, tile_n = 128, tile_k = 64, warps_m = 4, warps_n = 2, stages = 3>
+  return
+}
+
+// -----
+
+func.func @fma_copies(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // expected-error @below {{invalid contract tiling: the operand tiles must be whole 16-byte groups for every thread}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = fma, tile_m = 64, tile_n = 64, tile_k = 8, warps_m = 4, warps_n = 2, stages = 3>
+  return
+}
+
+// -----
+
 func.func @wgmma_too_much_shared(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
   // expected-error @below {{invalid contract tiling: its stages take 394240 bytes of shared memory, more than 262144}}
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 8>
@@ -37,6 +69,22 @@ func.func @wgmma_too_much_shared(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: m
 func.func @mixed_operands(%a: memref<?x?xf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32>) {
   // expected-error @below {{operands must have one element type}}
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xbf16>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+func.func @f32_on_tensor_cores(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // expected-error @below {{f32 operands take an fma tiling, 16-bit ones tensor cores}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+  return
+}
+
+// -----
+
+func.func @f16_on_fma(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
+  // expected-error @below {{f32 operands take an fma tiling, 16-bit ones tensor cores}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
   return
 }
 

@@ -42,19 +42,44 @@ tdim.kernel @rows_merge(%x: !tdim.tensor<[t: 4, b: 8, k: ?], f16>, %w: !tdim.ten
 
 // -----
 
-// The general loops keep f32, batched products, row dimensions that are
-// not one in memory (here apart in the output) and operands with no unit
-// stride; a tiling written already stays.
+// f32 operands take IEEE fused multiply-adds on every chip: blocks of
+// 128 x 128, eight warps, k 16 at a time, three stages; few static rows
+// take blocks of 64. A scan over lhs's outermost row takes the product's.
+// SM90-LABEL: tdim.kernel @fma
+// SM90: #gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
+// SM90: #gpumap.contract_tiling<instruction = fma, tile_m = 64, tile_n = 128, tile_k = 16, warps_m = 2, warps_n = 4, stages = 3>
+// SM90: scan t carry {{.*}}#gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
+// SM80-LABEL: tdim.kernel @fma
+// SM80: #gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
+!x = !tdim.tensor<[t: ?, b: ?, k: ?], f32>
+!y = !tdim.tensor<[t: ?, b: ?, j: ?], f32>
+tdim.kernel @fma(%a: !tdim.tensor<[i: ?, k: ?], f32>, %b: !tdim.tensor<[k: ?, j: ?], f32>,
+                 %few: !tdim.tensor<[i: 40, k: ?], f32>, %x: !x, %w: !tdim.tensor<[j: ?, k: ?], f32>)
+    -> (%c: !tdim.tensor<[i: ?, j: ?], f32>, %d: !tdim.tensor<[i: 40, j: ?], f32>, %s: !y) {
+  tdim.contract ins(%a, %b : !tdim.tensor<[i: ?, k: ?], f32>, !tdim.tensor<[k: ?, j: ?], f32>) outs(%c : !tdim.tensor<[i: ?, j: ?], f32>)
+  tdim.contract ins(%few, %b : !tdim.tensor<[i: 40, k: ?], f32>, !tdim.tensor<[k: ?, j: ?], f32>) outs(%d : !tdim.tensor<[i: 40, j: ?], f32>)
+  tdim.contract ins(%x, %w : !x, !tdim.tensor<[j: ?, k: ?], f32>) outs(%s : !y) scan t carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    tdim.yield %sum, %v : f32, f32
+  }
+  tdim.return
+}
+
+// -----
+
+// The general loops keep f64, batched products, row
+// dimensions that are not one in memory (here apart in the output) and
+// operands with no unit stride; a tiling written already stays.
 // SM90-LABEL: tdim.kernel @general
 // SM90-NOT: gpumap.contract_tiling
 // SM90: tdim.return
-tdim.kernel @general(%a: !tdim.tensor<[i: ?, k: ?], f32>, %b: !tdim.tensor<[k: ?, j: ?], f32>,
+tdim.kernel @general(%a: !tdim.tensor<[i: ?, k: ?], f64>, %b: !tdim.tensor<[k: ?, j: ?], f64>,
                      %x: !tdim.tensor<[t: ?, b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>,
                      %p: !tdim.tensor<[g: ?, i: ?, k: ?], f16>, %q: !tdim.tensor<[g: ?, j: ?, k: ?], f16>,
                      %s: !tdim.tensor<[i: ?, k: ?], f16, strides = [?, ?]>)
-    -> (%c: !tdim.tensor<[i: ?, j: ?], f32>, %y: !tdim.tensor<[t: ?, j: ?, b: ?], f16>,
+    -> (%c: !tdim.tensor<[i: ?, j: ?], f64>, %y: !tdim.tensor<[t: ?, j: ?, b: ?], f16>,
         %r: !tdim.tensor<[g: ?, i: ?, j: ?], f16>, %u: !tdim.tensor<[i: ?, j: ?], f16>) {
-  tdim.contract ins(%a, %b : !tdim.tensor<[i: ?, k: ?], f32>, !tdim.tensor<[k: ?, j: ?], f32>) outs(%c : !tdim.tensor<[i: ?, j: ?], f32>)
+  tdim.contract ins(%a, %b : !tdim.tensor<[i: ?, k: ?], f64>, !tdim.tensor<[k: ?, j: ?], f64>) outs(%c : !tdim.tensor<[i: ?, j: ?], f64>)
   tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[t: ?, j: ?, b: ?], f16>)
   tdim.contract ins(%p, %q : !tdim.tensor<[g: ?, i: ?, k: ?], f16>, !tdim.tensor<[g: ?, j: ?, k: ?], f16>) outs(%r : !tdim.tensor<[g: ?, i: ?, j: ?], f16>)
   tdim.contract ins(%s, %w : !tdim.tensor<[i: ?, k: ?], f16, strides = [?, ?]>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%u : !tdim.tensor<[i: ?, j: ?], f16>)

@@ -10,6 +10,11 @@
 // Few static rows take blocks of 64 rows (half the block's work is not
 // wasted on padding).
 //
+// f32 operands (IEEE, no tf32) take fma: blocks of 128 x 128 in eight
+// warps of 32 x 64, each lane 8 x 8 accumulators (two 4-groups of rows by
+// two of columns: per k, four 16-byte shared-memory reads feed 64 fused
+// multiply-adds), k in steps of 16, three stages of 33 KiB.
+//
 //===----------------------------------------------------------------------===//
 
 #include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
@@ -30,6 +35,10 @@ constexpr int64_t kSwizzlePeriod = 1024;
 } // namespace
 
 int64_t contractSharedBytes(const ContractTiling &t) {
+  if (t.instruction == MmaFamily::fma) {
+    constexpr int64_t kF32Bytes = 4;
+    return t.stages * (t.tileM + t.tileN + 2 * kFmaPad) * t.tileK * kF32Bytes;
+  }
   int64_t ring = t.stages * (t.tileM + t.tileN) * t.tileK * kElementBytes;
   return t.instruction == MmaFamily::wgmma ? ring + kSwizzlePeriod : ring;
 }
@@ -57,9 +66,33 @@ static const char *wgmmaTilingProblem(const ContractTiling &t) {
   return "";
 }
 
+static const char *fmaTilingProblem(const ContractTiling &t) {
+  int64_t threads = t.warpsM * t.warpsN * 32;
+  if (t.warpsM <= 0 || t.warpsN <= 0 || threads > 1024)
+    return "warps must be positive, at most 32 a block";
+  if (t.tileM <= 0 || t.tileN <= 0 || t.tileM % t.warpsM != 0 || t.tileN % t.warpsN != 0)
+    return "tile_m and tile_n must be positive multiples of warps_m and warps_n";
+  int64_t warpM = t.tileM / t.warpsM, warpN = t.tileN / t.warpsN;
+  if (warpM % (kFmaLanesM * kFmaGroup) != 0 || warpN % (kFmaLanesN * kFmaGroup) != 0)
+    return "an fma warp's tile must be whole groups of 4 for each lane (rows a multiple of "
+           "16, columns of 32)";
+  if ((warpM / kFmaLanesM) * (warpN / kFmaLanesN) > 128)
+    return "an fma lane takes at most 128 accumulators";
+  if (t.tileK != 8 && t.tileK != 16 && t.tileK != 32)
+    return "an fma tile_k must be 8, 16 or 32";
+  if ((t.tileM * t.tileK) % (threads * kFmaGroup) != 0 ||
+      (t.tileN * t.tileK) % (threads * kFmaGroup) != 0)
+    return "the operand tiles must be whole 16-byte groups for every thread";
+  if (t.stages < 2)
+    return "at least two stages";
+  return "";
+}
+
 const char *contractTilingProblem(const ContractTiling &t) {
   if (t.instruction == MmaFamily::wgmma)
     return wgmmaTilingProblem(t);
+  if (t.instruction == MmaFamily::fma)
+    return fmaTilingProblem(t);
   if (t.warpsM <= 0 || t.warpsN <= 0 || t.warpsM * t.warpsN > 32)
     return "warps must be positive, at most 32 a block";
   if (!isPowerOfTwo(t.tileM) || !isPowerOfTwo(t.tileN) || t.tileM < 32 || t.tileN < 32)
@@ -87,9 +120,12 @@ static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
   if (!s.scanIsOuterRow || !s.lhsKMajor)
     return std::nullopt;
   SmallVectorTilings candidates;
-  if (!chip.archSpecificName.empty())
+  if (s.lhs == ContractElement::f32)
+    candidates.push_back({MmaFamily::fma, 128, 128, 16, 4, 2, 3});
+  else if (!chip.archSpecificName.empty())
     candidates.push_back({MmaFamily::wgmma, 128, 256, 64, 8, 1, 4});
-  candidates.push_back({MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4});
+  if (s.lhs != ContractElement::f32)
+    candidates.push_back({MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4});
   for (const ContractTiling &t : candidates)
     if (contractScanSharedBytes(t, s.carried) <= chip.sharedBytesPerBlockOptIn)
       return t;
@@ -99,7 +135,8 @@ static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
 std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
                                                    const ChipProfile &chip) {
   bool sixteenBit = s.lhs == ContractElement::f16 || s.lhs == ContractElement::bf16;
-  if (!sixteenBit || s.rhs != s.lhs || s.output == ContractElement::other)
+  bool f32 = s.lhs == ContractElement::f32;
+  if ((!sixteenBit && !f32) || s.rhs != s.lhs || s.output == ContractElement::other)
     return std::nullopt;
   bool rows = s.rowDims == 1 || (s.rowDims > 1 && s.rowsMerge);
   if (!rows || s.columnDims != 1 || s.contractedDims != 1 || s.batchDims != 0)
@@ -108,6 +145,16 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
     return std::nullopt;
   if (s.scans)
     return chooseScanTiling(s, chip);
+  if (f32) {
+    // Eight warps of 32 x 64 (few static rows: of 32 x 32).
+    ContractTiling f{MmaFamily::fma, 128, 128, 16, 4, 2, 3};
+    if (s.rows > 0 && s.rows <= 64) {
+      f.tileM = 64;
+      f.warpsM = 2;
+      f.warpsN = 4;
+    }
+    return f;
+  }
   if (!chip.archSpecificName.empty()) {
     // Two warpgroups of m64n256k16 over a 128 x 256 tile, four stages of
     // 48 KiB: one block an SM.

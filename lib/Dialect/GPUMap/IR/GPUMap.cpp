@@ -111,20 +111,36 @@ static std::optional<StringRef> misplaced(StrategyKind kind, Operation *op) {
   return std::nullopt;
 }
 
+static MmaFamily familyOf(ContractInstruction instruction) {
+  switch (instruction) {
+  case ContractInstruction::mma_sync:
+    return MmaFamily::mmaSync;
+  case ContractInstruction::wgmma:
+    return MmaFamily::wgmma;
+  case ContractInstruction::fma:
+    return MmaFamily::fma;
+  }
+  llvm_unreachable("unknown contract instruction");
+}
+
 ContractTiling nerve::gpumap::tilingOf(ContractTilingAttr t) {
-  return {t.getInstruction() == ContractInstruction::wgmma ? MmaFamily::wgmma
-                                                           : MmaFamily::mmaSync,
-          t.getTileM(), t.getTileN(), t.getTileK(), t.getWarpsM(), t.getWarpsN(), t.getStages()};
+  return {familyOf(t.getInstruction()), t.getTileM(), t.getTileN(), t.getTileK(),
+          t.getWarpsM(),  t.getWarpsN(), t.getStages()};
+}
+
+ContractTilingAttr nerve::gpumap::attrOf(MLIRContext *context, const ContractTiling &t) {
+  ContractInstruction instruction = t.instruction == MmaFamily::wgmma ? ContractInstruction::wgmma
+                                    : t.instruction == MmaFamily::fma ? ContractInstruction::fma
+                                                                      : ContractInstruction::mma_sync;
+  return ContractTilingAttr::get(context, instruction, t.tileM, t.tileN, t.tileK, t.warpsM,
+                                 t.warpsN, t.stages);
 }
 
 LogicalResult ContractTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                          ContractInstruction instruction, int64_t tileM,
                                          int64_t tileN, int64_t tileK, int64_t warpsM,
                                          int64_t warpsN, int64_t stages) {
-  ContractTiling tiling{instruction == ContractInstruction::wgmma
-                            ? MmaFamily::wgmma
-                            : MmaFamily::mmaSync,
-                        tileM, tileN, tileK, warpsM, warpsN, stages};
+  ContractTiling tiling{familyOf(instruction), tileM, tileN, tileK, warpsM, warpsN, stages};
   StringRef problem = contractTilingProblem(tiling);
   if (!problem.empty())
     return emitError() << "invalid contract tiling: " << problem;
@@ -154,6 +170,8 @@ LogicalResult TiledContractOp::verify() {
                          << (o ? " (time, then a matrix)" : "");
   if (lhs.getElementType() != rhs.getElementType())
     return emitOpError("operands must have one element type");
+  if (lhs.getElementType().isF32() != (getTiling().getInstruction() == ContractInstruction::fma))
+    return emitOpError("f32 operands take an fma tiling, 16-bit ones tensor cores");
   if (!unitStrideDim(lhs) || !unitStrideDim(rhs))
     return emitOpError("each operand must have a dimension of unit stride");
   int64_t lk = o + getLhsK(), rk = getRhsK(), om = o + getOutputM();

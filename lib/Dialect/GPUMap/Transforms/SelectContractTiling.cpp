@@ -137,12 +137,7 @@ struct SelectContractTiling
       std::optional<ContractTiling> t = chooseContractTiling(contractShapeOf(op), profile);
       if (!t)
         return;
-      ContractInstruction instruction = t->instruction == MmaFamily::wgmma
-                                            ? ContractInstruction::wgmma
-                                            : ContractInstruction::mma_sync;
-      op->setAttr(GPUMapDialect::kContractTilingAttrName,
-                  ContractTilingAttr::get(op.getContext(), instruction, t->tileM, t->tileN,
-                                          t->tileK, t->warpsM, t->warpsN, t->stages));
+      op->setAttr(GPUMapDialect::kContractTilingAttrName, attrOf(op.getContext(), *t));
     });
   }
 };

@@ -19,11 +19,12 @@
 
 namespace nerve::gpumap {
 
-/// The tensor-core instruction family a tiling is for: warp-level
-/// mma.sync (m16n8k16, fragments through ldmatrix; every chip) or
-/// warpgroup-level wgmma (m64nNk16, operands read from shared memory
-/// through descriptors; sm_90 only).
-enum class MmaFamily { mmaSync, wgmma };
+/// The instruction family a tiling is for: warp-level mma.sync (m16n8k16,
+/// fragments through ldmatrix; every chip), warpgroup-level wgmma
+/// (m64nNk16, operands read from shared memory through descriptors; sm_90
+/// only), or fma: IEEE f32 fused multiply-adds on the CUDA cores (each
+/// lane an outer product of 4-element groups of rows and columns).
+enum class MmaFamily { mmaSync, wgmma, fma };
 
 /// The element types a tensor-core contraction distinguishes.
 enum class ContractElement { f16, bf16, f32, other };
@@ -67,17 +68,26 @@ struct ContractTiling {
 /// The m16n8k16 instruction's extents (mma.sync, f16 and bf16 inputs).
 constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 
-/// The tiling of a tensor-core contraction of `shape` on `chip`, or none
-/// where the general lowering must take it (not two 16-bit float operands
-/// of one type, not one column and contracted dimension and one row
+/// An fma tiling's warp: lanes 4 along m by 8 along n, each owning whole
+/// groups of 4 rows and 4 columns (a 16-byte vector in shared memory,
+/// whose rows are padded by one group against bank conflicts).
+constexpr int64_t kFmaLanesM = 4, kFmaLanesN = 8, kFmaGroup = 4, kFmaPad = 4;
+/// The blocks an SM should fit with an fma tiling (ptxas then keeps a
+/// lane's 64 accumulators and its operands within 128 registers): the
+/// CUDA cores' latencies are hidden by the other block's warps.
+constexpr int64_t kFmaBlocksPerSM = 2;
+
+/// The tiling of a contraction of `shape` on `chip`, or none where the
+/// general lowering must take it (not two float operands of one type,
+/// f16, bf16 or f32, not one column and contracted dimension and one row
 /// dimension or several that merge, a batch dimension, an operand with no
-/// unit stride).
+/// unit stride). 16-bit operands take tensor cores, f32 ones fma.
 std::optional<ContractTiling> chooseContractTiling(const ContractShape &shape,
                                                    const ChipProfile &chip);
 
 /// Bytes of shared memory the operand tiles of `tiling` take (16-bit
-/// elements), with wgmma's the 1024 bytes that align the ring to its
-/// swizzle's period.
+/// elements on tensor cores, f32 in padded rows with fma), with wgmma's
+/// the 1024 bytes that align the ring to its swizzle's period.
 int64_t contractSharedBytes(const ContractTiling &tiling);
 
 /// Bytes of shared memory a block of `tiling` takes when its epilogue
@@ -91,7 +101,11 @@ int64_t contractScanSharedBytes(const ContractTiling &tiling, int64_t carried);
 /// least two stages. wgmma: a warpgroup (four warps along m) per 64 rows,
 /// one along n, tileN 64 to 256, tileK 64 (one 128-byte swizzled row),
 /// at least three stages (the copies run two tiles behind the one whose
-/// products may still be in flight).
+/// products may still be in flight). fma: at most 1024 threads, a warp's
+/// tile whole groups of 4 for each lane (rows a multiple of 16, columns of
+/// 32), at most 128 accumulators a lane, tileK 8, 16 or 32, the operand
+/// tiles whole elements and 16-byte groups for every thread, at least two
+/// stages.
 const char *contractTilingProblem(const ContractTiling &tiling);
 
 } // namespace nerve::gpumap

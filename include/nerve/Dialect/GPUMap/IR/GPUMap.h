@@ -46,6 +46,8 @@ std::optional<unsigned> unitStrideDim(mlir::MemRefType type);
 /// The heuristics' form of a contraction's tiling.
 struct ContractTiling;
 ContractTiling tilingOf(ContractTilingAttr tiling);
+/// The attribute that records `tiling`.
+ContractTilingAttr attrOf(mlir::MLIRContext *context, const ContractTiling &tiling);
 
 /// The strategy written on `op`, if any.
 inline StrategyAttr strategyOf(mlir::Operation *op) {

@@ -126,9 +126,10 @@ def GPUMap_StrategyAttr : AttrDef<GPUMap_Dialect, "Strategy"> {
 }
 
 def GPUMap_ContractInstruction : I32EnumAttr<"ContractInstruction",
-    "the tensor-core instructions of a tiled contraction", [
+    "the instructions of a tiled contraction", [
     I32EnumAttrCase<"mma_sync", 0>,
-    I32EnumAttrCase<"wgmma", 1>
+    I32EnumAttrCase<"wgmma", 1>,
+    I32EnumAttrCase<"fma", 2>
   ]> {
   let cppNamespace = "::nerve::gpumap";
   let genSpecializedAttr = 0;
@@ -136,18 +137,20 @@ def GPUMap_ContractInstruction : I32EnumAttr<"ContractInstruction",
 
 def GPUMap_ContractTilingAttr : AttrDef<GPUMap_Dialect, "ContractTiling"> {
   let mnemonic = "contract_tiling";
-  let summary = "how a contraction's blocks run on tensor cores";
+  let summary = "how a contraction's blocks are tiled";
   let description = [{
     On a `tdim.contract` (as `gpumap.contract_tiling`, written by
     `nerve-gpu-select-contract-tiling`) and on the `gpumap.tiled_contract`
     it lowers to: each block of `warps_m x warps_n` warps computes a
-    `tile_m x tile_n` tile of the output with tensor-core instructions,
-    walking the contracted dimension `tile_k` at a time through a ring of
-    `stages` shared-memory tiles of each operand. `instruction` is
-    `mma_sync` (m16n8k16 a warp, its fragments read with ldmatrix: every
-    chip) or `wgmma` (m64n`tile_n`k16 a warpgroup of four warps, its
-    operands read from shared memory through descriptors: sm_90, operands
-    whose unit stride is along the contracted dimension).
+    `tile_m x tile_n` tile of the output, walking the contracted dimension
+    `tile_k` at a time through a ring of `stages` shared-memory tiles of
+    each operand. `instruction` is `mma_sync` (tensor cores, m16n8k16 a
+    warp, its fragments read with ldmatrix: every chip), `wgmma` (tensor
+    cores, m64n`tile_n`k16 a warpgroup of four warps, its operands read
+    from shared memory through descriptors: sm_90) or `fma` (IEEE f32
+    fused multiply-adds, no tensor cores: each warp's lanes 4 x 8, each
+    lane an outer product of whole 4-element groups of rows and columns,
+    read as vectors from tiles stored along m and n).
 
     ```mlir
     #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
@@ -192,7 +195,7 @@ def GPUMap_OccupancyHintOp : Op<GPUMap_Dialect, "occupancy_hint",
 }
 
 def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract", [SingleBlock]> {
-  let summary = "a matrix product over memrefs, tiled for tensor cores";
+  let summary = "a matrix product over memrefs, tiled";
   let description = [{
     `output[m, n] (+)= sum over k of lhs[m, k] * rhs[n, k]`, summed in f32,
     where a `tdim.contract` with a `gpumap.contract_tiling` went: the
@@ -200,7 +203,8 @@ def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract", [SingleBlock]>
     builds its launch. `lhs_k` and `rhs_k` say which dimension of each
     operand is contracted, `output_m` which of the output's is lhs's other
     one; any strides, one of them 1 in each operand. Operands are f16 or
-    bf16 (the same), the output f16, bf16 or f32. `accumulate` adds to the
+    bf16 (the same; tensor cores), or f32 (an `fma` tiling), the output
+    f16, bf16 or f32. `accumulate` adds to the
     output instead of overwriting it.
 
     The optional `epilogue` region is the contraction's: it takes the f32
@@ -229,8 +233,8 @@ def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract", [SingleBlock]>
     }
     ```
   }];
-  let arguments = (ins Arg<MemRefRankOf<[F16, BF16], [2, 3]>, "", [MemRead]>:$lhs,
-                       Arg<MemRefRankOf<[F16, BF16], [2]>, "", [MemRead]>:$rhs,
+  let arguments = (ins Arg<MemRefRankOf<[F16, BF16, F32], [2, 3]>, "", [MemRead]>:$lhs,
+                       Arg<MemRefRankOf<[F16, BF16, F32], [2]>, "", [MemRead]>:$rhs,
                        Arg<Variadic<AnyType>, "", [MemRead]>:$with,
                        Arg<MemRefRankOf<[F16, BF16, F32], [2, 3]>, "", [MemRead, MemWrite]>:$output,
                        ConfinedAttr<I64Attr, [IntMinValue<0>, IntMaxValue<1>]>:$lhs_k,

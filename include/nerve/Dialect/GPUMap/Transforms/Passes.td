@@ -11,12 +11,13 @@
 include "mlir/Pass/PassBase.td"
 
 def SelectContractTiling : Pass<"nerve-gpu-select-contract-tiling", "::mlir::ModuleOp"> {
-  let summary = "Chooses which contractions run on tensor cores, and their tiles";
+  let summary = "Chooses which contractions run as tiled kernels, and their tiles";
   let description = [{
     Decides, and writes the decision down: each `tdim.contract` that the
-    tensor-core heuristic takes (nerve/Dialect/GPUMap/Heuristics/
-    ContractTiling.h: 16-bit float operands of one type, one row, column
-    and contracted dimension, a unit stride in each operand) gets a
+    tiling heuristic takes (nerve/Dialect/GPUMap/Heuristics/
+    ContractTiling.h: float operands of one type, f16 or bf16 on tensor
+    cores, f32 with IEEE fused multiply-adds; one row, column and
+    contracted dimension, a unit stride in each operand) gets a
     `gpumap.contract_tiling` attribute sized for `chip`; the others keep
     the general lowering. A contraction that already has a tiling keeps
     it (a test forces one so). `convert-tdim-to-scf` lowers a contraction
