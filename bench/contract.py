@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """tdim.contract against cuBLAS (torch.matmul, F.linear), and Linear -> LIF, in one process.
 
-16-bit products run on tensor cores (mma.sync; wgmma on sm_90); f32 on the
-general loops; --no-tensor-cores measures the loops for every dtype.
+16-bit products run on tensor cores (mma.sync; wgmma on sm_90); f32 as IEEE
+fused multiply-adds (the fma tiling) against cuBLAS in IEEE f32 (TF32 off);
+"tf32" is f32 compiled with tf32=True (wgmma on sm_90 where both operands are
+read along k) against cuBLAS with allow_tf32; --no-tensor-cores measures the
+general loops for every dtype.
 
-Rows, each in f16, bf16 and f32 (f32 against cuBLAS in IEEE f32: TF32 off):
+Rows, each in f16, bf16, f32 and tf32:
   matmul   [i, k] x [k, j] at 4096^3 and 8192^3;
   linear   [b, k] x [j, k] (nn.Linear's weight layout, no transpose) plus a
            bias, at tokens x in x out shapes from 4096 x 1024 x 1024 to
@@ -45,7 +48,8 @@ import nerve.torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 
-DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
+          "tf32": torch.float32}
 MATMUL = """
 tdim.kernel @matmul(%a: !tdim.tensor<[i: ?, k: ?], T>, %b: !tdim.tensor<[k: ?, j: ?], T>)
     -> (%c: !tdim.tensor<[i: ?, j: ?], T>) {
@@ -114,7 +118,7 @@ CHECKS = ((257, 129, 65), (1, 300, 33), (130, 1, 70))  # rows, k, cols
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dtypes", default="f16,bf16,f32")
+    p.add_argument("--dtypes", default="f16,bf16,f32,tf32")
     p.add_argument("--rows", default="matmul,linear,linear+relu,linear+lif")
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--budget", type=float, default=2.0,
@@ -157,9 +161,11 @@ class Timer:
 
 
 def kernels(dtype, target, tensor_cores=True):
-    """The three specs in `dtype`, compiled for `target` ("cuda" or "cpu")."""
-    return {name: nerve.compile(spec.replace("], T>", "], %s>" % dtype), target=target,
-                                tensor_cores=tensor_cores)
+    """The specs in `dtype` (tf32: f32 compiled with tf32=True), compiled for
+    `target` ("cuda" or "cpu")."""
+    element = "f32" if dtype == "tf32" else dtype
+    return {name: nerve.compile(spec.replace("], T>", "], %s>" % element), target=target,
+                                tensor_cores=tensor_cores, tf32=dtype == "tf32")
             for name, spec in (("matmul", MATMUL), ("linear", LINEAR),
                                ("linear+relu", LINEAR_RELU), ("linear+lif", LINEAR_LIF),
                                ("linear_tb", LINEAR_TB))}
@@ -178,7 +184,7 @@ def lif_reference(h):
 
 def check(mods, dtype, device):
     """Each kernel against float64 at odd sizes; returns failures."""
-    tol = {"f16": 2e-2, "bf16": 8e-2, "f32": 1e-4}[dtype]
+    tol = {"f16": 2e-2, "bf16": 8e-2, "f32": 1e-4, "tf32": 2e-2}[dtype]
     dt = DTYPES[dtype]
     g = torch.Generator().manual_seed(5)
     failures = []
@@ -293,14 +299,14 @@ def main():
     if args.spikingjelly:
         sys.path.insert(0, os.path.abspath(args.spikingjelly))
         from spikingjelly.activation_based import neuron as sj
-    if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = False  # f32 rows against IEEE f32
     timer = Timer(device, args.runs, args.budget)
     print("| op | shape | dtype | nerve ms | nerve TFLOP/s | peers ms | nerve's speed "
           "against the first peer |")
     print("|---|---|---|---|---|---|---|")
     rows, failures = [], []
     for dtype in args.dtypes.split(","):
+        if device.type == "cuda":  # f32 rows against IEEE f32, tf32 rows against tf32
+            torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
         mods = kernels(dtype, device.type, not args.no_tensor_cores)
         failed = check(mods, dtype, device)
         failures += ["%s: %s" % (dtype, f) for f in failed]

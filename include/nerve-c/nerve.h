@@ -153,6 +153,9 @@ NERVE_CAPI_EXPORTED void nerveCompileOptionsSetExactMath(NerveCompileOptions opt
    general loops (nerve::CompileOptions::tensorCores). */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetTensorCores(NerveCompileOptions options,
                                                            bool tensorCores);
+/* f32 contractions may read their operands as tf32 on tensor cores (10-bit
+   mantissas, f32 sums; off by default) (nerve::CompileOptions::tf32). */
+NERVE_CAPI_EXPORTED void nerveCompileOptionsSetTF32(NerveCompileOptions options, bool tf32);
 /* libdevice.10.bc's path, "none", or empty to search. */
 NERVE_CAPI_EXPORTED void nerveCompileOptionsSetLibdevice(NerveCompileOptions options,
                                                          NerveStringRef path);

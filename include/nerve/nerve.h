@@ -60,6 +60,10 @@ struct CompileOptions {
   /// general loops. Products are summed in f32 either way, in a different
   /// order.
   bool tensorCores = true;
+  /// f32 contractions may read their operands as tf32 on tensor cores
+  /// (wgmma on sm_90, both operands read along k): 10-bit mantissas, f32
+  /// sums, as PyTorch's allow_tf32. Off: f32 products are IEEE.
+  bool tf32 = false;
   /// libdevice.10.bc; empty: look in $CUDA_HOME and /usr/local/cuda.
   std::string libdevice;
   /// Time steps of a neuron whose loads are issued together (1-128; 0 picks

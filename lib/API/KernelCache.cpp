@@ -141,7 +141,8 @@ std::string nerve::cacheKeyText(const std::string &spec, const CompileOptions &o
       << options.fastMath << " exact-math " << options.exactMath << " time-block "
       << options.neuronTimeBlock << "\n";
   if (target == Target::CUDA) {
-    key << "chip " << options.chip << " tensor-cores " << options.tensorCores << "\n";
+    key << "chip " << options.chip << " tensor-cores " << options.tensorCores << " tf32 "
+        << options.tf32 << "\n";
     // The artifacts hold deferred device code instead of PTX.
     if (options.lazyKernels)
       key << "lazy-kernels\n";

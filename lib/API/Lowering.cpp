@@ -287,6 +287,7 @@ Result<LoweredSpec> nerve::lowerSpec(const std::string &spec, const CompileOptio
     ptxOptions.fastMath = options.fastMath;
     ptxOptions.exactMath = options.exactMath;
     ptxOptions.tensorCores = options.tensorCores;
+    ptxOptions.tf32 = options.tf32;
     ptxOptions.libdevice = options.libdevice;
   }
 

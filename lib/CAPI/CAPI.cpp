@@ -177,6 +177,7 @@ void nerveCompileOptionsSetExactMath(NerveCompileOptions o, bool exactMath) {
 void nerveCompileOptionsSetTensorCores(NerveCompileOptions o, bool tensorCores) {
   unwrap(o)->tensorCores = tensorCores;
 }
+void nerveCompileOptionsSetTF32(NerveCompileOptions o, bool tf32) { unwrap(o)->tf32 = tf32; }
 void nerveCompileOptionsSetLibdevice(NerveCompileOptions o, NerveStringRef path) {
   unwrap(o)->libdevice = unwrap(path);
 }

@@ -32,6 +32,7 @@ void nerve::buildNerveToLoopsPipeline(OpPassManager &pm, const LoopsStage &stage
   if (!stage.tensorCoreChip.empty()) {
     SelectContractTilingOptions tiling;
     tiling.chip = stage.tensorCoreChip;
+    tiling.tf32 = stage.tf32;
     pm.addPass(createSelectContractTiling(tiling));
   }
   pm.addPass(createConvertTdimToSCF());

@@ -53,6 +53,7 @@ void nerve::buildNerveToNVVMPipeline(OpPassManager &pm, const NerveToPTXOptions 
   loops.shapes.assign(options.shapes.begin(), options.shapes.end());
   if (options.tensorCores)
     loops.tensorCoreChip = chipProfile(options.chip).name.str();
+  loops.tf32 = options.tf32;
   buildNerveToLoopsPipeline(pm, loops);
 
   // Parallel loops onto threads, then kernels out into gpu.modules, all

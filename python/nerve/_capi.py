@@ -124,6 +124,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "nerveCompileOptionsSetFastMath": (None, [H, c_bool]),
         "nerveCompileOptionsSetExactMath": (None, [H, c_bool]),
         "nerveCompileOptionsSetTensorCores": (None, [H, c_bool]),
+        "nerveCompileOptionsSetTF32": (None, [H, c_bool]),
         "nerveCompileOptionsSetLazyKernels": (None, [H, c_bool]),
         "nerveCompileOptionsSetSpecializeSizes": (None, [H, c_bool]),
         "nerveCompileOptionsSetStaticSize": (None, [H, S, c_int64]),

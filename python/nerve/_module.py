@@ -35,6 +35,9 @@ class CompileOptions:
     # Contractions as tiled kernels where they can: 16-bit on tensor cores, f32 with
     # IEEE fused multiply-adds (CompileOptions::tensorCores; False: the general loops).
     tensor_cores: bool = True
+    # f32 contractions may read their operands as tf32 on tensor cores (sm_90, both
+    # read along k; 10-bit mantissas, f32 sums: torch's allow_tf32). CompileOptions::tf32.
+    tf32: bool = False
     # Each kernel's PTX generated at its first launch (CompileOptions::lazyKernels).
     lazy_kernels: bool = False
     # Each kernel compiled at its launches for the sizes they bind
@@ -80,6 +83,7 @@ class _OptionsHandle:
         lib.nerveCompileOptionsSetFastMath(h, bool(o.fast_math))
         lib.nerveCompileOptionsSetExactMath(h, bool(o.exact_math))
         lib.nerveCompileOptionsSetTensorCores(h, bool(o.tensor_cores))
+        lib.nerveCompileOptionsSetTF32(h, bool(o.tf32))
         lib.nerveCompileOptionsSetLazyKernels(h, bool(o.lazy_kernels))
         lib.nerveCompileOptionsSetSpecializeSizes(h, bool(o.specialize_sizes))
         for name, size in o.static_sizes:
@@ -512,7 +516,7 @@ def compile(spec: Union[str, os.PathLike], target: str = "auto", chip: Optional[
 
     target: "auto" (CUDA when a GPU is usable, else the CPU), "cpu" or "cuda".
     chip: sm_80, sm_89, sm_90 or sm_100; None: the GPU's own.
-    options: opt_level, fast_math, exact_math, tensor_cores, lazy_kernels, specialize_sizes,
+    options: opt_level, fast_math, exact_math, tensor_cores, tf32, lazy_kernels, specialize_sizes,
     static_sizes (a dict of dimension sizes), entry, libdevice, neuron_time_block, cpu_threads,
     cache, cache_dir, cache_max_bytes (nerve::CompileOptions).
     """

@@ -103,6 +103,54 @@ def test_f32_is_ieee(cuda):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("layout", sorted(OPERANDS))
+def test_tf32_when_allowed(cuda, layout):
+    """With tf32=True, f32 operands both read along k take tensor cores as
+    tf32 (the others keep IEEE fma): within tf32's rounding of float64 at odd
+    sizes, and, on operands whose mantissas need more than 10 bits, off
+    IEEE's result by tf32's rounding (the tensor cores did take them)."""
+    tf32 = {"ik,jk"} & {layout}
+    mod = nerve.compile(spec(layout, "f32"), target="cuda", tf32=True)
+    for n, (i, k, j) in enumerate(SIZES):
+        a, b, bias, want = operands(layout, i, k, j, torch.float32, n)
+        got = mod.product(a=a.cuda(), b=b.cuda(), bias=bias.cuda()).double().cpu()
+        err = (got - want).abs().max().item()
+        assert err <= tolerance("f16", k) * (want.abs().max().item() + 1), ((i, k, j), err)
+    g = torch.Generator().manual_seed(29)
+    a = (1 + 3 * 2.0 ** -12) * 2.0 ** torch.randint(0, 4, (130, 64), generator=g).float()
+    b = (1 - 3 * 2.0 ** -13) * 2.0 ** torch.randint(0, 4, (64, 70), generator=g).float()
+    left = a if layout.startswith("ik") else a.t().contiguous()
+    right = b.t().contiguous() if layout.endswith("jk") else b
+    want = a.double() @ b.double()
+    got = mod.product(a=left.cuda(), b=right.cuda(), bias=torch.zeros(70).cuda()).double().cpu()
+    off = ((got - want).abs() / want).max().item()
+    if tf32:  # each product off by 2^-13 (rounding) or more (truncation)
+        assert off > 2.0 ** -14, off
+    else:
+        assert off < 2 * 64 * 2.0 ** -24, off
+
+
+def test_tf32_leaves_products_along_n_ieee(device):
+    """tf32=True on the CPU (the loops) and on rhs read along j (fma)."""
+    check_product(device, "ik,kj", "f32", tensor_cores=True, tf32=True, sizes=SIZES[:3])
+
+
+@pytest.mark.gpu
+def test_tf32_neuron_epilogue(cuda):
+    """A LIF scanning a linear layer's tf32 products (wgmma_tf32's scan)."""
+    mod = nerve.compile(neuron_spec("lif", "f32"), target="cuda", tf32=True)
+    g = torch.Generator().manual_seed(31)
+    for steps, batch, k, j in ((3, 5, 70, 33), (8, 100, 64, 300), (130, 3, 16, 40)):
+        x = torch.randn(steps, batch, k, generator=g)
+        w = torch.randn(j, k, generator=g) / k ** 0.5
+        h = torch.einsum("tbk,jk->tbj", x.double(), w.double())
+        want, reliable = neuron_reference(h, "lif", 0.5)
+        got = mod.layer(x=x.cuda(), w=w.cuda()).double().cpu()
+        assert reliable.double().mean() > 0.5
+        assert not ((got != want) & reliable).any(), (steps, batch, k, j)
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("dtype,layout", [("f16", "ik,jk"), ("bf16", "ik,jk"),
                                           ("f32", "ik,jk"), ("f32", "ik,kj")])
 def test_strided_views(cuda, dtype, layout):

@@ -42,6 +42,10 @@ static cl::opt<int> timeBlock("time-block",
                               cl::desc("Time steps of a neuron whose loads are issued together "
                                        "(1-128; default 0: automatic)"),
                               cl::init(0), cl::cat(category));
+static cl::opt<bool> tf32("tf32",
+                          cl::desc("f32 contractions may read their operands as tf32 on tensor "
+                                   "cores (CompileOptions::tf32)"),
+                          cl::init(false), cl::cat(category));
 static cl::opt<std::string> libdevice(
     "libdevice", cl::desc("libdevice.10.bc to link, or 'none' (default: find a CUDA toolkit)"),
     cl::init(""), cl::cat(category));
@@ -74,6 +78,7 @@ int main(int argc, char **argv) {
   options.optLevel = static_cast<int>(optLevel);
   options.libdevice = libdevice;
   options.neuronTimeBlock = timeBlock;
+  options.tf32 = tf32;
   options.entry = entry;
   for (const std::string &text : staticSizes) {
     size_t eq = text.find('=');

@@ -53,6 +53,8 @@ struct LoopsStage {
   /// (nerve-gpu-select-contract-tiling); empty: none do (the CPU, or
   /// tensor cores turned off).
   std::string tensorCoreChip;
+  /// Whether f32 contractions may take tensor cores as tf32.
+  bool tf32 = false;
 };
 
 /// From nerve's dialects to loops over memrefs: the part the CPU and GPU
@@ -120,6 +122,10 @@ struct NerveToPTXOptions : mlir::PassPipelineOptions<NerveToPTXOptions> {
                      "operands on tensor cores, f32 with IEEE fused multiply-adds (false: "
                      "every contraction by the general loops)"),
       llvm::cl::init(true)};
+  Option<bool> tf32{*this, "tf32",
+                    llvm::cl::desc("f32 contractions may read their operands as tf32 on tensor "
+                                   "cores (10-bit mantissas, f32 sums)"),
+                    llvm::cl::init(false)};
   Option<int64_t> neuronTimeBlock{
       *this, "neuron-time-block",
       llvm::cl::desc("Time steps of a neuron whose loads are issued together (0: automatic)"),

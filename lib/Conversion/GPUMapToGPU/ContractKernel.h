@@ -154,8 +154,9 @@ struct OperandStaging {
       Value inAtom = x.mul(x.xorI(x.rem(chunk, kAtomChunks), x.rem(row, 8)), kChunkElements);
       return x.add(atom, x.add(x.mul(row, kAtomChunks * kChunkElements), inAtom));
     }
-    Value key = rowElements() * 2 >= 128 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
-    return x.add(x.mul(row, rowElements()), x.mul(x.xorI(chunk, key), kChunkElements));
+    // chunk elements are 16 bytes: rows of 8 chunks or more swizzle by row.
+    Value key = rowElements() / this->chunk >= 8 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
+    return x.add(x.mul(row, rowElements()), x.mul(x.xorI(chunk, key), this->chunk));
   }
 
 };
@@ -196,7 +197,14 @@ private:
 
   Value sharedAddress; ///< the ring's first byte, 1024-aligned (wgmma)
 
-  bool warpgroups() const { return t.getInstruction() == ContractInstruction::wgmma; }
+  bool warpgroups() const {
+    return t.getInstruction() == ContractInstruction::wgmma ||
+           t.getInstruction() == ContractInstruction::wgmma_tf32;
+  }
+  bool tf32() const { return t.getInstruction() == ContractInstruction::wgmma_tf32; }
+  int64_t elementBytes() const { return element.getIntOrFloatBitWidth() / 8; }
+  /// The contracted extent of one tensor-core instruction (tf32's k8).
+  int64_t instructionK() const { return tf32() ? kMmaK / 2 : kMmaK; }
   bool fma() const { return t.getInstruction() == ContractInstruction::fma; }
   int64_t fragmentsM() const { return warpM / kMmaM; }
   int64_t fragmentsN() const { return warpN / kMmaN; }

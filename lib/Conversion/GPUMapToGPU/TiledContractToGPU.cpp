@@ -164,15 +164,15 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
 void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0,
                               Value k0, Value base) {
   int64_t perThread = s.rows() * s.chunksPerRow() / threads;
-  auto vecType = VectorType::get({kChunkElements}, element);
+  auto vecType = VectorType::get({s.chunk}, element);
   Value zero = arith::ConstantOp::create(x.b, x.loc, x.b.getFloatAttr(element, 0.0));
   for (int64_t i = 0; i < perThread; ++i) {
     Value idx = x.add(tid, i * threads);
     Value row = x.div(idx, s.chunksPerRow()), chunk = x.rem(idx, s.chunksPerRow());
-    Value along = x.mul(chunk, kChunkElements);
+    Value along = x.mul(chunk, s.chunk);
     Value vec = arith::ConstantOp::create(x.b, x.loc, vecType,
                                           DenseElementsAttr::get(vecType, x.b.getFloatAttr(element, 0.0)));
-    for (int64_t e = 0; e < kChunkElements; ++e) {
+    for (int64_t e = 0; e < s.chunk; ++e) {
       Value a = x.add(along, e);
       Value o = x.add(o0, s.kMajor ? row : a), k = x.add(k0, s.kMajor ? a : row);
       Value in = x.andI(s.inOuter(x, i, o), x.lt(k, s.kSize));
@@ -432,9 +432,9 @@ Value ContractKernel::descriptor(const Ix &x, const OperandStaging &s, Value sta
   int64_t atomBytes = s.tileK * kRowBytes;
   Value within = s.atoms ? x.add(x.mul(x.div(firstRow, kAtomChunks * kChunkElements), atomBytes),
                                  x.c(kStart * kRowBytes))
-                         : x.add(x.mul(firstRow, kRowBytes), x.c(kStart * 2));
+                         : x.add(x.mul(firstRow, kRowBytes), x.c(kStart * elementBytes()));
   Value bytes = x.add(x.add(sharedAddress, ringOffset),
-                      x.add(x.mul(stage, s.stageElements() * 2), within));
+                      x.add(x.mul(stage, s.stageElements() * elementBytes()), within));
   Type i64 = x.b.getI64Type();
   Value address = arith::IndexCastUIOp::create(x.b, x.loc, i64, bytes);
   auto i64c = [&](int64_t v) { return arith::ConstantIntOp::create(x.b, x.loc, i64, v); };
@@ -454,16 +454,19 @@ Value ContractKernel::warpgroupStage(OpBuilder &b, Value stage, Value acc) {
   Ix x{b, loc};
   MLIRContext *ctx = b.getContext();
   Value firstRow = x.mul(x.div(tid, 4 * kWarp), 4 * kMmaM);
-  int64_t ringB = t.getStages() * lhs.stageElements() * 2;
-  auto type = element.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  int64_t ringB = t.getStages() * lhs.stageElements() * elementBytes();
+  auto type = tf32()             ? NVVM::WGMMATypes::tf32
+              : element.isBF16() ? NVVM::WGMMATypes::bf16
+                                 : NVVM::WGMMATypes::f16;
   auto typeAttr = NVVM::WGMMATypesAttr::get(ctx, type);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  for (int64_t k = 0; k < t.getTileK(); k += kMmaK) {
+  for (int64_t k = 0; k < t.getTileK(); k += instructionK()) {
     Value a = descriptor(x, lhs, stage, firstRow, k, 0);
     Value bd = descriptor(x, rhs, stage, x.c(0), k, ringB);
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, acc.getType(), acc, a, bd,
-        NVVM::MMAShapeAttr::get(ctx, 4 * kMmaM, t.getTileN(), kMmaK), typeAttr, typeAttr,
+        NVVM::MMAShapeAttr::get(ctx, 4 * kMmaM, t.getTileN(), instructionK()), typeAttr,
+        typeAttr,
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
         NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
         NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
@@ -617,7 +620,8 @@ void ContractKernel::build(OpBuilder &b) {
     s.kMajor = unitDim(cast<MemRefType>(global.getType())) == kDim;
     s.atoms = warpgroups() && !s.kMajor;
     s.padded = fma();
-    if (fma()) // 16-byte copies along an outer unit stride, else transposed
+    s.chunk = 16 / elementBytes(); // 16-byte copies
+    if (fma()) // along an outer unit stride, else transposed
       s.chunk = s.kMajor ? 1 : nerve::gpumap::kFmaGroup;
     s.outer = outer;
     s.tileK = t.getTileK();

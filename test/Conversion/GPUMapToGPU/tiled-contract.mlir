@@ -155,3 +155,20 @@ func.func @fma(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
   return
 }
+
+// -----
+
+// wgmma_tf32: f32 operands, both read along k, in the 16-bit kernel's
+// bytes: rows of 32 elements (128 bytes), 16-byte copies of 4; four
+// m64n256k8 tf32 products a stage.
+// CHECK-LABEL: func.func @tf32
+// CHECK: dynamic_shared_memory_size %c197632_i32
+// CHECK: nvgpu.device_async_copy %{{.*}}[{{.*}}], %{{.*}}[{{.*}}], 4, %{{.*}} {bypassL1} : memref<?x?xf32> to memref<16384xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 256, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+func.func @tf32(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
+  return
+}

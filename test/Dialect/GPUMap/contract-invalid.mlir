@@ -58,6 +58,22 @@ func.func @fma_copies(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf
 
 // -----
 
+func.func @tf32_tile_k(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // expected-error @below {{invalid contract tiling: a wgmma tile_k must be 128-byte rows: 64 16-bit elements, 32 tf32}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>
+  return
+}
+
+// -----
+
+func.func @tf32_along_n(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // expected-error @below {{wgmma_tf32 reads both operands along k: their unit stride must be k}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
+  return
+}
+
+// -----
+
 func.func @wgmma_too_much_shared(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
   // expected-error @below {{invalid contract tiling: its stages take 394240 bytes of shared memory, more than 262144}}
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 8>
@@ -75,7 +91,7 @@ func.func @mixed_operands(%a: memref<?x?xf16>, %b: memref<?x?xbf16>, %c: memref<
 // -----
 
 func.func @f32_on_tensor_cores(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
-  // expected-error @below {{f32 operands take an fma tiling, 16-bit ones tensor cores}}
+  // expected-error @below {{f32 operands take an fma or wgmma_tf32 tiling, 16-bit ones mma_sync or wgmma}}
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
   return
 }
@@ -83,7 +99,7 @@ func.func @f32_on_tensor_cores(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: mem
 // -----
 
 func.func @f16_on_fma(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
-  // expected-error @below {{f32 operands take an fma tiling, 16-bit ones tensor cores}}
+  // expected-error @below {{f32 operands take an fma or wgmma_tf32 tiling, 16-bit ones mma_sync or wgmma}}
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
   return
 }

@@ -1,6 +1,8 @@
 // RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling=chip=sm_90 | FileCheck %s --check-prefix=SM90
 // RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling=chip=sm_80 | FileCheck %s --check-prefix=SM80
 // RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling=chip=sm_89 | FileCheck %s --check-prefix=SM89
+// RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling="chip=sm_90 tf32=true" | FileCheck %s --check-prefix=TF32
+// RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling="chip=sm_80 tf32=true" | FileCheck %s --check-prefix=TF32-SM80
 
 // 16-bit products of matrices take tensor cores: wgmma on sm_90 (any unit
 // strides), mma.sync elsewhere, four stages where two blocks' rings fit an
@@ -51,17 +53,30 @@ tdim.kernel @rows_merge(%x: !tdim.tensor<[t: 4, b: 8, k: ?], f16>, %w: !tdim.ten
 // SM90: scan t carry {{.*}}#gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
 // SM80-LABEL: tdim.kernel @fma
 // SM80: #gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
+// Where tf32 is allowed, sm_90 reads operands that are both read along k
+// as tf32 on wgmma (the linear layer, the scan); rhs read along j keeps
+// fma, as does sm_80 (no wgmma).
+// TF32-LABEL: tdim.kernel @fma
+// TF32: #gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
+// TF32: #gpumap.contract_tiling<instruction = fma, tile_m = 64
+// TF32: scan t carry {{.*}}#gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
+// TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
+// TF32-SM80-LABEL: tdim.kernel @fma
+// TF32-SM80-NOT: wgmma_tf32
+// TF32-SM80: tdim.return
 !x = !tdim.tensor<[t: ?, b: ?, k: ?], f32>
 !y = !tdim.tensor<[t: ?, b: ?, j: ?], f32>
 tdim.kernel @fma(%a: !tdim.tensor<[i: ?, k: ?], f32>, %b: !tdim.tensor<[k: ?, j: ?], f32>,
                  %few: !tdim.tensor<[i: 40, k: ?], f32>, %x: !x, %w: !tdim.tensor<[j: ?, k: ?], f32>)
-    -> (%c: !tdim.tensor<[i: ?, j: ?], f32>, %d: !tdim.tensor<[i: 40, j: ?], f32>, %s: !y) {
+    -> (%c: !tdim.tensor<[i: ?, j: ?], f32>, %d: !tdim.tensor<[i: 40, j: ?], f32>, %s: !y,
+        %l: !tdim.tensor<[i: ?, j: ?], f32>) {
   tdim.contract ins(%a, %b : !tdim.tensor<[i: ?, k: ?], f32>, !tdim.tensor<[k: ?, j: ?], f32>) outs(%c : !tdim.tensor<[i: ?, j: ?], f32>)
   tdim.contract ins(%few, %b : !tdim.tensor<[i: 40, k: ?], f32>, !tdim.tensor<[k: ?, j: ?], f32>) outs(%d : !tdim.tensor<[i: 40, j: ?], f32>)
   tdim.contract ins(%x, %w : !x, !tdim.tensor<[j: ?, k: ?], f32>) outs(%s : !y) scan t carry [0.0 : f32] epilogue {
   ^bb0(%sum: f32, %v: f32):
     tdim.yield %sum, %v : f32, f32
   }
+  tdim.contract ins(%a, %w : !tdim.tensor<[i: ?, k: ?], f32>, !tdim.tensor<[j: ?, k: ?], f32>) outs(%l : !tdim.tensor<[i: ?, j: ?], f32>)
   tdim.return
 }
 

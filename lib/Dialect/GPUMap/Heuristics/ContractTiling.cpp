@@ -13,7 +13,9 @@
 // f32 operands (IEEE, no tf32) take fma: blocks of 128 x 128 in eight
 // warps of 32 x 64, each lane 8 x 8 accumulators (two 4-groups of rows by
 // two of columns: per k, four 16-byte shared-memory reads feed 64 fused
-// multiply-adds), k in steps of 16, three stages of 33 KiB.
+// multiply-adds), k in steps of 16, three stages of 33 KiB. Where the
+// user allows tf32 (and both operands are read along k), sm_90 takes
+// wgmma on them instead: the 16-bit tiling with 128-byte rows of 32 f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,27 +30,24 @@ namespace nerve::gpumap {
 namespace {
 using SmallVectorTilings = llvm::SmallVector<ContractTiling, 2>;
 bool isPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-constexpr int64_t kElementBytes = 2;
+constexpr int64_t kHalfBytes = 2, kF32Bytes = 4;
 constexpr int64_t kChunkBytes = 16;
 constexpr int64_t kBlocksPerSM = 2;
 constexpr int64_t kSwizzlePeriod = 1024;
 } // namespace
 
 int64_t contractSharedBytes(const ContractTiling &t) {
-  if (t.instruction == MmaFamily::fma) {
-    constexpr int64_t kF32Bytes = 4;
+  if (t.instruction == MmaFamily::fma)
     return t.stages * (t.tileM + t.tileN + 2 * kFmaPad) * t.tileK * kF32Bytes;
-  }
-  int64_t ring = t.stages * (t.tileM + t.tileN) * t.tileK * kElementBytes;
-  return t.instruction == MmaFamily::wgmma ? ring + kSwizzlePeriod : ring;
+  int64_t bytes = t.instruction == MmaFamily::wgmmaTf32 ? kF32Bytes : kHalfBytes;
+  int64_t ring = t.stages * (t.tileM + t.tileN) * t.tileK * bytes;
+  return isWarpgroup(t.instruction) ? ring + kSwizzlePeriod : ring;
 }
 
 int64_t contractScanSharedBytes(const ContractTiling &t, int64_t carried) {
-  constexpr int64_t kF32Bytes = 4;
   int64_t tile = t.tileM * t.tileN * kF32Bytes;
-  int64_t staged = std::max(contractSharedBytes(t), tile + (t.instruction == MmaFamily::wgmma
-                                                                 ? kSwizzlePeriod
-                                                                 : 0));
+  int64_t staged = std::max(contractSharedBytes(t),
+                            tile + (isWarpgroup(t.instruction) ? kSwizzlePeriod : 0));
   return staged + carried * t.tileN * kF32Bytes;
 }
 
@@ -59,8 +58,8 @@ static const char *wgmmaTilingProblem(const ContractTiling &t) {
     return "a wgmma tiling takes four warps along m per 64 rows, one along n";
   if (t.tileN != 64 && t.tileN != 128 && t.tileN != 256)
     return "a wgmma tile_n must be 64, 128 or 256";
-  if (t.tileK != 64)
-    return "a wgmma tile_k must be 64 (128-byte rows)";
+  if (t.tileK != (t.instruction == MmaFamily::wgmmaTf32 ? 32 : 64))
+    return "a wgmma tile_k must be 128-byte rows: 64 16-bit elements, 32 tf32";
   if (t.stages < 3)
     return "a wgmma tiling takes at least three stages";
   return "";
@@ -89,7 +88,7 @@ static const char *fmaTilingProblem(const ContractTiling &t) {
 }
 
 const char *contractTilingProblem(const ContractTiling &t) {
-  if (t.instruction == MmaFamily::wgmma)
+  if (isWarpgroup(t.instruction))
     return wgmmaTilingProblem(t);
   if (t.instruction == MmaFamily::fma)
     return fmaTilingProblem(t);
@@ -102,8 +101,8 @@ const char *contractTilingProblem(const ContractTiling &t) {
   if (t.tileK != 32 && t.tileK != 64)
     return "tile_k must be 32 or 64";
   int64_t threads = t.warpsM * t.warpsN * 32;
-  int64_t chunksA = t.tileM * t.tileK * kElementBytes / kChunkBytes;
-  int64_t chunksB = t.tileN * t.tileK * kElementBytes / kChunkBytes;
+  int64_t chunksA = t.tileM * t.tileK * kHalfBytes / kChunkBytes;
+  int64_t chunksB = t.tileN * t.tileK * kHalfBytes / kChunkBytes;
   if (chunksA % threads != 0 || chunksB % threads != 0)
     return "the operand tiles must be whole 16-byte chunks for every thread";
   if (t.stages < 2)
@@ -116,10 +115,13 @@ const char *contractTilingProblem(const ContractTiling &t) {
 /// its own) and four stages, whose ring the f32 output tile then reuses
 /// (mma.sync's 64 KiB exactly).
 static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
-                                                      const ChipProfile &chip) {
+                                                      const ChipProfile &chip,
+                                                      bool tf32) {
   if (!s.scanIsOuterRow || !s.lhsKMajor)
     return std::nullopt;
   SmallVectorTilings candidates;
+  if (tf32)
+    candidates.push_back({MmaFamily::wgmmaTf32, 128, 256, 32, 8, 1, 4});
   if (s.lhs == ContractElement::f32)
     candidates.push_back({MmaFamily::fma, 128, 128, 16, 4, 2, 3});
   else if (!chip.archSpecificName.empty())
@@ -133,7 +135,8 @@ static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
 }
 
 std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
-                                                   const ChipProfile &chip) {
+                                                   const ChipProfile &chip,
+                                                   const ContractPermissions &allowed) {
   bool sixteenBit = s.lhs == ContractElement::f16 || s.lhs == ContractElement::bf16;
   bool f32 = s.lhs == ContractElement::f32;
   if ((!sixteenBit && !f32) || s.rhs != s.lhs || s.output == ContractElement::other)
@@ -143,8 +146,21 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
     return std::nullopt;
   if (!s.lhsUnitStride || !s.rhsUnitStride || chip.computeCapability < 80)
     return std::nullopt;
+  // tf32 on wgmma: the 16-bit tiling's bytes (rows of 32 f32), read along
+  // k by both operands (wgmma reads tf32 K-major only).
+  bool tf32 = f32 && allowed.tf32 && !chip.archSpecificName.empty() && s.lhsKMajor &&
+              s.rhsKMajor;
   if (s.scans)
-    return chooseScanTiling(s, chip);
+    return chooseScanTiling(s, chip, tf32);
+  if (tf32) {
+    ContractTiling w{MmaFamily::wgmmaTf32, 128, 256, 32, 8, 1, 4};
+    if (s.rows > 0 && s.rows <= 64) {
+      w.tileM = 64;
+      w.warpsM = 4;
+    }
+    if (contractSharedBytes(w) <= chip.sharedBytesPerBlockOptIn)
+      return w;
+  }
   if (f32) {
     // Eight warps of 32 x 64 (few static rows: of 32 x 32).
     ContractTiling f{MmaFamily::fma, 128, 128, 16, 4, 2, 3};

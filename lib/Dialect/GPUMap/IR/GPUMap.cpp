@@ -119,6 +119,8 @@ static MmaFamily familyOf(ContractInstruction instruction) {
     return MmaFamily::wgmma;
   case ContractInstruction::fma:
     return MmaFamily::fma;
+  case ContractInstruction::wgmma_tf32:
+    return MmaFamily::wgmmaTf32;
   }
   llvm_unreachable("unknown contract instruction");
 }
@@ -129,9 +131,13 @@ ContractTiling nerve::gpumap::tilingOf(ContractTilingAttr t) {
 }
 
 ContractTilingAttr nerve::gpumap::attrOf(MLIRContext *context, const ContractTiling &t) {
-  ContractInstruction instruction = t.instruction == MmaFamily::wgmma ? ContractInstruction::wgmma
-                                    : t.instruction == MmaFamily::fma ? ContractInstruction::fma
-                                                                      : ContractInstruction::mma_sync;
+  ContractInstruction instruction = ContractInstruction::mma_sync;
+  if (t.instruction == MmaFamily::wgmma)
+    instruction = ContractInstruction::wgmma;
+  else if (t.instruction == MmaFamily::wgmmaTf32)
+    instruction = ContractInstruction::wgmma_tf32;
+  else if (t.instruction == MmaFamily::fma)
+    instruction = ContractInstruction::fma;
   return ContractTilingAttr::get(context, instruction, t.tileM, t.tileN, t.tileK, t.warpsM,
                                  t.warpsN, t.stages);
 }
@@ -170,8 +176,12 @@ LogicalResult TiledContractOp::verify() {
                          << (o ? " (time, then a matrix)" : "");
   if (lhs.getElementType() != rhs.getElementType())
     return emitOpError("operands must have one element type");
-  if (lhs.getElementType().isF32() != (getTiling().getInstruction() == ContractInstruction::fma))
-    return emitOpError("f32 operands take an fma tiling, 16-bit ones tensor cores");
+  ContractInstruction instruction = getTiling().getInstruction();
+  bool f32Tiling =
+      instruction == ContractInstruction::fma || instruction == ContractInstruction::wgmma_tf32;
+  if (lhs.getElementType().isF32() != f32Tiling)
+    return emitOpError("f32 operands take an fma or wgmma_tf32 tiling, 16-bit ones mma_sync or "
+                       "wgmma");
   if (!unitStrideDim(lhs) || !unitStrideDim(rhs))
     return emitOpError("each operand must have a dimension of unit stride");
   int64_t lk = o + getLhsK(), rk = getRhsK(), om = o + getOutputM();
@@ -186,6 +196,9 @@ LogicalResult TiledContractOp::verify() {
     return emitOpError("the output's sizes differ from the operands'");
   if (o && *unitStrideDim(lhs) != lk)
     return emitOpError("a scan's lhs must have its unit stride along k");
+  if (instruction == ContractInstruction::wgmma_tf32 &&
+      (int64_t(*unitStrideDim(lhs)) != lk || int64_t(*unitStrideDim(rhs)) != rk))
+    return emitOpError("wgmma_tf32 reads both operands along k: their unit stride must be k");
   for (auto [i, in] : llvm::enumerate(getWith()))
     if (auto type = dyn_cast<MemRefType>(in.getType()); type && type.getRank() != out.getRank())
       return emitOpError() << "`with` input #" << i << " must be indexed as the output is (rank "

@@ -70,6 +70,15 @@ bool mergesRows(Type type, ArrayRef<DimAttr> rows) {
   return present == 0 || (present == rows.size() && consecutiveInOrder(tensor, rows));
 }
 
+/// Whether `operand`'s dimension that `out` lacks (the contracted one, if
+/// one) has unit stride.
+bool contractedHasUnitStride(TdimTensorType operand, TdimTensorType out) {
+  for (auto [d, stride] : llvm::zip(operand.getDims(), operand.getEffectiveStrides()))
+    if (!out.hasDim(d) && stride == 1)
+      return true;
+  return false;
+}
+
 /// What the heuristic reads of `op`.
 ContractShape contractShapeOf(ContractOp op) {
   auto lhs = cast<TdimTensorType>(op.getLhs().getType());
@@ -106,12 +115,9 @@ ContractShape contractShapeOf(ContractOp op) {
     s.carried = op.getNumCarried();
     s.scanIsOuterRow = rowDims.size() > 1 && rowDims.front() == *scan && s.rowsMerge &&
                        lhs.getPosition(*scan) == 0u && out.getPosition(*scan) == 0u;
-    std::optional<unsigned> k = std::nullopt;
-    for (DimAttr d : lhs.getDims())
-      if (!out.hasDim(d))
-        k = lhs.getPosition(d);
-    s.lhsKMajor = k && lhs.getEffectiveStrides()[*k] == 1;
   }
+  s.lhsKMajor = contractedHasUnitStride(lhs, out);
+  s.rhsKMajor = contractedHasUnitStride(rhs, out);
   for (DimAttr d : rhs.getDims())
     if (out.hasDim(d) && !lhs.hasDim(d)) {
       ++s.columnDims;
@@ -134,7 +140,10 @@ struct SelectContractTiling
     getOperation().walk([&](ContractOp op) {
       if (op->hasAttr(GPUMapDialect::kContractTilingAttrName))
         return;
-      std::optional<ContractTiling> t = chooseContractTiling(contractShapeOf(op), profile);
+      ContractPermissions allowed;
+      allowed.tf32 = tf32;
+      std::optional<ContractTiling> t =
+          chooseContractTiling(contractShapeOf(op), profile, allowed);
       if (!t)
         return;
       op->setAttr(GPUMapDialect::kContractTilingAttrName, attrOf(op.getContext(), *t));

@@ -22,9 +22,16 @@ namespace nerve::gpumap {
 /// The instruction family a tiling is for: warp-level mma.sync (m16n8k16,
 /// fragments through ldmatrix; every chip), warpgroup-level wgmma
 /// (m64nNk16, operands read from shared memory through descriptors; sm_90
-/// only), or fma: IEEE f32 fused multiply-adds on the CUDA cores (each
-/// lane an outer product of 4-element groups of rows and columns).
-enum class MmaFamily { mmaSync, wgmma, fma };
+/// only), wgmmaTf32: wgmma on f32 operands read as tf32 (m64nNk8, both
+/// operands K-major), or fma: IEEE f32 fused multiply-adds on the CUDA
+/// cores (each lane an outer product of 4-element groups of rows and
+/// columns).
+enum class MmaFamily { mmaSync, wgmma, wgmmaTf32, fma };
+
+/// Whether `family` is a warpgroup's (wgmma on 16-bit or tf32 operands).
+inline bool isWarpgroup(MmaFamily family) {
+  return family == MmaFamily::wgmma || family == MmaFamily::wgmmaTf32;
+}
 
 /// The element types a tensor-core contraction distinguishes.
 enum class ContractElement { f16, bf16, f32, other };
@@ -54,6 +61,15 @@ struct ContractShape {
   /// products and the scan.
   bool scans = false, scanIsOuterRow = false, lhsKMajor = false;
   int64_t carried = 0;
+  /// Whether rhs's unit stride is along k (with lhsKMajor: what wgmma's
+  /// tf32 reads).
+  bool rhsKMajor = false;
+};
+
+/// What the user allows a contraction: f32 operands read as tf32 on
+/// tensor cores (10-bit mantissas, f32 sums; PyTorch's allow_tf32).
+struct ContractPermissions {
+  bool tf32 = false;
 };
 
 /// A block's tile of the output and of the contracted dimension, its warps
@@ -81,9 +97,12 @@ constexpr int64_t kFmaBlocksPerSM = 2;
 /// general lowering must take it (not two float operands of one type,
 /// f16, bf16 or f32, not one column and contracted dimension and one row
 /// dimension or several that merge, a batch dimension, an operand with no
-/// unit stride). 16-bit operands take tensor cores, f32 ones fma.
+/// unit stride). 16-bit operands take tensor cores, f32 ones fma, or
+/// wgmma_tf32 where `allowed` says so, the chip has wgmma and both
+/// operands are read along k.
 std::optional<ContractTiling> chooseContractTiling(const ContractShape &shape,
-                                                   const ChipProfile &chip);
+                                                   const ChipProfile &chip,
+                                                   const ContractPermissions &allowed = {});
 
 /// Bytes of shared memory the operand tiles of `tiling` take (16-bit
 /// elements on tensor cores, f32 in padded rows with fma), with wgmma's
@@ -99,7 +118,8 @@ int64_t contractScanSharedBytes(const ContractTiling &tiling, int64_t carried);
 /// Why `tiling` cannot be applied, or an empty string. mma.sync: every
 /// warp's tile a whole number of instruction tiles, tileK 32 or 64, at
 /// least two stages. wgmma: a warpgroup (four warps along m) per 64 rows,
-/// one along n, tileN 64 to 256, tileK 64 (one 128-byte swizzled row),
+/// one along n, tileN 64 to 256, tileK 64 (32 for tf32: one 128-byte
+/// swizzled row),
 /// at least three stages (the copies run two tiles behind the one whose
 /// products may still be in flight). fma: at most 1024 threads, a warp's
 /// tile whole groups of 4 for each lane (rows a multiple of 16, columns of

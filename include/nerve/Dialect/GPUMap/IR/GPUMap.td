@@ -129,7 +129,8 @@ def GPUMap_ContractInstruction : I32EnumAttr<"ContractInstruction",
     "the instructions of a tiled contraction", [
     I32EnumAttrCase<"mma_sync", 0>,
     I32EnumAttrCase<"wgmma", 1>,
-    I32EnumAttrCase<"fma", 2>
+    I32EnumAttrCase<"fma", 2>,
+    I32EnumAttrCase<"wgmma_tf32", 3>
   ]> {
   let cppNamespace = "::nerve::gpumap";
   let genSpecializedAttr = 0;
@@ -147,7 +148,9 @@ def GPUMap_ContractTilingAttr : AttrDef<GPUMap_Dialect, "ContractTiling"> {
     each operand. `instruction` is `mma_sync` (tensor cores, m16n8k16 a
     warp, its fragments read with ldmatrix: every chip), `wgmma` (tensor
     cores, m64n`tile_n`k16 a warpgroup of four warps, its operands read
-    from shared memory through descriptors: sm_90) or `fma` (IEEE f32
+    from shared memory through descriptors: sm_90), `wgmma_tf32` (the same
+    on f32 operands read as tf32, m64n`tile_n`k8: both operands' unit
+    stride along k, 128-byte rows of 32 elements) or `fma` (IEEE f32
     fused multiply-adds, no tensor cores: each warp's lanes 4 x 8, each
     lane an outer product of whole 4-element groups of rows and columns,
     read as vectors from tiles stored along m and n).
@@ -203,7 +206,8 @@ def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract", [SingleBlock]>
     builds its launch. `lhs_k` and `rhs_k` say which dimension of each
     operand is contracted, `output_m` which of the output's is lhs's other
     one; any strides, one of them 1 in each operand. Operands are f16 or
-    bf16 (the same; tensor cores), or f32 (an `fma` tiling), the output
+    bf16 (the same; tensor cores), or f32 (an `fma` tiling, or
+    `wgmma_tf32`: read as tf32), the output
     f16, bf16 or f32. `accumulate` adds to the
     output instead of overwriting it.
 

@@ -17,7 +17,8 @@ def SelectContractTiling : Pass<"nerve-gpu-select-contract-tiling", "::mlir::Mod
     tiling heuristic takes (nerve/Dialect/GPUMap/Heuristics/
     ContractTiling.h: float operands of one type, f16 or bf16 on tensor
     cores, f32 with IEEE fused multiply-adds; one row, column and
-    contracted dimension, a unit stride in each operand) gets a
+    contracted dimension, a unit stride in each operand; with `tf32`, f32
+    operands read along k take tensor cores on sm_90 as tf32) gets a
     `gpumap.contract_tiling` attribute sized for `chip`; the others keep
     the general lowering. A contraction that already has a tiling keeps
     it (a test forces one so). `convert-tdim-to-scf` lowers a contraction
@@ -26,7 +27,9 @@ def SelectContractTiling : Pass<"nerve-gpu-select-contract-tiling", "::mlir::Mod
   let dependentDialects = ["::nerve::gpumap::GPUMapDialect"];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90\"",
-           "The GPU the tiles are sized for (sm_80, sm_89, sm_90, sm_100)">
+           "The GPU the tiles are sized for (sm_80, sm_89, sm_90, sm_100)">,
+    Option<"tf32", "tf32", "bool", "false",
+           "f32 operands may be read as tf32 on tensor cores (10-bit mantissas)">
   ];
 }
 
