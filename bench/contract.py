@@ -3,8 +3,8 @@
 
 16-bit products run on tensor cores (mma.sync; wgmma on sm_90); f32 as IEEE
 fused multiply-adds (the fma tiling) against cuBLAS in IEEE f32 (TF32 off);
-"tf32" is f32 compiled with tf32=True (wgmma on sm_90 where both operands are
-read along k) against cuBLAS with allow_tf32; --no-tensor-cores measures the
+"tf32" is f32 compiled with tf32=True (wgmma on sm_90) against cuBLAS with
+allow_tf32; --no-tensor-cores measures the
 general loops for every dtype.
 
 Rows, each in f16, bf16, f32 and tf32:

@@ -71,9 +71,8 @@ TEST(ContractTilingHeuristics, F32TakesFusedMultiplyAdds) {
   EXPECT_EQ(contractScanSharedBytes(*st, 2), 128 * 128 * 4 + 2 * 128 * 4);
 }
 
-TEST(ContractTilingHeuristics, Tf32OnlyWhereAllowedOnWgmmaAlongK) {
+TEST(ContractTilingHeuristics, Tf32OnlyWhereAllowedOnWgmma) {
   ContractShape s = linearLayer(ContractElement::f32);
-  s.lhsKMajor = s.rhsKMajor = true;
   ContractPermissions tf32;
   tf32.tf32 = true;
   const ChipProfile &sm90 = chipProfile(GpuChip::sm_90);
@@ -84,15 +83,11 @@ TEST(ContractTilingHeuristics, Tf32OnlyWhereAllowedOnWgmmaAlongK) {
   EXPECT_EQ(t->tileK, 32); // 128-byte rows of f32
   EXPECT_STREQ(contractTilingProblem(*t), "");
   EXPECT_EQ(contractSharedBytes(*t), 4 * (128 + 256) * 32 * 4 + 1024);
-  // wgmma reads tf32 along k only; sm_80 has no wgmma.
-  ContractShape alongN = s;
-  alongN.rhsKMajor = false;
-  EXPECT_EQ(chooseContractTiling(alongN, sm90, tf32)->instruction, MmaFamily::fma);
+  // sm_80 has no wgmma.
   EXPECT_EQ(chooseContractTiling(s, chipProfile(GpuChip::sm_80), tf32)->instruction,
             MmaFamily::fma);
   // 16-bit operands are unaffected.
   ContractShape half = linearLayer(ContractElement::f16);
-  half.lhsKMajor = half.rhsKMajor = true;
   EXPECT_EQ(chooseContractTiling(half, sm90, tf32)->instruction, MmaFamily::wgmma);
   ContractTiling wrongK = *t;
   wrongK.tileK = 64;

@@ -91,6 +91,13 @@ struct OperandStaging {
   /// columns at a k as one vector. A K-major operand is then copied an
   /// element at a time (transposed on the way).
   bool padded = false;
+  /// wgmma_tf32's layout for an operand read along its outer dimension:
+  /// K-major swizzled rows (tf32 has no transposed wgmma), filled an
+  /// element at a time; `sharedChunk` elements are 16 bytes.
+  bool transposeToK = false;
+  int64_t sharedChunk = kChunkElements;
+  /// Whether the stage holds rows along k (what wgmma and ldmatrix read).
+  bool sharedKMajor() const { return kMajor || transposeToK; }
   /// wgmma's layout of a tile whose rows run along the outer dimension:
   /// atoms of 64 outer elements (128-byte rows) by tileK rows, one after
   /// another along the outer dimension.
@@ -132,6 +139,11 @@ struct OperandStaging {
 
   /// Element offset in a stage of copy `chunk` of line `row`.
   Value destination(const Ix &x, Value row, Value chunkIndex) const {
+    if (transposeToK) { // element (k = row, outer = chunkIndex), rows of tileK
+      Value chunkAlongK = x.xorI(x.div(row, sharedChunk), x.rem(chunkIndex, 8));
+      return x.add(x.mul(chunkIndex, tileK),
+                   x.add(x.mul(chunkAlongK, sharedChunk), x.rem(row, sharedChunk)));
+    }
     if (!padded)
       return swizzled(x, row, chunkIndex);
     Value along = x.mul(chunkIndex, chunk);

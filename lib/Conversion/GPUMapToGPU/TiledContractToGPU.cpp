@@ -183,7 +183,7 @@ void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared
       vec = vector::InsertOp::create(x.b, x.loc, v, vec, ArrayRef<int64_t>{e});
     }
     vector::StoreOp::create(x.b, x.loc, vec, shared,
-                            ValueRange{x.add(base, s.swizzled(x, row, chunk))});
+                            ValueRange{x.add(base, s.destination(x, row, chunk))});
   }
 }
 
@@ -471,8 +471,10 @@ Value ContractKernel::warpgroupStage(OpBuilder &b, Value stage, Value acc) {
         NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
         NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
         NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(ctx, lhs.kMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col),
-        NVVM::MMALayoutAttr::get(ctx, rhs.kMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(ctx, lhs.sharedKMajor() ? NVVM::MMALayout::row
+                                                         : NVVM::MMALayout::col),
+        NVVM::MMALayoutAttr::get(ctx, rhs.sharedKMajor() ? NVVM::MMALayout::col
+                                                         : NVVM::MMALayout::row),
         nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
@@ -618,9 +620,13 @@ void ContractKernel::build(OpBuilder &b) {
     s.global = global;
     s.kDim = kDim;
     s.kMajor = unitDim(cast<MemRefType>(global.getType())) == kDim;
-    s.atoms = warpgroups() && !s.kMajor;
+    s.atoms = warpgroups() && !s.kMajor && !tf32();
     s.padded = fma();
-    s.chunk = 16 / elementBytes(); // 16-byte copies
+    s.chunk = s.sharedChunk = 16 / elementBytes(); // 16-byte copies
+    if (tf32() && !s.kMajor) { // transposed an element at a time
+      s.transposeToK = true;
+      s.chunk = 1;
+    }
     if (fma()) // along an outer unit stride, else transposed
       s.chunk = s.kMajor ? 1 : nerve::gpumap::kFmaGroup;
     s.outer = outer;

@@ -66,14 +66,6 @@ func.func @tf32_tile_k(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?x
 
 // -----
 
-func.func @tf32_along_n(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
-  // expected-error @below {{wgmma_tf32 reads both operands along k: their unit stride must be k}}
-  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
-  return
-}
-
-// -----
-
 func.func @wgmma_too_much_shared(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
   // expected-error @below {{invalid contract tiling: its stages take 394240 bytes of shared memory, more than 262144}}
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 8>

@@ -53,12 +53,11 @@ tdim.kernel @rows_merge(%x: !tdim.tensor<[t: 4, b: 8, k: ?], f16>, %w: !tdim.ten
 // SM90: scan t carry {{.*}}#gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
 // SM80-LABEL: tdim.kernel @fma
 // SM80: #gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
-// Where tf32 is allowed, sm_90 reads operands that are both read along k
-// as tf32 on wgmma (the linear layer, the scan); rhs read along j keeps
-// fma, as does sm_80 (no wgmma).
+// Where tf32 is allowed, sm_90 reads f32 operands as tf32 on wgmma in any
+// layout (rhs read along j too); sm_80 (no wgmma) keeps fma.
 // TF32-LABEL: tdim.kernel @fma
-// TF32: #gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
-// TF32: #gpumap.contract_tiling<instruction = fma, tile_m = 64
+// TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
+// TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 64, tile_n = 256, tile_k = 32, warps_m = 4
 // TF32: scan t carry {{.*}}#gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
 // TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
 // TF32-SM80-LABEL: tdim.kernel @fma

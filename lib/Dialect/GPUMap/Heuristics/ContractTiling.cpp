@@ -14,8 +14,8 @@
 // warps of 32 x 64, each lane 8 x 8 accumulators (two 4-groups of rows by
 // two of columns: per k, four 16-byte shared-memory reads feed 64 fused
 // multiply-adds), k in steps of 16, three stages of 33 KiB. Where the
-// user allows tf32 (and both operands are read along k), sm_90 takes
-// wgmma on them instead: the 16-bit tiling with 128-byte rows of 32 f32.
+// user allows tf32, sm_90 takes wgmma on them instead: the 16-bit tiling
+// with 128-byte rows of 32 f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,10 +146,10 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
     return std::nullopt;
   if (!s.lhsUnitStride || !s.rhsUnitStride || chip.computeCapability < 80)
     return std::nullopt;
-  // tf32 on wgmma: the 16-bit tiling's bytes (rows of 32 f32), read along
-  // k by both operands (wgmma reads tf32 K-major only).
-  bool tf32 = f32 && allowed.tf32 && !chip.archSpecificName.empty() && s.lhsKMajor &&
-              s.rhsKMajor;
+  // tf32 on wgmma: the 16-bit tiling's bytes (rows of 32 f32; wgmma reads
+  // tf32 K-major only, so an operand read along m or n is transposed as
+  // it is copied).
+  bool tf32 = f32 && allowed.tf32 && !chip.archSpecificName.empty();
   if (s.scans)
     return chooseScanTiling(s, chip, tf32);
   if (tf32) {

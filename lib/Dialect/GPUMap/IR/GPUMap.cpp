@@ -196,9 +196,6 @@ LogicalResult TiledContractOp::verify() {
     return emitOpError("the output's sizes differ from the operands'");
   if (o && *unitStrideDim(lhs) != lk)
     return emitOpError("a scan's lhs must have its unit stride along k");
-  if (instruction == ContractInstruction::wgmma_tf32 &&
-      (int64_t(*unitStrideDim(lhs)) != lk || int64_t(*unitStrideDim(rhs)) != rk))
-    return emitOpError("wgmma_tf32 reads both operands along k: their unit stride must be k");
   for (auto [i, in] : llvm::enumerate(getWith()))
     if (auto type = dyn_cast<MemRefType>(in.getType()); type && type.getRank() != out.getRank())
       return emitOpError() << "`with` input #" << i << " must be indexed as the output is (rank "

@@ -117,7 +117,6 @@ ContractShape contractShapeOf(ContractOp op) {
                        lhs.getPosition(*scan) == 0u && out.getPosition(*scan) == 0u;
   }
   s.lhsKMajor = contractedHasUnitStride(lhs, out);
-  s.rhsKMajor = contractedHasUnitStride(rhs, out);
   for (DimAttr d : rhs.getDims())
     if (out.hasDim(d) && !lhs.hasDim(d)) {
       ++s.columnDims;

@@ -23,7 +23,7 @@ namespace nerve::gpumap {
 /// fragments through ldmatrix; every chip), warpgroup-level wgmma
 /// (m64nNk16, operands read from shared memory through descriptors; sm_90
 /// only), wgmmaTf32: wgmma on f32 operands read as tf32 (m64nNk8, both
-/// operands K-major), or fma: IEEE f32 fused multiply-adds on the CUDA
+/// operands staged K-major), or fma: IEEE f32 fused multiply-adds on the CUDA
 /// cores (each lane an outer product of 4-element groups of rows and
 /// columns).
 enum class MmaFamily { mmaSync, wgmma, wgmmaTf32, fma };
@@ -61,9 +61,6 @@ struct ContractShape {
   /// products and the scan.
   bool scans = false, scanIsOuterRow = false, lhsKMajor = false;
   int64_t carried = 0;
-  /// Whether rhs's unit stride is along k (with lhsKMajor: what wgmma's
-  /// tf32 reads).
-  bool rhsKMajor = false;
 };
 
 /// What the user allows a contraction: f32 operands read as tf32 on
@@ -98,8 +95,7 @@ constexpr int64_t kFmaBlocksPerSM = 2;
 /// f16, bf16 or f32, not one column and contracted dimension and one row
 /// dimension or several that merge, a batch dimension, an operand with no
 /// unit stride). 16-bit operands take tensor cores, f32 ones fma, or
-/// wgmma_tf32 where `allowed` says so, the chip has wgmma and both
-/// operands are read along k.
+/// wgmma_tf32 where `allowed` says so and the chip has wgmma.
 std::optional<ContractTiling> chooseContractTiling(const ContractShape &shape,
                                                    const ChipProfile &chip,
                                                    const ContractPermissions &allowed = {});

@@ -149,8 +149,9 @@ def GPUMap_ContractTilingAttr : AttrDef<GPUMap_Dialect, "ContractTiling"> {
     warp, its fragments read with ldmatrix: every chip), `wgmma` (tensor
     cores, m64n`tile_n`k16 a warpgroup of four warps, its operands read
     from shared memory through descriptors: sm_90), `wgmma_tf32` (the same
-    on f32 operands read as tf32, m64n`tile_n`k8: both operands' unit
-    stride along k, 128-byte rows of 32 elements) or `fma` (IEEE f32
+    on f32 operands read as tf32, m64n`tile_n`k8: 128-byte rows of 32
+    elements along k, an operand read along m or n transposed as it is
+    copied) or `fma` (IEEE f32
     fused multiply-adds, no tensor cores: each warp's lanes 4 x 8, each
     lane an outer product of whole 4-element groups of rows and columns,
     read as vectors from tiles stored along m and n).
