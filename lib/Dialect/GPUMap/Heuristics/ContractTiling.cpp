@@ -134,6 +134,21 @@ static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
   return std::nullopt;
 }
 
+/// Two warpgroups of m64n256 over a 128 x 256 tile (few static rows: one
+/// over 64 x 256), four stages of 128-byte rows (48 KiB each, 16-bit or
+/// tf32): one block an SM.
+static std::optional<ContractTiling> warpgroupTiling(const ContractShape &s,
+                                                     const ChipProfile &chip, MmaFamily family) {
+  ContractTiling w{family, 128, 256, family == MmaFamily::wgmmaTf32 ? 32 : 64, 8, 1, 4};
+  if (s.rows > 0 && s.rows <= 64) {
+    w.tileM = 64;
+    w.warpsM = 4;
+  }
+  if (contractSharedBytes(w) > chip.sharedBytesPerBlockOptIn)
+    return std::nullopt;
+  return w;
+}
+
 std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
                                                    const ChipProfile &chip,
                                                    const ContractPermissions &allowed) {
@@ -152,15 +167,9 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
   bool tf32 = f32 && allowed.tf32 && !chip.archSpecificName.empty();
   if (s.scans)
     return chooseScanTiling(s, chip, tf32);
-  if (tf32) {
-    ContractTiling w{MmaFamily::wgmmaTf32, 128, 256, 32, 8, 1, 4};
-    if (s.rows > 0 && s.rows <= 64) {
-      w.tileM = 64;
-      w.warpsM = 4;
-    }
-    if (contractSharedBytes(w) <= chip.sharedBytesPerBlockOptIn)
+  if (tf32)
+    if (std::optional<ContractTiling> w = warpgroupTiling(s, chip, MmaFamily::wgmmaTf32))
       return w;
-  }
   if (f32) {
     // Eight warps of 32 x 64 (few static rows: of 32 x 32).
     ContractTiling f{MmaFamily::fma, 128, 128, 16, 4, 2, 3};
@@ -171,17 +180,9 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
     }
     return f;
   }
-  if (!chip.archSpecificName.empty()) {
-    // Two warpgroups of m64n256k16 over a 128 x 256 tile, four stages of
-    // 48 KiB: one block an SM.
-    ContractTiling w{MmaFamily::wgmma, 128, 256, 64, 8, 1, 4};
-    if (s.rows > 0 && s.rows <= 64) {
-      w.tileM = 64;
-      w.warpsM = 4;
-    }
-    if (contractSharedBytes(w) <= chip.sharedBytesPerBlockOptIn)
+  if (!chip.archSpecificName.empty())
+    if (std::optional<ContractTiling> w = warpgroupTiling(s, chip, MmaFamily::wgmma))
       return w;
-  }
   ContractTiling t{MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4};
   if (s.rows > 0 && s.rows <= 64) {
     t.tileM = 64;
