@@ -103,14 +103,15 @@ def test_f32_is_ieee(cuda):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("chip", [None, "sm_80"])  # the GPU's own (wgmma on sm_90), mma.sync
 @pytest.mark.parametrize("layout", sorted(OPERANDS))
-def test_tf32_when_allowed(cuda, layout):
+def test_tf32_when_allowed(cuda, layout, chip):
     """With tf32=True, f32 operands take tensor cores as tf32 in every
     layout (one read along m or n transposed as it is staged): within tf32's
     rounding of float64 at odd sizes, and, on operands whose mantissas need
     more than 10 bits, off IEEE's result by tf32's rounding (the tensor cores
     did take them)."""
-    mod = nerve.compile(spec(layout, "f32"), target="cuda", tf32=True)
+    mod = nerve.compile(spec(layout, "f32"), target="cuda", chip=chip, tf32=True)
     for n, (i, k, j) in enumerate(SIZES):
         a, b, bias, want = operands(layout, i, k, j, torch.float32, n)
         got = mod.product(a=a.cuda(), b=b.cuda(), bias=bias.cuda()).double().cpu()
@@ -133,9 +134,11 @@ def test_tf32_option_on_the_cpu():
 
 
 @pytest.mark.gpu
-def test_tf32_neuron_epilogue(cuda):
-    """A LIF scanning a linear layer's tf32 products (wgmma_tf32's scan)."""
-    mod = nerve.compile(neuron_spec("lif", "f32"), target="cuda", tf32=True)
+@pytest.mark.parametrize("chip", [None, "sm_80"])
+def test_tf32_neuron_epilogue(cuda, chip):
+    """A LIF scanning a linear layer's tf32 products (wgmma_tf32's scan on
+    sm_90, mma_sync_tf32's compiled for sm_80)."""
+    mod = nerve.compile(neuron_spec("lif", "f32"), target="cuda", chip=chip, tf32=True)
     g = torch.Generator().manual_seed(31)
     for steps, batch, k, j in ((3, 5, 70, 33), (8, 100, 64, 300), (130, 3, 16, 40)):
         x = torch.randn(steps, batch, k, generator=g)

@@ -83,9 +83,15 @@ TEST(ContractTilingHeuristics, Tf32OnlyWhereAllowedOnWgmma) {
   EXPECT_EQ(t->tileK, 32); // 128-byte rows of f32
   EXPECT_STREQ(contractTilingProblem(*t), "");
   EXPECT_EQ(contractSharedBytes(*t), 4 * (128 + 256) * 32 * 4 + 1024);
-  // sm_80 has no wgmma.
-  EXPECT_EQ(chooseContractTiling(s, chipProfile(GpuChip::sm_80), tf32)->instruction,
-            MmaFamily::fma);
+  // Chips without wgmma take mma.sync's m16n8k8 tf32, in the shared memory
+  // they have.
+  for (GpuChip c : {GpuChip::sm_80, GpuChip::sm_89}) {
+    std::optional<ContractTiling> m = chooseContractTiling(s, chipProfile(c), tf32);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->instruction, MmaFamily::mmaSyncTf32);
+    EXPECT_STREQ(contractTilingProblem(*m), "");
+    EXPECT_LE(contractSharedBytes(*m), chipProfile(c).sharedBytesPerBlockOptIn);
+  }
   // 16-bit operands are unaffected.
   ContractShape half = linearLayer(ContractElement::f16);
   EXPECT_EQ(chooseContractTiling(half, sm90, tf32)->instruction, MmaFamily::wgmma);

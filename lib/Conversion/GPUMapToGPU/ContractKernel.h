@@ -137,13 +137,17 @@ struct OperandStaging {
   }
   int64_t chunksPerRow() const { return rowElements() / chunk; }
 
+  /// Element offset in a stage held K-major (sharedKMajor) of the 16-byte
+  /// chunk `kChunk` of outer row `o`: rows of tileK, swizzled.
+  Value alongK(const Ix &x, Value o, Value kChunk) const {
+    Value key = tileK / sharedChunk >= 8 ? x.rem(o, 8) : x.rem(x.div(o, 2), 4);
+    return x.add(x.mul(o, tileK), x.mul(x.xorI(kChunk, key), sharedChunk));
+  }
+
   /// Element offset in a stage of copy `chunk` of line `row`.
   Value destination(const Ix &x, Value row, Value chunkIndex) const {
-    if (transposeToK) { // element (k = row, outer = chunkIndex), rows of tileK
-      Value chunkAlongK = x.xorI(x.div(row, sharedChunk), x.rem(chunkIndex, 8));
-      return x.add(x.mul(chunkIndex, tileK),
-                   x.add(x.mul(chunkAlongK, sharedChunk), x.rem(row, sharedChunk)));
-    }
+    if (transposeToK) // element (k = row, outer = chunkIndex)
+      return x.add(alongK(x, chunkIndex, x.div(row, sharedChunk)), x.rem(row, sharedChunk));
     if (!padded)
       return swizzled(x, row, chunkIndex);
     Value along = x.mul(chunkIndex, chunk);
@@ -213,7 +217,10 @@ private:
     return t.getInstruction() == ContractInstruction::wgmma ||
            t.getInstruction() == ContractInstruction::wgmma_tf32;
   }
-  bool tf32() const { return t.getInstruction() == ContractInstruction::wgmma_tf32; }
+  bool tf32() const {
+    return t.getInstruction() == ContractInstruction::wgmma_tf32 ||
+           t.getInstruction() == ContractInstruction::mma_sync_tf32;
+  }
   int64_t elementBytes() const { return element.getIntOrFloatBitWidth() / 8; }
   /// The contracted extent of one tensor-core instruction (tf32's k8).
   int64_t instructionK() const { return tf32() ? kMmaK / 2 : kMmaK; }

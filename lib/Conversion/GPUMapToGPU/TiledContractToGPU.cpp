@@ -195,32 +195,40 @@ Value ContractKernel::loadFragment(const Ix &x, const OperandStaging &s, Value s
                                    Value base, Value outerStart, int64_t kStart, bool pairOfN) {
   Value l8 = x.rem(lane, 8), q = x.rem(x.div(lane, 8), 2), h = x.div(lane, 16);
   Value outerOff, kOff; // the lane's row address, in (outer, k)
-  if (s.kMajor) {
-    // Rows along the outer dimension, 8 k a matrix.
+  if (s.sharedKMajor()) {
+    // Rows along the outer dimension, 16 bytes of k a matrix.
     outerOff = pairOfN ? x.add(l8, x.mul(h, 8)) : x.rem(lane, 16);
-    kOff = x.mul(pairOfN ? q : h, 8);
+    kOff = x.mul(pairOfN ? q : h, s.sharedChunk);
   } else {
     // Rows along k; the outer dimension in 8-wide columns.
     kOff = x.add(l8, x.mul(pairOfN ? q : h, 8));
     outerOff = x.mul(pairOfN ? h : q, 8);
   }
   Value o = x.add(outerStart, outerOff), k = x.add(kOff, kStart);
-  Value row = s.kMajor ? o : k, along = s.kMajor ? k : o;
-  Value at = x.add(base, s.swizzled(x, row, x.div(along, kChunkElements)));
-  auto type = VectorType::get({4, 2}, element);
-  return nvgpu::LdMatrixOp::create(x.b, x.loc, type, shared, ValueRange{at}, !s.kMajor, 4);
+  Value at = s.sharedKMajor() ? s.alongK(x, o, x.div(k, s.sharedChunk))
+                              : s.swizzled(x, k, x.div(o, s.sharedChunk));
+  // Each lane's share of four 8 x 16-byte matrices: two 16-bit elements
+  // or one tf32.
+  auto type = VectorType::get({4, s.sharedChunk / 4}, element);
+  return nvgpu::LdMatrixOp::create(x.b, x.loc, type, shared, ValueRange{x.add(base, at)},
+                                   !s.sharedKMajor(), 4);
 }
 
 } // namespace nerve::gpumap_to_gpu
 
 namespace nerve::gpumap_to_gpu {
 
-/// The 32-bit registers of an ldmatrix result: row `r` of vector<4x2xT>,
-/// as nvvm.mma.sync takes them (vector<2xf16>, or i32 for bf16).
+/// The 32-bit registers of an ldmatrix result: row `r` of vector<4x2xT>
+/// or vector<4x1xf32>, as nvvm.mma.sync takes them (vector<2xf16>, or i32
+/// for bf16 and tf32).
 Value fragmentRegister(const Ix &x, Value fragment, int64_t r) {
   Value pair = vector::ExtractOp::create(x.b, x.loc, fragment, ArrayRef<int64_t>{r});
   if (cast<VectorType>(pair.getType()).getElementType().isF16())
     return pair;
+  if (cast<VectorType>(pair.getType()).getElementType().isF32()) {
+    Value v = vector::ExtractOp::create(x.b, x.loc, pair, ArrayRef<int64_t>{0});
+    return arith::BitcastOp::create(x.b, x.loc, x.b.getI32Type(), v);
+  }
   auto i32x1 = VectorType::get({1}, x.b.getI32Type());
   Value word = vector::BitCastOp::create(x.b, x.loc, i32x1, pair);
   return vector::ExtractOp::create(x.b, x.loc, word, ArrayRef<int64_t>{0});
@@ -232,10 +240,12 @@ SmallVector<Value> ContractKernel::computeStage(OpBuilder &b, Value stage, Value
   Value baseA = x.mul(stage, lhs.stageElements());
   Value baseB = x.mul(stage, rhs.stageElements());
   SmallVector<Value> out(acc);
-  auto ptx = element.isBF16() ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  auto ptx = tf32()             ? NVVM::MMATypes::tf32
+             : element.isBF16() ? NVVM::MMATypes::bf16
+                                : NVVM::MMATypes::f16;
   Type f32 = b.getF32Type();
   auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  for (int64_t kk = 0; kk < t.getTileK(); kk += kMmaK) {
+  for (int64_t kk = 0; kk < t.getTileK(); kk += instructionK()) {
     SmallVector<SmallVector<Value, 4>> a(fragmentsM()), bn(fragmentsN());
     for (int64_t mi = 0; mi < fragmentsM(); ++mi) {
       Value f = loadFragment(x, lhs, sharedA, baseA, x.add(warpRow, mi * kMmaM), kk, false);
@@ -253,7 +263,7 @@ SmallVector<Value> ContractKernel::computeStage(OpBuilder &b, Value stage, Value
         ValueRange c = ValueRange(out).slice(at, kAccPerTile);
         auto mma = NVVM::MmaOp::create(
             b, loc, resultType, a[mi], bn[nj], SmallVector<Value>(c),
-            ArrayRef<int64_t>{kMmaM, kMmaN, kMmaK}, std::nullopt, std::nullopt,
+            ArrayRef<int64_t>{kMmaM, kMmaN, instructionK()}, std::nullopt, std::nullopt,
             std::array<NVVM::MMATypes, 2>{ptx, ptx},
             std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row, NVVM::MMALayout::col});
         for (int64_t r = 0; r < kAccPerTile; ++r)

@@ -187,3 +187,20 @@ func.func @tf32_along_n(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
   return
 }
+
+// -----
+
+// mma_sync_tf32: staged as wgmma_tf32 (K-major rows of 32 f32; rhs, read
+// along n, transposed an element at a time); each warp reads its
+// fragments with ldmatrix untransposed, one 32-bit element a lane and
+// matrix, into m16n8k8 tf32 (the registers as i32).
+// CHECK-LABEL: func.func @mma_tf32
+// CHECK: nvgpu.device_async_copy %{{.*}}[{{.*}}], %{{.*}}[{{.*}}], 1, %{{.*}} : memref<?x?xf32> to memref<12288xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: nvgpu.ldmatrix %{{.*}}[%{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<12288xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+func.func @mma_tf32(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = mma_sync_tf32, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3>
+  return
+}

@@ -83,7 +83,7 @@ func.func @mixed_operands(%a: memref<?x?xf16>, %b: memref<?x?xbf16>, %c: memref<
 // -----
 
 func.func @f32_on_tensor_cores(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
-  // expected-error @below {{f32 operands take an fma or wgmma_tf32 tiling, 16-bit ones mma_sync or wgmma}}
+  // expected-error @below {{f32 operands take an fma or tf32 tiling, 16-bit ones mma_sync or wgmma}}
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
   return
 }
@@ -91,7 +91,7 @@ func.func @f32_on_tensor_cores(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: mem
 // -----
 
 func.func @f16_on_fma(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
-  // expected-error @below {{f32 operands take an fma or wgmma_tf32 tiling, 16-bit ones mma_sync or wgmma}}
+  // expected-error @below {{f32 operands take an fma or tf32 tiling, 16-bit ones mma_sync or wgmma}}
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
   return
 }

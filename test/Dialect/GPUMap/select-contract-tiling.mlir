@@ -54,15 +54,17 @@ tdim.kernel @rows_merge(%x: !tdim.tensor<[t: 4, b: 8, k: ?], f16>, %w: !tdim.ten
 // SM80-LABEL: tdim.kernel @fma
 // SM80: #gpumap.contract_tiling<instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3>
 // Where tf32 is allowed, sm_90 reads f32 operands as tf32 on wgmma in any
-// layout (rhs read along j too); sm_80 (no wgmma) keeps fma.
+// layout (rhs read along j too); sm_80 (no wgmma) on mma.sync, three
+// stages of 32 KiB (two blocks' four would not fit its 164 KiB).
 // TF32-LABEL: tdim.kernel @fma
 // TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
 // TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 64, tile_n = 256, tile_k = 32, warps_m = 4
 // TF32: scan t carry {{.*}}#gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
 // TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
 // TF32-SM80-LABEL: tdim.kernel @fma
-// TF32-SM80-NOT: wgmma_tf32
-// TF32-SM80: tdim.return
+// TF32-SM80: #gpumap.contract_tiling<instruction = mma_sync_tf32, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3>
+// TF32-SM80: #gpumap.contract_tiling<instruction = mma_sync_tf32, tile_m = 64
+// TF32-SM80: scan t carry {{.*}}#gpumap.contract_tiling<instruction = mma_sync_tf32, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
 !x = !tdim.tensor<[t: ?, b: ?, k: ?], f32>
 !y = !tdim.tensor<[t: ?, b: ?, j: ?], f32>
 tdim.kernel @fma(%a: !tdim.tensor<[i: ?, k: ?], f32>, %b: !tdim.tensor<[k: ?, j: ?], f32>,

@@ -39,7 +39,7 @@ constexpr int64_t kSwizzlePeriod = 1024;
 int64_t contractSharedBytes(const ContractTiling &t) {
   if (t.instruction == MmaFamily::fma)
     return t.stages * (t.tileM + t.tileN + 2 * kFmaPad) * t.tileK * kF32Bytes;
-  int64_t bytes = t.instruction == MmaFamily::wgmmaTf32 ? kF32Bytes : kHalfBytes;
+  int64_t bytes = isTf32(t.instruction) ? kF32Bytes : kHalfBytes;
   int64_t ring = t.stages * (t.tileM + t.tileN) * t.tileK * bytes;
   return isWarpgroup(t.instruction) ? ring + kSwizzlePeriod : ring;
 }
@@ -98,11 +98,13 @@ const char *contractTilingProblem(const ContractTiling &t) {
     return "tile_m and tile_n must be powers of two, at least 32";
   if (t.tileM % (t.warpsM * kMmaM) != 0 || t.tileN % (t.warpsN * 2 * kMmaN) != 0)
     return "a warp's tile must be whole 16 x 16 instruction tiles";
-  if (t.tileK != 32 && t.tileK != 64)
-    return "tile_k must be 32 or 64";
+  bool tf32 = t.instruction == MmaFamily::mmaSyncTf32;
+  if (tf32 ? t.tileK != 32 : t.tileK != 32 && t.tileK != 64)
+    return "tile_k must be 32 or 64 (tf32: 32)";
   int64_t threads = t.warpsM * t.warpsN * 32;
-  int64_t chunksA = t.tileM * t.tileK * kHalfBytes / kChunkBytes;
-  int64_t chunksB = t.tileN * t.tileK * kHalfBytes / kChunkBytes;
+  int64_t bytes = tf32 ? kF32Bytes : kHalfBytes;
+  int64_t chunksA = t.tileM * t.tileK * bytes / kChunkBytes;
+  int64_t chunksB = t.tileN * t.tileK * bytes / kChunkBytes;
   if (chunksA % threads != 0 || chunksB % threads != 0)
     return "the operand tiles must be whole 16-byte chunks for every thread";
   if (t.stages < 2)
@@ -120,8 +122,10 @@ static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
   if (!s.scanIsOuterRow || !s.lhsKMajor)
     return std::nullopt;
   SmallVectorTilings candidates;
-  if (tf32)
+  if (tf32 && !chip.archSpecificName.empty())
     candidates.push_back({MmaFamily::wgmmaTf32, 128, 256, 32, 8, 1, 4});
+  if (tf32)
+    candidates.push_back({MmaFamily::mmaSyncTf32, 128, 128, 32, 2, 2, 4});
   if (s.lhs == ContractElement::f32)
     candidates.push_back({MmaFamily::fma, 128, 128, 16, 4, 2, 3});
   else if (!chip.archSpecificName.empty())
@@ -132,6 +136,23 @@ static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
     if (contractScanSharedBytes(t, s.carried) <= chip.sharedBytesPerBlockOptIn)
       return t;
   return std::nullopt;
+}
+
+/// Four warps of 64 x 64 over a 128 x 128 tile (few static rows: 64 x 128),
+/// k 32 at a time, four stages where two blocks' rings fit an SM, else
+/// three.
+static std::optional<ContractTiling> warpTiling(const ContractShape &s, const ChipProfile &chip,
+                                                MmaFamily family) {
+  ContractTiling t{family, 128, 128, 32, 2, 2, 4};
+  if (s.rows > 0 && s.rows <= 64) {
+    t.tileM = 64;
+    t.warpsM = 1;
+  }
+  while (t.stages > 3 && kBlocksPerSM * contractSharedBytes(t) > chip.sharedBytesPerMultiprocessor)
+    --t.stages;
+  if (contractSharedBytes(t) > chip.sharedBytesPerBlockOptIn)
+    return std::nullopt;
+  return t;
 }
 
 /// Two warpgroups of m64n256 over a 128 x 256 tile (few static rows: one
@@ -164,12 +185,15 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
   // tf32 on wgmma: the 16-bit tiling's bytes (rows of 32 f32; wgmma reads
   // tf32 K-major only, so an operand read along m or n is transposed as
   // it is copied).
-  bool tf32 = f32 && allowed.tf32 && !chip.archSpecificName.empty();
+  bool tf32 = f32 && allowed.tf32;
   if (s.scans)
     return chooseScanTiling(s, chip, tf32);
-  if (tf32)
+  if (tf32 && !chip.archSpecificName.empty())
     if (std::optional<ContractTiling> w = warpgroupTiling(s, chip, MmaFamily::wgmmaTf32))
       return w;
+  if (tf32)
+    if (std::optional<ContractTiling> t = warpTiling(s, chip, MmaFamily::mmaSyncTf32))
+      return t;
   if (f32) {
     // Eight warps of 32 x 64 (few static rows: of 32 x 32).
     ContractTiling f{MmaFamily::fma, 128, 128, 16, 4, 2, 3};
@@ -183,16 +207,7 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &s,
   if (!chip.archSpecificName.empty())
     if (std::optional<ContractTiling> w = warpgroupTiling(s, chip, MmaFamily::wgmma))
       return w;
-  ContractTiling t{MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4};
-  if (s.rows > 0 && s.rows <= 64) {
-    t.tileM = 64;
-    t.warpsM = 1;
-  }
-  while (t.stages > 3 && kBlocksPerSM * contractSharedBytes(t) > chip.sharedBytesPerMultiprocessor)
-    --t.stages;
-  if (contractSharedBytes(t) > chip.sharedBytesPerBlockOptIn)
-    return std::nullopt;
-  return t;
+  return warpTiling(s, chip, MmaFamily::mmaSync);
 }
 
 } // namespace nerve::gpumap

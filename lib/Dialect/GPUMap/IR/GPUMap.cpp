@@ -121,6 +121,8 @@ static MmaFamily familyOf(ContractInstruction instruction) {
     return MmaFamily::fma;
   case ContractInstruction::wgmma_tf32:
     return MmaFamily::wgmmaTf32;
+  case ContractInstruction::mma_sync_tf32:
+    return MmaFamily::mmaSyncTf32;
   }
   llvm_unreachable("unknown contract instruction");
 }
@@ -136,6 +138,8 @@ ContractTilingAttr nerve::gpumap::attrOf(MLIRContext *context, const ContractTil
     instruction = ContractInstruction::wgmma;
   else if (t.instruction == MmaFamily::wgmmaTf32)
     instruction = ContractInstruction::wgmma_tf32;
+  else if (t.instruction == MmaFamily::mmaSyncTf32)
+    instruction = ContractInstruction::mma_sync_tf32;
   else if (t.instruction == MmaFamily::fma)
     instruction = ContractInstruction::fma;
   return ContractTilingAttr::get(context, instruction, t.tileM, t.tileN, t.tileK, t.warpsM,
@@ -177,11 +181,11 @@ LogicalResult TiledContractOp::verify() {
   if (lhs.getElementType() != rhs.getElementType())
     return emitOpError("operands must have one element type");
   ContractInstruction instruction = getTiling().getInstruction();
-  bool f32Tiling =
-      instruction == ContractInstruction::fma || instruction == ContractInstruction::wgmma_tf32;
+  bool f32Tiling = instruction == ContractInstruction::fma ||
+                   instruction == ContractInstruction::wgmma_tf32 ||
+                   instruction == ContractInstruction::mma_sync_tf32;
   if (lhs.getElementType().isF32() != f32Tiling)
-    return emitOpError("f32 operands take an fma or wgmma_tf32 tiling, 16-bit ones mma_sync or "
-                       "wgmma");
+    return emitOpError("f32 operands take an fma or tf32 tiling, 16-bit ones mma_sync or wgmma");
   if (!unitStrideDim(lhs) || !unitStrideDim(rhs))
     return emitOpError("each operand must have a dimension of unit stride");
   int64_t lk = o + getLhsK(), rk = getRhsK(), om = o + getOutputM();

@@ -23,10 +23,16 @@ namespace nerve::gpumap {
 /// fragments through ldmatrix; every chip), warpgroup-level wgmma
 /// (m64nNk16, operands read from shared memory through descriptors; sm_90
 /// only), wgmmaTf32: wgmma on f32 operands read as tf32 (m64nNk8, both
-/// operands staged K-major), or fma: IEEE f32 fused multiply-adds on the CUDA
+/// operands staged K-major), mmaSyncTf32: mma.sync's m16n8k8 on tf32
+/// (every chip; staged as wgmmaTf32's), or fma: IEEE f32 fused multiply-adds on the CUDA
 /// cores (each lane an outer product of 4-element groups of rows and
 /// columns).
-enum class MmaFamily { mmaSync, wgmma, wgmmaTf32, fma };
+enum class MmaFamily { mmaSync, wgmma, wgmmaTf32, mmaSyncTf32, fma };
+
+/// Whether `family` reads f32 operands as tf32.
+inline bool isTf32(MmaFamily family) {
+  return family == MmaFamily::wgmmaTf32 || family == MmaFamily::mmaSyncTf32;
+}
 
 /// Whether `family` is a warpgroup's (wgmma on 16-bit or tf32 operands).
 inline bool isWarpgroup(MmaFamily family) {
@@ -95,7 +101,8 @@ constexpr int64_t kFmaBlocksPerSM = 2;
 /// f16, bf16 or f32, not one column and contracted dimension and one row
 /// dimension or several that merge, a batch dimension, an operand with no
 /// unit stride). 16-bit operands take tensor cores, f32 ones fma, or
-/// wgmma_tf32 where `allowed` says so and the chip has wgmma.
+/// tf32 where `allowed` says so (wgmma_tf32 where the chip has wgmma,
+/// mma_sync_tf32 elsewhere).
 std::optional<ContractTiling> chooseContractTiling(const ContractShape &shape,
                                                    const ChipProfile &chip,
                                                    const ContractPermissions &allowed = {});
@@ -117,7 +124,8 @@ int64_t contractScanSharedBytes(const ContractTiling &tiling, int64_t carried);
 /// one along n, tileN 64 to 256, tileK 64 (32 for tf32: one 128-byte
 /// swizzled row),
 /// at least three stages (the copies run two tiles behind the one whose
-/// products may still be in flight). fma: at most 1024 threads, a warp's
+/// products may still be in flight). mma_sync_tf32: mma.sync's, with
+/// tileK 32 (128-byte rows). fma: at most 1024 threads, a warp's
 /// tile whole groups of 4 for each lane (rows a multiple of 16, columns of
 /// 32), at most 128 accumulators a lane, tileK 8, 16 or 32, the operand
 /// tiles whole elements and 16-byte groups for every thread, at least two

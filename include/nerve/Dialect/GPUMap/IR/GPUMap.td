@@ -130,7 +130,8 @@ def GPUMap_ContractInstruction : I32EnumAttr<"ContractInstruction",
     I32EnumAttrCase<"mma_sync", 0>,
     I32EnumAttrCase<"wgmma", 1>,
     I32EnumAttrCase<"fma", 2>,
-    I32EnumAttrCase<"wgmma_tf32", 3>
+    I32EnumAttrCase<"wgmma_tf32", 3>,
+    I32EnumAttrCase<"mma_sync_tf32", 4>
   ]> {
   let cppNamespace = "::nerve::gpumap";
   let genSpecializedAttr = 0;
@@ -151,7 +152,8 @@ def GPUMap_ContractTilingAttr : AttrDef<GPUMap_Dialect, "ContractTiling"> {
     from shared memory through descriptors: sm_90), `wgmma_tf32` (the same
     on f32 operands read as tf32, m64n`tile_n`k8: 128-byte rows of 32
     elements along k, an operand read along m or n transposed as it is
-    copied) or `fma` (IEEE f32
+    copied), `mma_sync_tf32` (mma.sync's m16n8k8 on f32 operands read as
+    tf32, staged as `wgmma_tf32`'s: every chip) or `fma` (IEEE f32
     fused multiply-adds, no tensor cores: each warp's lanes 4 x 8, each
     lane an outer product of whole 4-element groups of rows and columns,
     read as vectors from tiles stored along m and n).
@@ -208,7 +210,7 @@ def GPUMap_TiledContractOp : Op<GPUMap_Dialect, "tiled_contract", [SingleBlock]>
     operand is contracted, `output_m` which of the output's is lhs's other
     one; any strides, one of them 1 in each operand. Operands are f16 or
     bf16 (the same; tensor cores), or f32 (an `fma` tiling, or
-    `wgmma_tf32`: read as tf32), the output
+    `wgmma_tf32` / `mma_sync_tf32`: read as tf32), the output
     f16, bf16 or f32. `accumulate` adds to the
     output instead of overwriting it.
 
