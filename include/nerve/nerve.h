@@ -61,7 +61,7 @@ struct CompileOptions {
   /// order.
   bool tensorCores = true;
   /// f32 contractions may read their operands as tf32 on tensor cores
-  /// (wgmma on sm_90; elsewhere IEEE): 10-bit mantissas, f32
+  /// (wgmma on sm_90, mma.sync elsewhere): 10-bit mantissas, f32
   /// sums, as PyTorch's allow_tf32. Off: f32 products are IEEE.
   bool tf32 = false;
   /// libdevice.10.bc; empty: look in $CUDA_HOME and /usr/local/cuda.

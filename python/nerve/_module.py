@@ -35,8 +35,8 @@ class CompileOptions:
     # Contractions as tiled kernels where they can: 16-bit on tensor cores, f32 with
     # IEEE fused multiply-adds (CompileOptions::tensorCores; False: the general loops).
     tensor_cores: bool = True
-    # f32 contractions may read their operands as tf32 on tensor cores (sm_90; 10-bit
-    # mantissas, f32 sums: torch's allow_tf32). CompileOptions::tf32.
+    # f32 contractions may read their operands as tf32 on tensor cores (10-bit mantissas,
+    # f32 sums: torch's allow_tf32). CompileOptions::tf32.
     tf32: bool = False
     # Each kernel's PTX generated at its first launch (CompileOptions::lazyKernels).
     lazy_kernels: bool = False

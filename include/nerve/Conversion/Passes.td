@@ -117,6 +117,10 @@ def ConvertGPUMapToGPU : Pass<"nerve-convert-gpumap-to-gpu", "::mlir::ModuleOp">
       `nvvm.wgmma.mma_async` m64n`tile_n`k16 on shared-memory descriptors
       (128-byte swizzle; an operand stored along its outer dimension in
       64-wide atoms, transposed) and leaves one group in flight.
+    - `wgmma_tf32` / `mma_sync_tf32` (f32 read as tf32): as their 16-bit
+      forms on rows of 32 f32 (m64n`tile_n`k8, m16n8k8); tf32 has no
+      transposed form, so an operand whose unit stride is not along k is
+      staged K-major by 4-byte copies.
     - `fma` (f32, IEEE): both tiles stored along their outer dimension (k
       rows of `tile_m` or `tile_n` elements, padded by 4), whatever the
       operand's layout: 16-byte copies along a unit-stride outer

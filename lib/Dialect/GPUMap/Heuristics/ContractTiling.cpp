@@ -14,8 +14,8 @@
 // warps of 32 x 64, each lane 8 x 8 accumulators (two 4-groups of rows by
 // two of columns: per k, four 16-byte shared-memory reads feed 64 fused
 // multiply-adds), k in steps of 16, three stages of 33 KiB. Where the
-// user allows tf32, sm_90 takes wgmma on them instead: the 16-bit tiling
-// with 128-byte rows of 32 f32.
+// user allows tf32, they take tensor cores instead: the 16-bit tilings
+// with 128-byte rows of 32 f32 (wgmma on sm_90, mma.sync elsewhere).
 //
 //===----------------------------------------------------------------------===//
 

@@ -18,7 +18,7 @@ def SelectContractTiling : Pass<"nerve-gpu-select-contract-tiling", "::mlir::Mod
     ContractTiling.h: float operands of one type, f16 or bf16 on tensor
     cores, f32 with IEEE fused multiply-adds; one row, column and
     contracted dimension, a unit stride in each operand; with `tf32`, f32
-    operands take tensor cores on sm_90 as tf32) gets a
+    operands take tensor cores as tf32) gets a
     `gpumap.contract_tiling` attribute sized for `chip`; the others keep
     the general lowering. A contraction that already has a tiling keeps
     it (a test forces one so). `convert-tdim-to-scf` lowers a contraction
