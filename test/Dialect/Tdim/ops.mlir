@@ -120,7 +120,10 @@ tdim.kernel @whole_tensor(%x: !m, %b: !v, %w: !v, %k: !tdim.tensor<[c: ?, j: ?],
   tdim.relayout ins(%x : !m) outs(%y : !m)
   // CHECK: tdim.concat ins(%x, %y : {{.*}}) outs(%cat : {{.*}}) along c
   tdim.concat ins(%x, %y : !m, !m) outs(%cat : !m) along c
-  // CHECK: tdim.contract ins(%x, %k : !tdim.tensor<[r: ?, c: ?], f32>, !tdim.tensor<[c: ?, j: ?], f32>) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>) accumulate
+  // A contraction without scan ends its line where its output's type does.
+  // CHECK: tdim.contract ins(%x, %k : !tdim.tensor<[r: ?, c: ?], f32>, !tdim.tensor<[c: ?, j: ?], f32>) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>){{$}}
+  tdim.contract ins(%x, %k : !m, !tdim.tensor<[c: ?, j: ?], f32>) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>)
+  // CHECK: tdim.contract ins(%x, %k : !tdim.tensor<[r: ?, c: ?], f32>, !tdim.tensor<[c: ?, j: ?], f32>) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>) accumulate{{$}}
   tdim.contract ins(%x, %k : !m, !tdim.tensor<[c: ?, j: ?], f32>) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>) accumulate
   // CHECK: tdim.contract ins(%x, %k : !tdim.tensor<[r: ?, c: ?], f32>, !tdim.tensor<[c: ?, j: ?], f32>) with(%{{.*}}, %{{.*}} : !tdim.tensor<[j: ?], f32>, f32) outs(%mm : !tdim.tensor<[r: ?, j: ?], f32>) epilogue {
   // CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):

@@ -519,19 +519,16 @@ LogicalResult ForOp::verifyRegions() {
 }
 
 
-/// A contraction's optional `scan t carry [v0 : f32, ...]`.
+/// A contraction's `t carry [v0 : f32, ...]` after `scan` (an optional
+/// group, present when `scan` is: the format prints no space for it
+/// otherwise).
 static ParseResult parseScan(OpAsmParser &parser, DimAttr &scan, ArrayAttr &carry) {
-  if (failed(parser.parseOptionalKeyword("scan")))
-    return success();
   if (parseDim(parser, scan) || parser.parseKeyword("carry") || parser.parseAttribute(carry))
     return failure();
   return success();
 }
 
 static void printScan(OpAsmPrinter &p, Operation *op, DimAttr scan, ArrayAttr carry) {
-  if (!scan)
-    return;
-  p << "scan ";
   printDim(p, scan);
   p << " carry ";
   p.printAttribute(carry ? carry : ArrayAttr::get(op->getContext(), {}));

@@ -526,7 +526,7 @@ def Tdim_ContractOp : Tdim_Op<"contract", [SingleBlock]> {
     `ins` `(` $lhs `,` $rhs `:` qualified(type($lhs)) `,` qualified(type($rhs)) `)`
     (`with` `(` $with^ `:` qualified(type($with)) `)`)?
     `outs` `(` $output `:` qualified(type($output)) `)`
-    (`accumulate` $accumulate^)? custom<Scan>($scan, $carry) attr-dict
+    (`accumulate` $accumulate^)? (`scan` custom<Scan>($scan, $carry)^)? attr-dict
     (`epilogue` $epilogue^)?
   }];
   let extraClassDeclaration = [{
