@@ -98,6 +98,8 @@ struct OperandStaging {
   int64_t sharedChunk = kChunkElements;
   /// Whether the stage holds rows along k (what wgmma and ldmatrix read).
   bool sharedKMajor() const { return kMajor || transposeToK; }
+  /// Whether each copy is 16 bytes (cp.async.cg, rows 16-byte aligned).
+  bool sixteenByteCopies() const { return chunk == sharedChunk; }
   /// wgmma's layout of a tile whose rows run along the outer dimension:
   /// atoms of 64 outer elements (128-byte rows) by tileK rows, one after
   /// another along the outer dimension.
@@ -170,9 +172,9 @@ struct OperandStaging {
       Value inAtom = x.mul(x.xorI(x.rem(chunk, kAtomChunks), x.rem(row, 8)), kChunkElements);
       return x.add(atom, x.add(x.mul(row, kAtomChunks * kChunkElements), inAtom));
     }
-    // chunk elements are 16 bytes: rows of 8 chunks or more swizzle by row.
-    Value key = rowElements() / this->chunk >= 8 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
-    return x.add(x.mul(row, rowElements()), x.mul(x.xorI(chunk, key), this->chunk));
+    // Rows of eight 16-byte chunks or more swizzle by row.
+    Value key = rowElements() / sharedChunk >= 8 ? x.rem(row, 8) : x.rem(x.div(row, 2), 4);
+    return x.add(x.mul(row, rowElements()), x.mul(x.xorI(chunk, key), sharedChunk));
   }
 
 };
@@ -213,14 +215,8 @@ private:
 
   Value sharedAddress; ///< the ring's first byte, 1024-aligned (wgmma)
 
-  bool warpgroups() const {
-    return t.getInstruction() == ContractInstruction::wgmma ||
-           t.getInstruction() == ContractInstruction::wgmma_tf32;
-  }
-  bool tf32() const {
-    return t.getInstruction() == ContractInstruction::wgmma_tf32 ||
-           t.getInstruction() == ContractInstruction::mma_sync_tf32;
-  }
+  bool warpgroups() const { return nerve::gpumap::isWarpgroup(tilingOf(t).instruction); }
+  bool tf32() const { return nerve::gpumap::isTf32(tilingOf(t).instruction); }
   int64_t elementBytes() const { return element.getIntOrFloatBitWidth() / 8; }
   /// The contracted extent of one tensor-core instruction (tf32's k8).
   int64_t instructionK() const { return tf32() ? kMmaK / 2 : kMmaK; }
@@ -246,6 +242,8 @@ private:
   SmallVector<Value> computeStage(OpBuilder &b, Value stage, ValueRange acc);
   SmallVector<Value> fmaStage(OpBuilder &b, Value stage, ValueRange acc);
   SmallVector<std::pair<Value, Value>> fmaPlaces(const Ix &x);
+  /// fma: this lane's first row and column in the block's tile.
+  std::pair<Value, Value> fmaLaneOrigin(const Ix &x);
   Value loadFragment(const Ix &x, const OperandStaging &s, Value shared, Value base,
                      Value outerStart, int64_t kStart, bool pairOfN);
   void storeOutput(OpBuilder &b, ValueRange acc);

@@ -152,10 +152,9 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
       k = arith::SelectOp::create(x.b, x.loc, none, x.c(0), k);
     Value into = x.add(base, s.destination(x, row, chunk));
     // Only 16-byte copies may bypass L1 (cp.async.cg).
-    bool whole16 = s.chunk * element.getIntOrFloatBitWidth() == 128;
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         x.b, x.loc, tokenType, shared, ValueRange{into}, s.global, s.indices(i, o, k),
-        x.b.getIndexAttr(s.chunk), count, whole16 ? x.b.getUnitAttr() : nullptr));
+        x.b.getIndexAttr(s.chunk), count, s.sixteenByteCopies() ? x.b.getUnitAttr() : nullptr));
   }
 }
 
@@ -284,8 +283,7 @@ SmallVector<Value> ContractKernel::fmaStage(OpBuilder &b, Value stage, ValueRang
   Ix x{b, loc};
   Value baseA = x.mul(stage, lhs.stageElements());
   Value baseB = x.mul(stage, rhs.stageElements());
-  Value laneRow = x.add(warpRow, x.mul(x.div(lane, kFmaLanesN), kFmaGroup));
-  Value laneCol = x.add(warpCol, x.mul(x.rem(lane, kFmaLanesN), kFmaGroup));
+  auto [laneRow, laneCol] = fmaLaneOrigin(x);
   auto vectorType = VectorType::get({kFmaGroup}, element);
   // The lane's elements of one operand at k: `count` groups, `spacing` apart.
   auto read = [&](const OperandStaging &s, Value shared, Value base, Value first, int64_t k,
@@ -316,14 +314,21 @@ SmallVector<Value> ContractKernel::fmaStage(OpBuilder &b, Value stage, ValueRang
   return out;
 }
 
+/// A warp's lanes are 4 x 8, each starting a 4-group of rows and columns.
+std::pair<Value, Value> ContractKernel::fmaLaneOrigin(const Ix &x) {
+  using nerve::gpumap::kFmaGroup;
+  using nerve::gpumap::kFmaLanesN;
+  return {x.add(warpRow, x.mul(x.div(lane, kFmaLanesN), kFmaGroup)),
+          x.add(warpCol, x.mul(x.rem(lane, kFmaLanesN), kFmaGroup))};
+}
+
 /// fma's accumulator (i, j) at row group i / 4 (16 rows apart), row
 /// i % 4 of it, and likewise along the columns (32 apart).
 SmallVector<std::pair<Value, Value>> ContractKernel::fmaPlaces(const Ix &x) {
   using nerve::gpumap::kFmaGroup;
   using nerve::gpumap::kFmaLanesM;
   using nerve::gpumap::kFmaLanesN;
-  Value laneRow = x.add(warpRow, x.mul(x.div(lane, kFmaLanesN), kFmaGroup));
-  Value laneCol = x.add(warpCol, x.mul(x.rem(lane, kFmaLanesN), kFmaGroup));
+  auto [laneRow, laneCol] = fmaLaneOrigin(x);
   SmallVector<std::pair<Value, Value>> places;
   for (int64_t i = 0; i < laneRows(); ++i)
     for (int64_t j = 0; j < laneColumns(); ++j)
@@ -557,8 +562,7 @@ void ContractKernel::allocateRing(OpBuilder &b) {
     return memref::ViewOp::create(b, loc, type, raw, byteOffset, ValueRange{});
   };
   sharedA = view(lhs, start);
-  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  sharedB = view(rhs, x.add(start, t.getStages() * lhs.stageElements() * elementBytes));
+  sharedB = view(rhs, x.add(start, t.getStages() * lhs.stageElements() * elementBytes()));
   ringStart = start;
 }
 
@@ -650,7 +654,7 @@ void ContractKernel::build(OpBuilder &b) {
   // Whether the operands copied 16 bytes at a time are aligned for it.
   aligned = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
   for (const OperandStaging *s : {&lhs, &rhs})
-    if (s->chunk * element.getIntOrFloatBitWidth() == 128)
+    if (s->sixteenByteCopies())
       aligned = x.andI(aligned, rowsAligned(x, s->global));
   rowsPerTile = x.c(t.getTileM());
   Value active = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
