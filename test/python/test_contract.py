@@ -24,15 +24,18 @@ SIZES = [(257, 65, 129), (1, 33, 300), (130, 1, 70), (128, 128, 256), (300, 200,
          (129, 8, 1)]  # i, k, j
 
 
-def spec(layout: str, dtype: str) -> str:
+def spec(layout: str, dtype: str, tiling: str = "") -> str:
+    """The product with a bias; `tiling`, a #gpumap.contract_tiling's
+    parameters, is then the one its kernel takes."""
     a, b = OPERANDS[layout]
+    attr = f" {{gpumap.contract_tiling = #gpumap.contract_tiling<{tiling}>}}" if tiling else ""
     return f"""
 tdim.kernel @product(%a: !tdim.tensor<{a}, {dtype}>, %b: !tdim.tensor<{b}, {dtype}>,
                      %bias: !tdim.tensor<[j: ?], {dtype}>)
     -> (%c: !tdim.tensor<[i: ?, j: ?], {dtype}>) {{
   tdim.broadcast ins(%bias : !tdim.tensor<[j: ?], {dtype}>) outs(%c : !tdim.tensor<[i: ?, j: ?], {dtype}>)
   tdim.contract ins(%a, %b : !tdim.tensor<{a}, {dtype}>, !tdim.tensor<{b}, {dtype}>)
-      outs(%c : !tdim.tensor<[i: ?, j: ?], {dtype}>) accumulate
+      outs(%c : !tdim.tensor<[i: ?, j: ?], {dtype}>) accumulate{attr}
   tdim.return
 }}
 """
@@ -55,14 +58,17 @@ def tolerance(dtype: str, k: int) -> float:
 
 
 def check_product(device: str, layout: str, dtype: str, tensor_cores: bool, sizes=SIZES,
-                  **options):
-    mod = nerve.compile(spec(layout, dtype), target=device, tensor_cores=tensor_cores, **options)
+                  tiling: str = "", within: str = "", **options):
+    """Checks the products at `sizes` against float64, within the rounding
+    of `within` (a dtype; default `dtype`'s)."""
+    mod = nerve.compile(spec(layout, dtype, tiling), target=device, tensor_cores=tensor_cores,
+                        **options)
     for n, (i, k, j) in enumerate(sizes):
         a, b, bias, want = operands(layout, i, k, j, DTYPES[dtype], n)
         got = mod.product(a=a.to(device), b=b.to(device), bias=bias.to(device))
         err = (got.double().cpu() - want).abs().max().item()
         scale = want.abs().max().item() + 1
-        assert err <= tolerance(dtype, k) * scale, (layout, dtype, (i, k, j), err)
+        assert err <= tolerance(within or dtype, k) * scale, (layout, dtype, (i, k, j), err)
 
 
 @pytest.mark.parametrize("layout", sorted(OPERANDS))
@@ -78,6 +84,26 @@ def test_mma_sync_kernels(cuda, layout):
     for sm_80: its PTX runs on any later GPU."""
     for dtype in ("f16", "bf16"):
         check_product("cuda", layout, dtype, tensor_cores=True, chip="sm_80")
+
+
+PRODUCERS = ("tile_m = 128, tile_n = 256, tile_k = {k}, warps_m = 8, warps_n = 1, stages = 4, "
+             "producer_warps = 4")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", sorted(OPERANDS))
+def test_producer_warps_kernels(cuda, layout):
+    """A wgmma tiling with a producer warpgroup (written, not chosen): at the
+    odd sizes, and with k long enough that the ring of four stages wraps
+    several times (each stage's barriers through several phases)."""
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("wgmma needs sm_90")
+    sizes = SIZES + [(300, 1000, 270), (129, 4097, 257)]
+    for dtype in ("f16", "bf16"):
+        check_product("cuda", layout, dtype, tensor_cores=True, sizes=sizes,
+                      tiling="instruction = wgmma, " + PRODUCERS.format(k=64))
+    check_product("cuda", layout, "f32", tensor_cores=True, sizes=sizes, tf32=True,
+                  tiling="instruction = wgmma_tf32, " + PRODUCERS.format(k=32), within="f16")
 
 
 @pytest.mark.gpu

@@ -159,6 +159,29 @@ TEST(ContractTilingHeuristics, ProblemsNameWhatTheLoweringNeeds) {
   EXPECT_NE(std::string(contractTilingProblem(fma)), "");
 }
 
+TEST(ContractTilingHeuristics, ProducerWarpsAreAWarpgroupBesideTwo) {
+  ContractTiling wg{MmaFamily::wgmma, 128, 256, 64, 8, 1, 4, kProducerWarps};
+  EXPECT_STREQ(contractTilingProblem(wg), "");
+  // Each stage's two mbarriers follow the ring.
+  EXPECT_EQ(contractSharedBytes(wg), 4 * (128 + 256) * 64 * 2 + 2 * 4 * 8 + 1024);
+  ContractTiling two = wg;
+  two.producerWarps = 2;
+  EXPECT_NE(std::string(contractTilingProblem(two)), "");
+  ContractTiling oneGroup = wg;
+  oneGroup.tileM = 64;
+  oneGroup.warpsM = 4;
+  EXPECT_NE(std::string(contractTilingProblem(oneGroup)), "");
+  ContractTiling warps{MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4, kProducerWarps};
+  EXPECT_NE(std::string(contractTilingProblem(warps)), "");
+  // Not chosen: with cp.async copies the block ran slower (decisions.md).
+  for (const ChipProfile &chip : chipProfiles()) {
+    std::optional<ContractTiling> t =
+        chooseContractTiling(linearLayer(ContractElement::f16), chip);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->producerWarps, 0);
+  }
+}
+
 } // namespace
 
 namespace {

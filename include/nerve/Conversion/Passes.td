@@ -128,6 +128,14 @@ def ConvertGPUMapToGPU : Pass<"nerve-convert-gpumap-to-gpu", "::mlir::ModuleOp">
       where rows are not aligned; copies `stages - 1` tiles ahead. Each
       lane reads its 4-element groups of rows and columns at each k as
       vectors and adds their outer product with `llvm.intr.fma`.
+    With `producer_warps` (wgmma), a third warpgroup only copies: it fills
+    stage `s` once the multiplying warps have arrived on its `released`
+    mbarrier (lane 0 of each warp, once its products no longer read it)
+    and has `cp.async.mbarrier.arrive.noinc` arrive on its `landed`
+    mbarrier when the copies land (a plain arrival after element copies);
+    the multiplying warps wait on `landed` (phase parity: a ring of tiles
+    a phase), fence for the async proxy and issue the stage's products.
+    The barriers follow the ring in shared memory.
     The accumulators are stored from the fragments, added to the output
     with `accumulate` (loaded 32 at a time before they are stored).
   }];

@@ -4,7 +4,7 @@
 // index arithmetic, how an operand is staged in shared memory, and the
 // kernel builder's state. TiledContractToGPU.cpp builds the products and
 // the plain epilogue; ScanEpilogue.cpp the scanning one (a neuron over
-// time).
+// time); ProducerWarps.cpp the walk over k of a warp-specialized block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 
 #include <optional>
@@ -186,11 +187,16 @@ constexpr int64_t kAccPerTile = 4;
 /// (host code).
 Value rowsAligned(const Ix &x, Value memref);
 
+/// A warpgroup's f32 accumulators of m64nNk* (N / 2 a thread), as wgmma
+/// carries them, and the same as values.
+LLVM::LLVMStructType warpgroupAccumulators(MLIRContext *ctx, int64_t n);
+SmallVector<Value> unpackAccumulators(OpBuilder &b, Location loc, Value acc, int64_t n);
+
 /// The kernel of one tiled contraction, built into a launch body.
 class ContractKernel {
 public:
   ContractKernel(TiledContractOp op, ContractTilingAttr tiling)
-      : op(op), t(tiling), threads(tiling.getThreads()),
+      : op(op), t(tiling), threads(tiling.getConsumerThreads()),
         warpM(tiling.getTileM() / tiling.getWarpsM()),
         warpN(tiling.getTileN() / tiling.getWarpsN()) {}
 
@@ -200,7 +206,13 @@ public:
 private:
   TiledContractOp op;
   ContractTilingAttr t;
+  /// The threads that multiply (all but producer warps), and those that
+  /// copy the operand tiles (the same, or the producer warps): the thread
+  /// copies chunks copyTid, copyTid + copyThreads, ...
   int64_t threads, warpM, warpN;
+  int64_t copyThreads = 0;
+  Value copyTid;
+  bool loopCopies = false; ///< see forEachCopy
   OperandStaging lhs, rhs;
   Value sizeM, sizeN, sizeK, aligned;
   // A scan's: its steps, the steps a tile gathers (a chunk), the rows of
@@ -216,6 +228,11 @@ private:
   Value sharedAddress; ///< the ring's first byte, 1024-aligned (wgmma)
 
   bool warpgroups() const { return nerve::gpumap::isWarpgroup(tilingOf(t).instruction); }
+  bool specialized() const { return t.getProducerWarps() > 0; }
+  /// Bytes of the ring of operand tiles (the producer's barriers follow).
+  int64_t ringBytes() const {
+    return t.getStages() * (lhs.stageElements() + rhs.stageElements()) * elementBytes();
+  }
   bool tf32() const { return nerve::gpumap::isTf32(tilingOf(t).instruction); }
   int64_t elementBytes() const { return element.getIntOrFloatBitWidth() / 8; }
   /// The contracted extent of one tensor-core instruction (tf32's k8).
@@ -239,6 +256,8 @@ private:
                   bool elementwise = false);
   void copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0, Value k0,
                 Value base);
+  void forEachCopy(const Ix &x, int64_t perThread,
+                   function_ref<void(const Ix &, Value, int64_t)> copy);
   SmallVector<Value> computeStage(OpBuilder &b, Value stage, ValueRange acc);
   SmallVector<Value> fmaStage(OpBuilder &b, Value stage, ValueRange acc);
   SmallVector<std::pair<Value, Value>> fmaPlaces(const Ix &x);
@@ -262,6 +281,13 @@ private:
   Value descriptor(const Ix &x, const OperandStaging &s, Value stage, Value firstRow,
                    int64_t kStart, int64_t ringOffset);
   Value warpgroupStage(OpBuilder &b, Value stage, Value acc);
+  // Warp-specialized (producer warps): the producer's and the multiplying
+  // warps' walks over k, synchronized by each stage's two mbarriers.
+  enum class StageBarrier { landed, released };
+  Value stageBarrier(const Ix &x, StageBarrier which, Value stage);
+  void specializedBody(OpBuilder &b);
+  void produce(OpBuilder &b);
+  SmallVector<Value> consume(OpBuilder &b);
 };
 
 } // namespace nerve::gpumap_to_gpu

@@ -60,9 +60,9 @@ void ContractKernel::placeScanRows(const Ix &x, Value t0) {
   rows.t.clear();
   rows.m.clear();
   rows.inside.clear();
-  int64_t perThread = lhs.rows() * lhs.chunksPerRow() / threads;
+  int64_t perThread = lhs.rows() * lhs.chunksPerRow() / copyThreads;
   for (int64_t i = 0; i < perThread; ++i) {
-    Value row = x.div(x.add(tid, i * threads), lhs.chunksPerRow());
+    Value row = x.div(x.add(copyTid, i * copyThreads), lhs.chunksPerRow());
     Value step = x.add(t0, x.div(row, rows.perStep));
     Value m = x.add(m0, x.rem(row, rows.perStep));
     Value inside = x.andI(x.lt(row, rows.used),

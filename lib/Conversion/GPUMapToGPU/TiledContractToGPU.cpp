@@ -125,9 +125,8 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
                                Value k0, Value base, bool wholeK,
                                SmallVectorImpl<Value> &tokens) {
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(x.b.getContext());
-  int64_t perThread = s.rows() * s.chunksPerRow() / threads;
-  for (int64_t i = 0; i < perThread; ++i) {
-    Value idx = x.add(tid, i * threads);
+  int64_t perThread = s.rows() * s.chunksPerRow() / copyThreads;
+  forEachCopy(x, perThread, [&](const Ix &x, Value idx, int64_t i) {
     Value row = x.div(idx, s.chunksPerRow()), chunk = x.rem(idx, s.chunksPerRow());
     Value along = x.mul(chunk, s.chunk);
     // Outer and contracted coordinates of the chunk's first element; the
@@ -152,25 +151,26 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
       k = arith::SelectOp::create(x.b, x.loc, none, x.c(0), k);
     Value into = x.add(base, s.destination(x, row, chunk));
     // Only 16-byte copies may bypass L1 (cp.async.cg).
-    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+    Value token = nvgpu::DeviceAsyncCopyOp::create(
         x.b, x.loc, tokenType, shared, ValueRange{into}, s.global, s.indices(i, o, k),
-        x.b.getIndexAttr(s.chunk), count, s.sixteenByteCopies() ? x.b.getUnitAttr() : nullptr));
-  }
+        x.b.getIndexAttr(s.chunk), count, s.sixteenByteCopies() ? x.b.getUnitAttr() : nullptr);
+    if (!loopCopies) // a looped copy's completion is tracked by the stage's barrier
+      tokens.push_back(token);
+  });
 }
 
 /// The same chunks by element loads (rows not 16-byte aligned), zeros past
 /// the extents.
 void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0,
                               Value k0, Value base) {
-  int64_t perThread = s.rows() * s.chunksPerRow() / threads;
+  int64_t perThread = s.rows() * s.chunksPerRow() / copyThreads;
   auto vecType = VectorType::get({s.chunk}, element);
-  Value zero = arith::ConstantOp::create(x.b, x.loc, x.b.getFloatAttr(element, 0.0));
-  for (int64_t i = 0; i < perThread; ++i) {
-    Value idx = x.add(tid, i * threads);
+  forEachCopy(x, perThread, [&](const Ix &x, Value idx, int64_t i) {
+    Value zero = arith::ConstantOp::create(x.b, x.loc, x.b.getFloatAttr(element, 0.0));
     Value row = x.div(idx, s.chunksPerRow()), chunk = x.rem(idx, s.chunksPerRow());
     Value along = x.mul(chunk, s.chunk);
-    Value vec = arith::ConstantOp::create(x.b, x.loc, vecType,
-                                          DenseElementsAttr::get(vecType, x.b.getFloatAttr(element, 0.0)));
+    Value vec = arith::ConstantOp::create(
+        x.b, x.loc, vecType, DenseElementsAttr::get(vecType, x.b.getFloatAttr(element, 0.0)));
     for (int64_t e = 0; e < s.chunk; ++e) {
       Value a = x.add(along, e);
       Value o = x.add(o0, s.kMajor ? row : a), k = x.add(k0, s.kMajor ? a : row);
@@ -183,7 +183,26 @@ void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared
     }
     vector::StoreOp::create(x.b, x.loc, vec, shared,
                             ValueRange{x.add(base, s.destination(x, row, chunk))});
+  });
+}
+
+/// Calls `copy` for each of this thread's `perThread` chunks with the
+/// chunk's index and its number i: unrolled, or with `loopCopies` (the
+/// producer warps) as a loop, i then -1 (LLVM unrolls it too, but the
+/// producer's kernel then takes 160 registers and 2000 PTX lines rather
+/// than 168 and 4500: docs/decisions.md, "Producer warps"). A scan's lhs
+/// (which reads i) never loops.
+void ContractKernel::forEachCopy(const Ix &x, int64_t perThread,
+                                 function_ref<void(const Ix &, Value, int64_t)> copy) {
+  if (!loopCopies) {
+    for (int64_t i = 0; i < perThread; ++i)
+      copy(x, x.add(copyTid, i * copyThreads), i);
+    return;
   }
+  auto loop = scf::ForOp::create(x.b, x.loc, x.c(0), x.c(perThread), x.c(1));
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  Ix lx{lb, x.loc};
+  copy(lx, lx.add(copyTid, lx.mul(loop.getInductionVar(), copyThreads)), -1);
 }
 
 /// One ldmatrix.x4 of operand `s` at stage offset `base`: for lhs the
@@ -434,6 +453,13 @@ LLVM::LLVMStructType warpgroupAccumulators(MLIRContext *ctx, int64_t n) {
   return LLVM::LLVMStructType::getLiteral(ctx, fields);
 }
 
+SmallVector<Value> unpackAccumulators(OpBuilder &b, Location loc, Value acc, int64_t n) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < n / 2; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
+  return values;
+}
+
 /// The shared-memory matrix descriptor of the 16-wide k slice at `kStart`
 /// of operand `s`'s tile in `stage`, from outer element `firstRow` (PTX's
 /// matrix descriptor: start address, leading and stride byte offsets in
@@ -513,10 +539,7 @@ SmallVector<Value> ContractKernel::products(OpBuilder &b) {
                            return SmallVector<Value>{warpgroupStage(lb, stage, carried[0])};
                          })[0];
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    SmallVector<Value> values;
-    for (int64_t i = 0; i < t.getTileN() / 2; ++i)
-      values.push_back(LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
-    return values;
+    return unpackAccumulators(b, loc, acc, t.getTileN());
   }
   SmallVector<Value> init(accumulators(),
                           arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0)));
@@ -607,6 +630,8 @@ void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChun
   Location loc = op.getLoc();
   Ix x{b, loc};
   tid = launch.getThreadIds().x;
+  copyTid = tid;
+  copyThreads = threads;
   lane = x.rem(tid, kWarp);
   Value warp = x.div(tid, kWarp);
   warpRow = x.mul(x.div(warp, t.getWarpsN()), warpM);
@@ -617,6 +642,8 @@ void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChun
   allocateRing(b);
   if (op.isScan())
     scanChunks(b, loopChunks);
+  else if (specialized())
+    specializedBody(b);
   else
     storeOutput(b, products(b));
 }
@@ -678,7 +705,8 @@ void ContractKernel::build(OpBuilder &b) {
     Ix ix{lb0, loc};
     Value one = ix.c(1);
     Value shared = arith::IndexCastOp::create(lb0, loc, lb0.getI32Type(), ix.c(sharedBytes));
-    auto launch = gpu::LaunchOp::create(lb0, loc, work, one, one, ix.c(threads), one, one, shared);
+    auto launch =
+        gpu::LaunchOp::create(lb0, loc, work, one, one, ix.c(t.getThreads()), one, one, shared);
     OpBuilder lb = OpBuilder::atBlockBegin(&launch.getBody().front());
     buildBody(lb, launch, loopChunks);
     gpu::TerminatorOp::create(lb, loc);

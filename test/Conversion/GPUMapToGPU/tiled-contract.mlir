@@ -63,6 +63,57 @@ func.func @warpgroups(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?
 
 // -----
 
+// Producer warps: a third warpgroup (threads 256..383) only copies; the
+// ring is followed by each stage's two mbarriers, initialized by thread 0
+// (landed: 128 producer threads; released: 8 multiplying warps). The
+// multiplying warps wait for a stage to land, order it for the async
+// proxy, issue its products and, lane 0 of each warp, release the stage
+// before it (its products done). The producer waits for a stage's release
+// a ring after its last fill (not for the first ring), copies its chunks
+// in a loop, and has cp.async arrive on the stage once they land (a plain
+// arrival after element copies).
+// CHECK-LABEL: func.func @producer_warps
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.*}} = %c384, %{{.*}} = %c1, %{{.*}} = %c1) dynamic_shared_memory_size %c197696_i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c128_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c128_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c128_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c128_i32 : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.*}}, %c8_i32 : !llvm.ptr<3>, i32
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: gpu.barrier
+// CHECK: %[[CONSUMER:.*]] = arith.cmpi ult, %{{.*}}, %c256 : index
+// CHECK: scf.if %[[CONSUMER]] {
+// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32, {{.*}})>) {
+// CHECK: nvvm.mbarrier.try_wait.parity %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32, i32
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: memref.store
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK: arith.cmpi uge, %{{.*}}, %c4 : index
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: scf.for
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvvm.cp.async.mbarrier.arrive %{{.*}} {noinc = true} : !llvm.ptr<3>
+// CHECK: } else {
+// CHECK-NEXT: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: nvvm.cp.async.wait.group 0
+func.func @producer_warps(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, producer_warps = 4>
+  return
+}
+
+// -----
+
 // An epilogue: after the k walk, each output element's `with` values are
 // loaded (at indices clamped into the output) before the region runs on
 // them and the sum; the region's value is rounded and stored.

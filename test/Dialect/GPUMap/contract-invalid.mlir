@@ -228,3 +228,52 @@ func.func @scan_states(%x: memref<?x?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x
   }
   return
 }
+
+// -----
+
+func.func @producers_on_mma_sync(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: producer warps are for wgmma tilings only}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, producer_warps = 4>
+  return
+}
+
+// -----
+
+func.func @two_producer_warps(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: a wgmma tiling's producer warps must be none or a warpgroup (4) beside two multiplying ones (tile_m 128)}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, producer_warps = 2>
+  return
+}
+
+// -----
+
+func.func @producers_beside_one_warpgroup(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: a wgmma tiling's producer warps must be none or a warpgroup (4) beside two multiplying ones (tile_m 128)}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 64, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4, producer_warps = 4>
+  return
+}
+
+// -----
+
+func.func @scan_with_producers(%x: memref<?x?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x?x?xf16>) {
+  // expected-error @below {{a scan's tiling takes no producer warps (every thread scans)}}
+  gpumap.tiled_contract ins(%x, %w : memref<?x?x?xf16>, memref<?x?xf16>) outs(%s : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, producer_warps = 4> scan carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    gpumap.yield %sum, %v : f32, f32
+  }
+  return
+}
+
+// -----
+
+// On a tdim.contract too: a scan's epilogue runs on every thread.
+tdim.kernel @scan_producers(%x: !tdim.tensor<[t: ?, b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%s: !tdim.tensor<[t: ?, b: ?, j: ?], f16>) {
+  // expected-error @below {{a scan's tiling takes no producer warps (every thread scans)}}
+  tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%s : !tdim.tensor<[t: ?, b: ?, j: ?], f16>) scan t carry [0.0 : f32] {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, producer_warps = 4>} epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    %h = arith.addf %v, %sum : f32
+    %o = arith.truncf %h : f32 to f16
+    tdim.yield %o, %h : f16, f32
+  }
+  tdim.return
+}

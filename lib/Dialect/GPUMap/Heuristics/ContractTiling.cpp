@@ -41,6 +41,8 @@ int64_t contractSharedBytes(const ContractTiling &t) {
     return t.stages * (t.tileM + t.tileN + 2 * kFmaPad) * t.tileK * kF32Bytes;
   int64_t bytes = isTf32(t.instruction) ? kF32Bytes : kHalfBytes;
   int64_t ring = t.stages * (t.tileM + t.tileN) * t.tileK * bytes;
+  if (t.producerWarps > 0)
+    ring += 2 * t.stages * kBarrierBytes;
   return isWarpgroup(t.instruction) ? ring + kSwizzlePeriod : ring;
 }
 
@@ -62,6 +64,10 @@ static const char *wgmmaTilingProblem(const ContractTiling &t) {
     return "a wgmma tile_k must be 128-byte rows: 64 16-bit elements, 32 tf32";
   if (t.stages < 3)
     return "a wgmma tiling takes at least three stages";
+  if (t.producerWarps != 0 &&
+      (t.producerWarps != kProducerWarps || t.warpsM != kSpecializedConsumerWarps))
+    return "a wgmma tiling's producer warps must be none or a warpgroup (4) beside two "
+           "multiplying ones (tile_m 128)";
   return "";
 }
 
@@ -90,6 +96,8 @@ static const char *fmaTilingProblem(const ContractTiling &t) {
 const char *contractTilingProblem(const ContractTiling &t) {
   if (isWarpgroup(t.instruction))
     return wgmmaTilingProblem(t);
+  if (t.producerWarps != 0)
+    return "producer warps are for wgmma tilings only";
   if (t.instruction == MmaFamily::fma)
     return fmaTilingProblem(t);
   if (t.warpsM <= 0 || t.warpsN <= 0 || t.warpsM * t.warpsN > 32)
@@ -157,7 +165,9 @@ static std::optional<ContractTiling> warpTiling(const ContractShape &s, const Ch
 
 /// Two warpgroups of m64n256 over a 128 x 256 tile (few static rows: one
 /// over 64 x 256), four stages of 128-byte rows (48 KiB each, 16-bit or
-/// tf32): one block an SM.
+/// tf32): one block an SM. Every warp copies and multiplies: a third
+/// warpgroup that only copies (producer_warps) ran the products 20 points
+/// slower (docs/decisions.md, "Producer warps").
 static std::optional<ContractTiling> warpgroupTiling(const ContractShape &s,
                                                      const ChipProfile &chip, MmaFamily family) {
   ContractTiling w{family, 128, 256, family == MmaFamily::wgmmaTf32 ? 32 : 64, 8, 1, 4};

@@ -129,7 +129,7 @@ static MmaFamily familyOf(ContractInstruction instruction) {
 
 ContractTiling nerve::gpumap::tilingOf(ContractTilingAttr t) {
   return {familyOf(t.getInstruction()), t.getTileM(), t.getTileN(), t.getTileK(),
-          t.getWarpsM(),  t.getWarpsN(), t.getStages()};
+          t.getWarpsM(),  t.getWarpsN(), t.getStages(),   t.getProducerWarps()};
 }
 
 ContractTilingAttr nerve::gpumap::attrOf(MLIRContext *context, const ContractTiling &t) {
@@ -143,14 +143,15 @@ ContractTilingAttr nerve::gpumap::attrOf(MLIRContext *context, const ContractTil
   else if (t.instruction == MmaFamily::fma)
     instruction = ContractInstruction::fma;
   return ContractTilingAttr::get(context, instruction, t.tileM, t.tileN, t.tileK, t.warpsM,
-                                 t.warpsN, t.stages);
+                                 t.warpsN, t.stages, t.producerWarps);
 }
 
 LogicalResult ContractTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                          ContractInstruction instruction, int64_t tileM,
                                          int64_t tileN, int64_t tileK, int64_t warpsM,
-                                         int64_t warpsN, int64_t stages) {
-  ContractTiling tiling{familyOf(instruction), tileM, tileN, tileK, warpsM, warpsN, stages};
+                                         int64_t warpsN, int64_t stages, int64_t producerWarps) {
+  ContractTiling tiling{familyOf(instruction), tileM, tileN, tileK, warpsM, warpsN, stages,
+                        producerWarps};
   StringRef problem = contractTilingProblem(tiling);
   if (!problem.empty())
     return emitError() << "invalid contract tiling: " << problem;
@@ -208,6 +209,8 @@ LogicalResult TiledContractOp::verify() {
     return emitOpError("has `with` inputs but no epilogue to use them");
   if (isScan() && (getEpilogue().empty() || getAccumulate()))
     return emitOpError("a scan needs an epilogue, and does not accumulate");
+  if (isScan() && getTiling().getProducerWarps() != 0)
+    return emitOpError("a scan's tiling takes no producer warps (every thread scans)");
   return success();
 }
 
@@ -253,6 +256,8 @@ LogicalResult GPUMapDialect::verifyOperationAttribute(Operation *op, NamedAttrib
                              << "' must be a #gpumap.contract_tiling";
     if (op->getName().getStringRef() != "tdim.contract")
       return op->emitError() << "'" << kContractTilingAttrName << "' is only for a tdim.contract";
+    if (op->getAttr("scan") && cast<ContractTilingAttr>(attr.getValue()).getProducerWarps() != 0)
+      return op->emitError("a scan's tiling takes no producer warps (every thread scans)");
     return success();
   }
   if (attr.getName() != kStrategyAttrName)

@@ -82,7 +82,18 @@ struct ContractTiling {
   int64_t tileM = 0, tileN = 0, tileK = 0;
   int64_t warpsM = 0, warpsN = 0;
   int64_t stages = 0;
+  /// Warps that only copy the operand tiles (a warpgroup, wgmma only), the
+  /// others only multiplying: 0 where every warp does both.
+  int64_t producerWarps = 0;
 };
+
+/// A warp-specialized wgmma block: two multiplying warpgroups and one that
+/// copies the operand tiles (cp.async, signalling each stage's mbarrier
+/// when its copies land).
+constexpr int64_t kProducerWarps = 4, kSpecializedConsumerWarps = 8;
+/// Bytes of one mbarrier (a stage has two: its tiles landed, its tiles
+/// read).
+constexpr int64_t kBarrierBytes = 8;
 
 /// The m16n8k16 instruction's extents (mma.sync, f16 and bf16 inputs).
 constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
@@ -109,7 +120,8 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &shape,
 
 /// Bytes of shared memory the operand tiles of `tiling` take (16-bit
 /// elements on tensor cores, f32 in padded rows with fma), with wgmma's
-/// the 1024 bytes that align the ring to its swizzle's period.
+/// the 1024 bytes that align the ring to its swizzle's period and, with
+/// producer warps, each stage's two mbarriers after the ring.
 int64_t contractSharedBytes(const ContractTiling &tiling);
 
 /// Bytes of shared memory a block of `tiling` takes when its epilogue
@@ -122,14 +134,14 @@ int64_t contractScanSharedBytes(const ContractTiling &tiling, int64_t carried);
 /// warp's tile a whole number of instruction tiles, tileK 32 or 64, at
 /// least two stages. wgmma: a warpgroup (four warps along m) per 64 rows,
 /// one along n, tileN 64 to 256, tileK 64 (32 for tf32: one 128-byte
-/// swizzled row),
-/// at least three stages (the copies run two tiles behind the one whose
-/// products may still be in flight). mma_sync_tf32: mma.sync's, with
-/// tileK 32 (128-byte rows). fma: at most 1024 threads, a warp's
-/// tile whole groups of 4 for each lane (rows a multiple of 16, columns of
-/// 32), at most 128 accumulators a lane, tileK 8, 16 or 32, the operand
-/// tiles whole elements and 16-byte groups for every thread, at least two
-/// stages.
+/// swizzled row), at least three stages (the copies run two tiles behind
+/// the one whose products may still be in flight), no producer warps or
+/// one warpgroup of them beside two multiplying ones. mma_sync_tf32:
+/// mma.sync's, with tileK 32 (128-byte rows). fma: at most 1024 threads, a warp's tile whole groups
+/// of 4 for each lane (rows a multiple of 16, columns of 32), at most 128
+/// accumulators a lane, tileK 8, 16 or 32, the operand tiles whole
+/// elements and 16-byte groups for every thread, at least two stages.
+/// Producer warps are wgmma's only.
 const char *contractTilingProblem(const ContractTiling &tiling);
 
 } // namespace nerve::gpumap

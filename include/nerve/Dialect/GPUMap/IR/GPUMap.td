@@ -158,20 +158,33 @@ def GPUMap_ContractTilingAttr : AttrDef<GPUMap_Dialect, "ContractTiling"> {
     lane an outer product of whole 4-element groups of rows and columns,
     read as vectors from tiles stored along m and n).
 
+    `producer_warps` (wgmma with two multiplying warpgroups only; 0 where
+    omitted, 4 otherwise) adds a warpgroup after the multiplying warps that
+    only copies the operand tiles: it fills a stage once the multiplying
+    warps have released it and each stage's mbarrier tells them when its
+    copies have landed, so that no warp waits on the whole block between
+    tiles. The selection pass does not choose it (slower with cp.async
+    copies: docs/decisions.md, "Producer warps"); it is there to be
+    written.
+
     ```mlir
     #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+    #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, producer_warps = 4>
     ```
     The verifier checks what the lowering relies on
     (nerve/Dialect/GPUMap/Heuristics/ContractTiling.h).
   }];
   let parameters = (ins EnumParameter<GPUMap_ContractInstruction>:$instruction,
                         "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
-                        "int64_t":$warps_m, "int64_t":$warps_n, "int64_t":$stages);
+                        "int64_t":$warps_m, "int64_t":$warps_n, "int64_t":$stages,
+                        DefaultValuedParameter<"int64_t", "0">:$producer_warps);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// Threads that multiply (and, without producer warps, copy).
+    int64_t getConsumerThreads() const { return getWarpsM() * getWarpsN() * 32; }
     /// Threads a block.
-    int64_t getThreads() const { return getWarpsM() * getWarpsN() * 32; }
+    int64_t getThreads() const { return getConsumerThreads() + getProducerWarps() * 32; }
   }];
 }
 
