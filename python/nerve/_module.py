@@ -6,7 +6,10 @@ against the kernel's signature (errors name the argument), allocate the
 outputs not given, and launch on the current stream. A tensor whose layout is
 not the spec's (permuted, sliced, channels-last) runs as it is: the entry is
 recompiled once for that stride pattern (`nerveSpecializeLayouts`, cached),
-never copied.
+never copied. A call on torch tensors whose signature (each tensor's dtype,
+shape, strides and device; each scalar; outputs given or not) an earlier
+call had reuses that call's launch plan: the checks passed for it, so only
+the data pointers and the stream are read again.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import ctypes
 import os
 import sys
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -22,6 +26,15 @@ from . import _arrays, _capi
 from ._capi import ArgValue, Handle, NerveError, StringRef, lib
 
 TARGETS = {"auto": _capi.TARGET_AUTO, "cpu": _capi.TARGET_CPU, "cuda": _capi.TARGET_CUDA}
+# nerveLaunchPlanLaunch with its handle passed as the pointer it wraps (a
+# struct of one pointer is passed as that pointer by the C calling
+# conventions of x86-64 and AArch64): ctypes converts plain integers faster
+# than structs.
+_VP = ctypes.c_void_p
+plan_launch = ctypes.CFUNCTYPE(_VP, _VP, _VP, ctypes.c_ssize_t, _VP)(
+    ("nerveLaunchPlanLaunch", lib))
+# Call signatures an entry keeps launch plans for (past it, it starts over).
+_PLANS_PER_ENTRY = 64
 
 
 @dataclass(frozen=True)
@@ -342,6 +355,9 @@ class Entry:
         self.outputs = tuple(a for a in self.arguments if a.is_output)
         self.variable_dims = tuple(lib.nerveEntryGetVariableDim(handle, i).text()
                                    for i in range(lib.nerveEntryGetNumVariableDims(handle)))
+        self._tensor_slots = tuple(i for i, a in enumerate(self.arguments) if a.is_tensor)
+        self._output_slots = tuple(i for i, a in enumerate(self.arguments) if a.is_output)
+        self._plans: Dict[Tuple, _CallPlan] = {}
 
     def __repr__(self) -> str:
         args = ", ".join(f"%{a.name}: {a.describe()}" for a in self.inputs)
@@ -427,6 +443,12 @@ class Entry:
 
     def __call__(self, *args: Any, stream: Any = None, **named: Any) -> Any:
         values = self._bind(args, named)
+        key = self._call_key(values, stream)
+        plan = self._plans.get(key) if key is not None else None
+        if plan is not None:
+            plan.run(values, stream)
+            return self._outputs_of(values)
+        given = [v is not None for v in values]
         infos: List[Optional[_arrays.ArrayInfo]] = []
         for arg, value in zip(self.arguments, values):
             if arg.is_tensor and value is not None:
@@ -443,8 +465,56 @@ class Entry:
         launch_stream = self._prepare_device(infos, like, stream)
         entry, orders = self._entry_for(infos)
         self._launch(entry, orders, values, infos, launch_stream)
-        outputs = tuple(values[i] for i, a in enumerate(self.arguments) if a.is_output)
+        if key is not None:
+            self._remember(key, entry, orders, values, infos, given, like)
+        return self._outputs_of(values)
+
+    def _outputs_of(self, values: List[Any]) -> Any:
+        outputs = tuple(values[i] for i in self._output_slots)
         return outputs[0] if len(outputs) == 1 else outputs
+
+    def _call_key(self, values: List[Any], stream: Any) -> Optional[Tuple]:
+        """The call's signature when every tensor is a torch.Tensor (each
+        one's dtype, shape, strides and device; each scalar's type and
+        value; which outputs were given), else None."""
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return None
+        key: List[Any] = [stream is None]
+        tensor = torch.Tensor
+        for arg, value in zip(self.arguments, values):
+            if value is None:
+                key.append(None)
+            elif type(value) is tensor:
+                key.append((value.dtype, value.shape, value.stride(), value.device))
+            elif not arg.is_tensor and type(value) in (int, float, bool):
+                key.append((type(value), value))
+            else:
+                return None
+        return tuple(key)
+
+    def _remember(self, key: Tuple, entry: "Entry", orders: Tuple, values: List[Any],
+                  infos: List[Optional[_arrays.ArrayInfo]], given: List[bool],
+                  like: Optional[_arrays.ArrayInfo]) -> None:
+        """Keeps the launch plan of a call that ran, under its signature."""
+        allocations = {}
+        for i in self._tensor_slots:
+            if not given[i]:
+                out = values[i]
+                if type(out) is not sys.modules["torch"].Tensor:
+                    return  # allocated as a NumPy array: no tensor to allocate like
+                allocations[i] = (tuple(out.shape), out.dtype, out.device)
+        array, _keep = self._arg_values(orders, values, infos)
+        handle = Handle()
+        status = lib.nerveLaunchPlanCreate(entry._compiled.handle, entry._handle, array,
+                                           len(self.arguments), ctypes.byref(handle))
+        if _capi.message_of(status) is not None:
+            return  # launched, yet no plan: every call takes the checked path
+        cuda = self.module.target == "cuda"
+        device = like.obj.device if cuda and like is not None else None
+        if len(self._plans) >= _PLANS_PER_ENTRY:
+            self._plans.clear()
+        self._plans[key] = _CallPlan(handle, self._tensor_slots, allocations, cuda, device)
 
     def _prepare_device(self, infos: List[Optional[_arrays.ArrayInfo]],
                         like: Optional[_arrays.ArrayInfo], stream: Any) -> int:
@@ -477,9 +547,17 @@ class Entry:
 
     def _launch(self, entry: "Entry", orders: Tuple, values: List[Any],
                 infos: List[Optional[_arrays.ArrayInfo]], stream: int) -> None:
+        array, _keep = self._arg_values(orders, values, infos)
+        _capi.check(lib.nerveEntryLaunch(entry._compiled.handle, entry._handle, array,
+                                         len(self.arguments), stream))
+
+    def _arg_values(self, orders: Tuple, values: List[Any],
+                    infos: List[Optional[_arrays.ArrayInfo]]) -> Tuple[Any, List[Any]]:
+        """The C API's arguments of a call (tensors in `orders`' dimension
+        order), and the ctypes arrays they point into."""
         n = len(self.arguments)
         array = (ArgValue * n)()
-        keep = []
+        keep: List[Any] = []
         for i, (arg, value, info) in enumerate(zip(self.arguments, values, infos)):
             slot = array[i]
             if info is None:
@@ -491,8 +569,7 @@ class Entry:
             keep += [sizes, strides]
             slot.kind, slot.rank, slot.data = _capi.ARG_TENSOR, len(info.shape), info.ptr
             slot.sizes, slot.strides = sizes, strides
-        _capi.check(lib.nerveEntryLaunch(entry._compiled.handle, entry._handle, array, n,
-                                         stream))
+        return array, keep
 
     @staticmethod
     def _scalar(arg: Argument, value: Any, slot: ArgValue) -> None:
@@ -508,6 +585,43 @@ class Entry:
             slot.kind, slot.intValue = _capi.ARG_INT, number
         else:
             slot.kind, slot.floatValue = _capi.ARG_FLOAT, number
+
+
+class _CallPlan:
+    """A call signature's launch plan: the outputs it allocates (shape,
+    dtype, device, by argument index), whether it runs on a stream (CUDA)
+    and whose device's current one it takes, and the tensors whose data
+    pointers a launch passes, in argument order."""
+
+    __slots__ = ("plan", "slots", "allocations", "cuda", "device", "pointers", "__weakref__")
+
+    def __init__(self, handle: Handle, slots: Tuple[int, ...],
+                 allocations: Dict[int, Tuple], cuda: bool, device: Any):
+        self.plan, self.slots, self.allocations = handle.ptr, slots, allocations
+        self.cuda, self.device = cuda, device
+        self.pointers = _VP * len(slots)
+        # Freed with the plan, but not at interpreter exit, when the CUDA
+        # context it would unload from may be gone.
+        weakref.finalize(self, lib.nerveLaunchPlanDestroy, handle).atexit = False
+
+    def run(self, values: List[Any], stream: Any) -> None:
+        """Allocates the outputs not given (into `values`) and launches."""
+        torch = sys.modules["torch"]
+        pointers = []
+        for i in self.slots:
+            value = values[i]
+            if value is None:
+                shape, dtype, device = self.allocations[i]
+                value = values[i] = torch.empty(shape, dtype=dtype, device=device)
+            pointers.append(value.data_ptr())
+        handle = 0  # as the checked path: the CPU has none; no tensor, the default
+        if self.cuda and stream is not None:
+            handle = _stream_handle(stream)
+        elif self.cuda and self.device is not None:
+            handle = torch.cuda.current_stream(self.device).cuda_stream
+        status = plan_launch(self.plan, self.pointers(*pointers), len(self.slots), handle)
+        if status:
+            raise NerveError(_capi.message_of(Handle(status)))
 
 
 def compile(spec: Union[str, os.PathLike], target: str = "auto", chip: Optional[str] = None,

@@ -98,6 +98,41 @@ def test_any_layout_without_a_copy(device):
     assert len(m._specialized) == 1
 
 
+def test_repeated_calls_reuse_the_checked_call(device):
+    """A call with an earlier call's signature (dtypes, shapes, strides,
+    devices, scalars, outputs given or not) launches that call's plan: new
+    data, a new scalar, a given output, a stream, another layout and bad
+    input all still come out as a first call's would."""
+    m = nerve.compile(SCALE, target=target(device))
+    g = torch.Generator().manual_seed(3)
+    for _ in range(3):  # the first checked, the others through its plan
+        x, b = torch.randn(4, 5, generator=g).to(device), torch.randn(5, generator=g).to(device)
+        y = m.scale(x, b, 3.0)
+        torch.testing.assert_close(y, x * 3.0 + b)
+        assert y.data_ptr() != x.data_ptr()
+    torch.testing.assert_close(m.scale(x, b, -1.5), x * -1.5 + b)  # the scalar is its own
+    out = torch.empty(4, 5, device=device)
+    for _ in range(2):
+        assert m.scale(x, b, 2.0, out) is out
+        torch.testing.assert_close(out, x * 2.0 + b)
+    if device == "cuda":
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            y = m.scale(x, b, 3.0)
+        s.synchronize()
+        torch.testing.assert_close(y, x * 3.0 + b)
+        y = m.scale(x, b, 3.0, stream=s)
+        s.synchronize()
+        torch.testing.assert_close(y, x * 3.0 + b)
+    xt = torch.randn(5, 4, generator=g).to(device).t()  # another layout, another plan
+    for _ in range(2):
+        torch.testing.assert_close(m.scale(xt, b, 3.0), xt * 3.0 + b)
+    with pytest.raises(TypeError, match="argument %x is f32"):
+        m.scale(x.double(), b, 3.0)
+    with pytest.raises(ValueError, match="argument %x has 2 dimensions"):
+        m.scale(x[0], b, 3.0)
+
+
 def test_argument_errors_name_the_argument():
     m = nerve.compile(SCALE, target="cpu")
     x, b = np.ones((2, 3), np.float32), np.ones(3, np.float32)

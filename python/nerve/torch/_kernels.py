@@ -17,18 +17,12 @@ from typing import Dict, Optional, Sequence, Tuple
 
 from .. import _capi
 from .._capi import ArgValue, Handle, NerveError, lib
-from .._module import Entry, Module, compile as _compile
+from .._module import Entry, Module, compile as _compile, plan_launch as _launch
 from ._layout import TensorLayout
 
 _modules: Dict[Tuple[str, str], Module] = {}
 _modules_lock = threading.Lock()
-# nerveLaunchPlanLaunch with its handle passed as the pointer it wraps (a
-# struct of one pointer is passed as that pointer by the C calling
-# conventions of x86-64 and AArch64): ctypes converts plain integers faster
-# than structs.
 _VP = ctypes.c_void_p
-_launch = ctypes.CFUNCTYPE(_VP, _VP, _VP, ctypes.c_ssize_t, _VP)(
-    ("nerveLaunchPlanLaunch", lib))
 
 
 def entry(spec: str, target: str, name: str) -> Entry:
