@@ -28,7 +28,11 @@ find "$root/examples" "$root/test" -name '*.mlir' -exec cp {} "$corpus/" \;
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:allow_user_poisoning=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 fuzzer="$NERVE_BUILD_DIR/bin/nerve-fuzz"
-options=(-timeout=10 -rss_limit_mb=4096 -max_len=16384)
+# A hang is an input past 60 s: under the sanitizers a seed that compiles
+# tensor-core products (test/Dialect/GPUMap/contract.mlir,
+# test/Dialect/Tdim/ops.mlir) takes 15-17 s, which at 10 s failed runs
+# whose window reached it.
+options=(-timeout=60 -rss_limit_mb=4096 -max_len=16384)
 
 cases=() # JUnit test cases, as XML
 xml_escape() { sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'; }
