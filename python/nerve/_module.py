@@ -446,7 +446,7 @@ class Entry:
         key = self._call_key(values, stream)
         plan = self._plans.get(key) if key is not None else None
         if plan is not None:
-            plan.run(values, stream)
+            plan.run(values, plan.stream_of(stream))
             return self._outputs_of(values)
         given = [v is not None for v in values]
         infos: List[Optional[_arrays.ArrayInfo]] = []
@@ -464,9 +464,11 @@ class Entry:
                 values[i] = infos[i].obj
         launch_stream = self._prepare_device(infos, like, stream)
         entry, orders = self._entry_for(infos)
-        self._launch(entry, orders, values, infos, launch_stream)
-        if key is not None:
-            self._remember(key, entry, orders, values, infos, given, like)
+        plan = self._plan_for(key, entry, orders, values, infos, given, like)
+        if plan is not None:
+            plan.run(values, launch_stream)
+        else:
+            self._launch(entry, orders, values, infos, launch_stream)
         return self._outputs_of(values)
 
     def _outputs_of(self, values: List[Any]) -> Any:
@@ -493,28 +495,34 @@ class Entry:
                 return None
         return tuple(key)
 
-    def _remember(self, key: Tuple, entry: "Entry", orders: Tuple, values: List[Any],
+    def _plan_for(self, key: Optional[Tuple], entry: "Entry", orders: Tuple, values: List[Any],
                   infos: List[Optional[_arrays.ArrayInfo]], given: List[bool],
-                  like: Optional[_arrays.ArrayInfo]) -> None:
-        """Keeps the launch plan of a call that ran, under its signature."""
+                  like: Optional[_arrays.ArrayInfo]) -> Optional["_CallPlan"]:
+        """The launch plan of a checked call with signature `key`, kept for
+        the calls that repeat it; None where there is no signature or the
+        plan is refused (the call then launches as it is, and raises what
+        it must)."""
+        if key is None:
+            return None
         allocations = {}
         for i in self._tensor_slots:
             if not given[i]:
                 out = values[i]
                 if type(out) is not sys.modules["torch"].Tensor:
-                    return  # allocated as a NumPy array: no tensor to allocate like
+                    return None  # allocated as a NumPy array: no tensor to allocate like
                 allocations[i] = (tuple(out.shape), out.dtype, out.device)
         array, _keep = self._arg_values(orders, values, infos)
         handle = Handle()
         status = lib.nerveLaunchPlanCreate(entry._compiled.handle, entry._handle, array,
                                            len(self.arguments), ctypes.byref(handle))
         if _capi.message_of(status) is not None:
-            return  # launched, yet no plan: every call takes the checked path
+            return None
         cuda = self.module.target == "cuda"
         device = like.obj.device if cuda and like is not None else None
         if len(self._plans) >= _PLANS_PER_ENTRY:
             self._plans.clear()
-        self._plans[key] = _CallPlan(handle, self._tensor_slots, allocations, cuda, device)
+        plan = self._plans[key] = _CallPlan(handle, self._tensor_slots, allocations, cuda, device)
+        return plan
 
     def _prepare_device(self, infos: List[Optional[_arrays.ArrayInfo]],
                         like: Optional[_arrays.ArrayInfo], stream: Any) -> int:
@@ -604,8 +612,19 @@ class _CallPlan:
         # context it would unload from may be gone.
         weakref.finalize(self, lib.nerveLaunchPlanDestroy, handle).atexit = False
 
-    def run(self, values: List[Any], stream: Any) -> None:
-        """Allocates the outputs not given (into `values`) and launches."""
+    def stream_of(self, stream: Any) -> int:
+        """The stream a call given `stream` launches on, as the checked path
+        chooses it: none on the CPU; `stream`; the tensors' device's current
+        one; with no tensor, the default."""
+        if self.cuda and stream is not None:
+            return _stream_handle(stream)
+        if self.cuda and self.device is not None:
+            return sys.modules["torch"].cuda.current_stream(self.device).cuda_stream
+        return 0
+
+    def run(self, values: List[Any], stream: int) -> None:
+        """Allocates the outputs not given (into `values`) and launches on
+        `stream` (a CUstream)."""
         torch = sys.modules["torch"]
         pointers = []
         for i in self.slots:
@@ -614,12 +633,7 @@ class _CallPlan:
                 shape, dtype, device = self.allocations[i]
                 value = values[i] = torch.empty(shape, dtype=dtype, device=device)
             pointers.append(value.data_ptr())
-        handle = 0  # as the checked path: the CPU has none; no tensor, the default
-        if self.cuda and stream is not None:
-            handle = _stream_handle(stream)
-        elif self.cuda and self.device is not None:
-            handle = torch.cuda.current_stream(self.device).cuda_stream
-        status = plan_launch(self.plan, self.pointers(*pointers), len(self.slots), handle)
+        status = plan_launch(self.plan, self.pointers(*pointers), len(self.slots), stream)
         if status:
             raise NerveError(_capi.message_of(Handle(status)))
 

@@ -229,7 +229,8 @@ private:
 
   bool warpgroups() const { return nerve::gpumap::isWarpgroup(tilingOf(t).instruction); }
   bool specialized() const { return t.getProducerWarps() > 0; }
-  /// Bytes of the ring of operand tiles (the producer's barriers follow).
+  /// Bytes of the ring of operand tiles (the producer's barriers, or a
+  /// scan's states, follow).
   int64_t ringBytes() const {
     return t.getStages() * (lhs.stageElements() + rhs.stageElements()) * elementBytes();
   }

@@ -26,15 +26,13 @@ void ContractKernel::scanChunks(OpBuilder &b, bool loopChunks) {
   Ix x{b, loc};
   auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   int64_t tileFloats = t.getTileM() * t.getTileN();
-  int64_t ringBytes = nerve::gpumap::contractSharedBytes(nerve::gpumap::tilingOf(t)) -
-                      (warpgroups() ? kSwizzleBytes : 0);
   Value staged = memref::ViewOp::create(
       b, loc, MemRefType::get({tileFloats}, b.getF32Type(), nullptr, workgroup), raw, ringStart,
       ValueRange{});
   Value states = memref::ViewOp::create(
       b, loc, MemRefType::get({std::max<int64_t>(carried(), 1) * t.getTileN()}, b.getF32Type(),
                               nullptr, workgroup),
-      raw, x.add(ringStart, std::max(ringBytes, tileFloats * 4)), ValueRange{});
+      raw, x.add(ringStart, std::max(ringBytes(), tileFloats * 4)), ValueRange{});
   auto chunk = [&](OpBuilder &cb, Value index) {
     Ix cx{cb, loc};
     Value t0 = cx.mul(index, chunkSteps);

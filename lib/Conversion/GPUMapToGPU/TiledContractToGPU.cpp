@@ -165,8 +165,8 @@ void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared
                               Value k0, Value base) {
   int64_t perThread = s.rows() * s.chunksPerRow() / copyThreads;
   auto vecType = VectorType::get({s.chunk}, element);
+  Value zero = arith::ConstantOp::create(x.b, x.loc, x.b.getFloatAttr(element, 0.0));
   forEachCopy(x, perThread, [&](const Ix &x, Value idx, int64_t i) {
-    Value zero = arith::ConstantOp::create(x.b, x.loc, x.b.getFloatAttr(element, 0.0));
     Value row = x.div(idx, s.chunksPerRow()), chunk = x.rem(idx, s.chunksPerRow());
     Value along = x.mul(chunk, s.chunk);
     Value vec = arith::ConstantOp::create(
