@@ -301,6 +301,43 @@ def test_large_product_matches_cublas(cuda, dtype):
     assert (got - want).abs().max().item() <= tolerance(dtype, 2056) * (want.abs().max().item() + 1)
 
 
+def transposed_spec(layout: str, dtype: str) -> str:
+    """spec's product and bias into an output stored as [j, i] (contiguous
+    along i): the epilogue's lines then run along m."""
+    return spec(layout, dtype).replace("[i: ?, j: ?]", "[j: ?, i: ?]")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("chip", [None, "sm_80"])  # wgmma's 128 rows at once; mma.sync's 2 x 64
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_staged_rows_in_every_output_order(cuda, chip, dtype):
+    """The output staged through shared memory (staged_rows): stored [i, j]
+    and [j, i], into an output the kernel allocates (16-byte stores) and into
+    views whose rows are not 16-byte aligned (a pitch of 301, an offset of
+    1: one store an element), at sizes that leave partial chunks and tiles."""
+    dt = DTYPES[dtype]
+    options = {"chip": chip} if chip else {}
+    if dtype == "f32":
+        options["tf32"] = True
+    for order in ("ij", "ji"):
+        text = spec("ik,jk", dtype) if order == "ij" else transposed_spec("ik,jk", dtype)
+        mod = nerve.compile(text, target="cuda", **options)
+        for n, (i, k, j) in enumerate([(257, 65, 129), (1, 33, 300), (300, 200, 8), (129, 8, 1)]):
+            a, b, bias, want = operands("ik,jk", i, k, j, dt, n)
+            args = dict(a=a.cuda(), b=b.cuda(), bias=bias.cuda())
+            wide = torch.full((j, 302) if order == "ji" else (i, 302), float("nan"), dtype=dt,
+                              device="cuda")
+            given = wide[:, 1:1 + (i if order == "ji" else j)]
+            for out in (None, given):
+                got = mod.product(**args) if out is None else mod.product(**args, c=out)
+                got = got.double().cpu()
+                got = got.t() if order == "ji" else got
+                err = (got - want).abs().max().item()
+                within = "f16" if dtype == "f32" else dtype
+                assert err <= tolerance(within, k) * (want.abs().max().item() + 1), \
+                    (order, out is None, (i, k, j), err)
+
+
 def neuron_spec(neuron: str, dtype: str) -> str:
     """A linear layer over [t, b, k] whose product a neuron alone reads: one
     contraction scanning time, the neuron's step its epilogue."""

@@ -24,7 +24,7 @@ ContractShape linearLayer(ContractElement e) {
   ContractShape s;
   s.lhs = s.rhs = s.output = e;
   s.rowDims = s.columnDims = s.contractedDims = 1;
-  s.lhsUnitStride = s.rhsUnitStride = true;
+  s.lhsUnitStride = s.rhsUnitStride = s.outputUnitStride = true;
   return s;
 }
 
@@ -182,6 +182,49 @@ TEST(ContractTilingHeuristics, ProducerWarpsAreAWarpgroupBesideTwo) {
   }
 }
 
+TEST(ContractTilingHeuristics, StagedRowsAreWhatTheRingHolds) {
+  // wgmma: all 128 rows (128 x (256 + 8) f32, 132 KiB of the 192 KiB ring);
+  // f32 on tf32 too.
+  const ChipProfile &sm90 = chipProfile(GpuChip::sm_90);
+  std::optional<ContractTiling> wg = chooseContractTiling(linearLayer(ContractElement::f16), sm90);
+  ASSERT_TRUE(wg);
+  EXPECT_EQ(wg->stagedRows, 128);
+  EXPECT_EQ(contractStagingBytes(*wg), 128 * (256 + kStagedPadAlongN) * 4);
+  ContractPermissions tf32;
+  tf32.tf32 = true;
+  EXPECT_EQ(chooseContractTiling(linearLayer(ContractElement::f32), sm90, tf32)->stagedRows, 128);
+  // mma.sync: 128 rows would take 68 KiB of a 64 KiB ring (48 on sm_89):
+  // two passes of 64, the shared memory unchanged.
+  for (GpuChip chip : {GpuChip::sm_80, GpuChip::sm_89}) {
+    std::optional<ContractTiling> t =
+        chooseContractTiling(linearLayer(ContractElement::f16), chipProfile(chip));
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->stagedRows, 64);
+    ContractTiling unstaged = *t;
+    unstaged.stagedRows = 0;
+    EXPECT_EQ(contractSharedBytes(*t), contractSharedBytes(unstaged));
+  }
+  // Lines along m take the larger padding's bytes where that is more.
+  ContractTiling staged{MmaFamily::mmaSync, 128, 128, 32, 2, 2, 4};
+  staged.stagedRows = 128;
+  EXPECT_EQ(contractSharedBytes(staged), 128 * (128 + kStagedPadAlongN) * 4);
+  // Not without an output unit stride, not with fma, not on a scan.
+  ContractShape strided = linearLayer(ContractElement::f16);
+  strided.outputUnitStride = false;
+  EXPECT_EQ(chooseContractTiling(strided, sm90)->stagedRows, 0);
+  EXPECT_EQ(chooseContractTiling(linearLayer(ContractElement::f32), sm90)->stagedRows, 0);
+  // What the lowering needs.
+  ContractTiling partWarp = staged;
+  partWarp.stagedRows = 32; // half of a warp's 64 rows
+  EXPECT_NE(std::string(contractTilingProblem(partWarp)), "");
+  ContractTiling fma{MmaFamily::fma, 128, 128, 16, 4, 2, 3};
+  fma.stagedRows = 128;
+  EXPECT_NE(std::string(contractTilingProblem(fma)), "");
+  ContractTiling producers{MmaFamily::wgmma, 128, 256, 64, 8, 1, 4, kProducerWarps};
+  producers.stagedRows = 128;
+  EXPECT_NE(std::string(contractTilingProblem(producers)), "");
+}
+
 } // namespace
 
 namespace {
@@ -203,6 +246,7 @@ TEST(ContractTilingHeuristics, ScansTakeFourStagesTheirTileFits) {
     ASSERT_TRUE(t);
     EXPECT_STREQ(contractTilingProblem(*t), "");
     EXPECT_EQ(t->stages, 4);
+    EXPECT_EQ(t->stagedRows, 0); // a scan stages its own tile
     EXPECT_EQ(t->instruction == MmaFamily::wgmma, !chip.archSpecificName.empty());
     // The f32 tile fits where the ring was, the states after it.
     EXPECT_GE(contractScanSharedBytes(*t, 1), t->tileM * t->tileN * 4 + t->tileN * 4);

@@ -136,8 +136,18 @@ def ConvertGPUMapToGPU : Pass<"nerve-convert-gpumap-to-gpu", "::mlir::ModuleOp">
     the multiplying warps wait on `landed` (phase parity: a ring of tiles
     a phase), fence for the async proxy and issue the stage's products.
     The barriers follow the ring in shared memory.
-    The accumulators are stored from the fragments, added to the output
-    with `accumulate` (loaded 32 at a time before they are stored).
+    The walk over k takes at least one tile (k = 0 multiplies zeros), so
+    that every path's accumulators come from the tensor-core instructions.
+    With `staged_rows`, each pass of that many rows: a barrier, the rows'
+    warps write their f32 sums into lines along the output's unit stride
+    (the ring's bytes, padded), a barrier, then every thread takes 16-byte
+    chunks of the lines (its sums as one vector; with `accumulate` the
+    output's old values, then the `with` inputs and the region at each
+    element) and stores each with one 16-byte vector store where it lies
+    inside an output whose rows are 16-byte aligned, else a guarded store
+    an element. Without, the accumulators are stored from the fragments,
+    added to the output with `accumulate` (loaded 32 at a time before they
+    are stored).
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect", "::mlir::NVVM::NVVMDialect",

@@ -3,8 +3,9 @@
 // Shared by the files that build a gpumap.tiled_contract's launch: the
 // index arithmetic, how an operand is staged in shared memory, and the
 // kernel builder's state. TiledContractToGPU.cpp builds the products and
-// the plain epilogue; ScanEpilogue.cpp the scanning one (a neuron over
-// time); ProducerWarps.cpp the walk over k of a warp-specialized block.
+// the plain epilogue; StagedEpilogue.cpp the one through shared memory
+// (staged_rows); ScanEpilogue.cpp the scanning one (a neuron over time);
+// ProducerWarps.cpp the walk over k of a warp-specialized block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -192,6 +193,20 @@ Value rowsAligned(const Ix &x, Value memref);
 LLVM::LLVMStructType warpgroupAccumulators(MLIRContext *ctx, int64_t n);
 SmallVector<Value> unpackAccumulators(OpBuilder &b, Location loc, Value acc, int64_t n);
 
+/// One output element of the epilogue: its place and value.
+struct OutputPoint {
+  Value m, n, v;
+};
+
+/// How a pass of staged output rows lies in shared memory (staged_rows):
+/// `lines` lines of `length` f32 along the output's unit stride (along n,
+/// or along m), `stride` apart; a thread stores `chunk` output elements of
+/// a line (16 bytes) at a time.
+struct StagedLines {
+  bool alongN = true;
+  int64_t lines = 0, length = 0, stride = 0, chunk = 0;
+};
+
 /// The kernel of one tiled contraction, built into a launch body.
 class ContractKernel {
 public:
@@ -215,6 +230,7 @@ private:
   bool loopCopies = false; ///< see forEachCopy
   OperandStaging lhs, rhs;
   Value sizeM, sizeN, sizeK, aligned;
+  Value outputAligned; ///< staged_rows: whether the output's lines are 16-byte aligned
   // A scan's: its steps, the steps a tile gathers (a chunk), the rows of
   // each step a tile takes, the chunks.
   Value sizeT, chunkSteps, perStep, chunks;
@@ -236,6 +252,13 @@ private:
   }
   bool tf32() const { return nerve::gpumap::isTf32(tilingOf(t).instruction); }
   int64_t elementBytes() const { return element.getIntOrFloatBitWidth() / 8; }
+  /// The tiles of the walk over k: at least one (k = 0 then multiplies
+  /// zeros), so that no path reaches the epilogue with accumulators that
+  /// no tensor-core instruction wrote (ptxas then serializes every wgmma:
+  /// its C7515, docs/decisions.md, "The staged epilogue").
+  Value kTiles(const Ix &x) const {
+    return arith::MaxUIOp::create(x.b, x.loc, x.ceilDiv(sizeK, t.getTileK()), x.c(1));
+  }
   /// The contracted extent of one tensor-core instruction (tf32's k8).
   int64_t instructionK() const { return tf32() ? kMmaK / 2 : kMmaK; }
   bool fma() const { return t.getInstruction() == ContractInstruction::fma; }
@@ -267,6 +290,17 @@ private:
   Value loadFragment(const Ix &x, const OperandStaging &s, Value shared, Value base,
                      Value outerStart, int64_t kStart, bool pairOfN);
   void storeOutput(OpBuilder &b, ValueRange acc);
+  /// The output's indices of element (m, n) (a plain product's).
+  SmallVector<Value, 2> outputIndices(Value m, Value n) {
+    return op.getOutputM() == 0 ? SmallVector<Value, 2>{m, n} : SmallVector<Value, 2>{n, m};
+  }
+  void finishPoints(OpBuilder &b, MutableArrayRef<OutputPoint> points);
+  // staged_rows (StagedEpilogue.cpp): each pass's rows through shared
+  // memory, then stored 16 bytes a thread.
+  StagedLines stagedLines();
+  void storeStaged(OpBuilder &b, ValueRange acc);
+  void stageRows(OpBuilder &b, ValueRange acc, Value staged, int64_t pass);
+  void storeStagedRows(OpBuilder &b, Value staged, Value lineView, int64_t pass);
   SmallVector<Value> applyEpilogue(OpBuilder &b, ArrayRef<Value> args);
   SmallVector<Value> products(OpBuilder &b);
   void scanChunks(OpBuilder &b, bool loopChunks);

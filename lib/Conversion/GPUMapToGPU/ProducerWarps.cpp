@@ -92,7 +92,7 @@ void ContractKernel::specializedBody(OpBuilder &b) {
 void ContractKernel::produce(OpBuilder &b) {
   Location loc = op.getLoc();
   Ix x{b, loc};
-  Value numK = x.ceilDiv(sizeK, t.getTileK());
+  Value numK = kTiles(x);
   int64_t stages = t.getStages();
   auto loop = scf::ForOp::create(b, loc, x.c(0), numK, x.c(1));
   OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
@@ -127,7 +127,7 @@ void ContractKernel::produce(OpBuilder &b) {
 SmallVector<Value> ContractKernel::consume(OpBuilder &b) {
   Location loc = op.getLoc();
   Ix x{b, loc};
-  Value numK = x.ceilDiv(sizeK, t.getTileK());
+  Value numK = kTiles(x);
   int64_t stages = t.getStages();
   auto accType = warpgroupAccumulators(b.getContext(), t.getTileN());
   Value zero = LLVM::ZeroOp::create(b, loc, accType);

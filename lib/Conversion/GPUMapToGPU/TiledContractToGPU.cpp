@@ -160,7 +160,7 @@ void ContractKernel::copyAsync(const Ix &x, const OperandStaging &s, Value share
 }
 
 /// The same chunks by element loads (rows not 16-byte aligned), zeros past
-/// the extents.
+/// the extents (not loaded).
 void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared, Value o0,
                               Value k0, Value base) {
   int64_t perThread = s.rows() * s.chunksPerRow() / copyThreads;
@@ -175,11 +175,15 @@ void ContractKernel::copySync(const Ix &x, const OperandStaging &s, Value shared
       Value a = x.add(along, e);
       Value o = x.add(o0, s.kMajor ? row : a), k = x.add(k0, s.kMajor ? a : row);
       Value in = x.andI(s.inOuter(x, i, o), x.lt(k, s.kSize));
-      o = arith::SelectOp::create(x.b, x.loc, in, o, x.c(0));
-      k = arith::SelectOp::create(x.b, x.loc, in, k, x.c(0));
-      Value v = memref::LoadOp::create(x.b, x.loc, s.global, s.indices(i, o, k));
-      v = arith::SelectOp::create(x.b, x.loc, in, v, zero);
-      vec = vector::InsertOp::create(x.b, x.loc, v, vec, ArrayRef<int64_t>{e});
+      // Loaded only inside: with k = 0 (a walk over k of one tile of
+      // zeros) no index is.
+      auto load = scf::IfOp::create(x.b, x.loc, TypeRange{element}, in, true);
+      OpBuilder tb = load.getThenBodyBuilder();
+      scf::YieldOp::create(
+          tb, x.loc, memref::LoadOp::create(tb, x.loc, s.global, s.indices(i, o, k)).getResult());
+      OpBuilder eb = load.getElseBodyBuilder();
+      scf::YieldOp::create(eb, x.loc, zero);
+      vec = vector::InsertOp::create(x.b, x.loc, load.getResult(0), vec, ArrayRef<int64_t>{e});
     }
     vector::StoreOp::create(x.b, x.loc, vec, shared,
                             ValueRange{x.add(base, s.destination(x, row, chunk))});
@@ -357,62 +361,62 @@ SmallVector<std::pair<Value, Value>> ContractKernel::fmaPlaces(const Ix &x) {
   return places;
 }
 
-/// Each accumulator to its output element (m, n): c0, c1 at row g, columns
-/// 2t and 2t + 1 of an instruction tile, c2, c3 eight rows below; guarded
-/// by the output's extents. With `accumulate`, the elements this thread
-/// adds to are loaded kEpilogueBatch at a time before they are stored (at
-/// indices clamped into the output, so no load waits on a branch or on a
-/// store that might alias it; one at a time, each load's latency was paid
-/// in turn).
-void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
+/// Each point's value as stored: with `accumulate` the output's old value
+/// added, then the epilogue region on it and the `with` inputs at the
+/// point, in the output's element type. Every load is issued before the
+/// first region runs, at indices clamped into the output (so that no load
+/// waits on a branch or on a store that might alias it; one at a time,
+/// each load's latency was paid in turn).
+void ContractKernel::finishPoints(OpBuilder &b, MutableArrayRef<OutputPoint> points) {
   Location loc = op.getLoc();
   Ix x{b, loc};
   Value out = op.getOutput();
   Type outElement = op.getOutput().getType().getElementType();
   Value lastM = x.sub(sizeM, x.c(1)), lastN = x.sub(sizeN, x.c(1));
-  auto indices = [&](Value m, Value n) {
-    return op.getOutputM() == 0 ? SmallVector<Value, 2>{m, n} : SmallVector<Value, 2>{n, m};
+  auto clamped = [&](const OutputPoint &p) {
+    return outputIndices(x.min(p.m, lastM), x.min(p.n, lastN));
   };
-  struct Element {
-    Value m, n, v;
-  };
-  SmallVector<Element> elements;
-  for (auto [place, v] : llvm::zip(accumulatorPlaces(x), acc))
-    elements.push_back({x.add(m0, place.first), x.add(n0, place.second), v});
-  for (size_t first = 0; first < elements.size(); first += kEpilogueBatch) {
-    MutableArrayRef<Element> batch =
-        MutableArrayRef<Element>(elements).slice(first, std::min<size_t>(kEpilogueBatch,
-                                                                         elements.size() - first));
-    if (op.getAccumulate())
-      for (Element &e : batch) {
-        Value old =
-            memref::LoadOp::create(b, loc, out, indices(x.min(e.m, lastM), x.min(e.n, lastN)));
-        if (old.getType() != e.v.getType())
-          old = arith::ExtFOp::create(b, loc, e.v.getType(), old);
-        e.v = arith::AddFOp::create(b, loc, old, e.v);
-      }
-    if (!op.getEpilogue().empty()) {
-      // Every input of the batch loaded before the first region runs.
-      SmallVector<SmallVector<Value>> args;
-      for (Element &e : batch) {
-        SmallVector<Value> &a = args.emplace_back(SmallVector<Value>{e.v});
-        for (Value in : op.getWith())
-          a.push_back(isa<MemRefType>(in.getType())
-                          ? memref::LoadOp::create(b, loc, in,
-                                                   indices(x.min(e.m, lastM), x.min(e.n, lastN)))
-                                .getResult()
-                          : in);
-      }
-      for (auto [e, a] : llvm::zip(batch, args))
-        e.v = applyEpilogue(b, a)[0];
+  if (op.getAccumulate())
+    for (OutputPoint &p : points) {
+      Value old = memref::LoadOp::create(b, loc, out, clamped(p));
+      if (old.getType() != p.v.getType())
+        old = arith::ExtFOp::create(b, loc, p.v.getType(), old);
+      p.v = arith::AddFOp::create(b, loc, old, p.v);
     }
-    for (const Element &e : batch) {
-      Value v = e.v;
-      if (outElement != v.getType())
-        v = arith::TruncFOp::create(b, loc, outElement, v);
-      auto guard = scf::IfOp::create(b, loc, x.andI(x.lt(e.m, sizeM), x.lt(e.n, sizeN)), false);
+  if (!op.getEpilogue().empty()) {
+    SmallVector<SmallVector<Value>> args;
+    for (OutputPoint &p : points) {
+      SmallVector<Value> &a = args.emplace_back(SmallVector<Value>{p.v});
+      for (Value in : op.getWith())
+        a.push_back(isa<MemRefType>(in.getType())
+                        ? memref::LoadOp::create(b, loc, in, clamped(p)).getResult()
+                        : in);
+    }
+    for (auto [p, a] : llvm::zip(points, args))
+      p.v = applyEpilogue(b, a)[0];
+  }
+  for (OutputPoint &p : points)
+    if (p.v.getType() != outElement)
+      p.v = arith::TruncFOp::create(b, loc, outElement, p.v);
+}
+
+/// Each accumulator to its output element (m, n) (accumulatorPlaces),
+/// kEpilogueBatch at a time through finishPoints; each store guarded by
+/// the output's extents.
+void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  SmallVector<OutputPoint> points;
+  for (auto [place, v] : llvm::zip(accumulatorPlaces(x), acc))
+    points.push_back({x.add(m0, place.first), x.add(n0, place.second), v});
+  for (size_t first = 0; first < points.size(); first += kEpilogueBatch) {
+    MutableArrayRef<OutputPoint> batch = MutableArrayRef<OutputPoint>(points).slice(
+        first, std::min<size_t>(kEpilogueBatch, points.size() - first));
+    finishPoints(b, batch);
+    for (const OutputPoint &p : batch) {
+      auto guard = scf::IfOp::create(b, loc, x.andI(x.lt(p.m, sizeM), x.lt(p.n, sizeN)), false);
       OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-      memref::StoreOp::create(gb, loc, v, out, indices(e.m, e.n));
+      memref::StoreOp::create(gb, loc, p.v, op.getOutput(), outputIndices(p.m, p.n));
     }
   }
 }
@@ -598,7 +602,7 @@ ValueRange ContractKernel::mainLoop(
     function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> compute) {
   Location loc = op.getLoc();
   Ix x{b, loc};
-  Value numK = x.ceilDiv(sizeK, t.getTileK());
+  Value numK = kTiles(x);
   Value token;
   for (int64_t s = 0; s < lookahead; ++s)
     token = issueStage(b, x.c(s), x.c(s), x.lt(x.c(s), numK));
@@ -644,6 +648,8 @@ void ContractKernel::buildBody(OpBuilder &b, gpu::LaunchOp launch, bool loopChun
     scanChunks(b, loopChunks);
   else if (specialized())
     specializedBody(b);
+  else if (t.getStagedRows() > 0)
+    storeStaged(b, products(b));
   else
     storeOutput(b, products(b));
 }
@@ -683,6 +689,8 @@ void ContractKernel::build(OpBuilder &b) {
   for (const OperandStaging *s : {&lhs, &rhs})
     if (s->sixteenByteCopies())
       aligned = x.andI(aligned, rowsAligned(x, s->global));
+  if (t.getStagedRows() > 0)
+    outputAligned = rowsAligned(x, op.getOutput());
   rowsPerTile = x.c(t.getTileM());
   Value active = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
   int64_t sharedBytes = nerve::gpumap::contractSharedBytes(nerve::gpumap::tilingOf(t));

@@ -35,14 +35,16 @@ func.func @mma(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf32>) {
 // visible to the async proxy before the barrier; four m64n256k16 a stage
 // with lhs K-major (row) and rhs N-major (row, transposed: atoms of 64
 // columns, 8192 bytes apart as the leading offset); the previous stage's
-// products waited for. With accumulate, the output is read before it is
-// written.
+// products waited for. The walk takes at least one tile (k = 0 multiplies
+// zeros: the accumulators always come from wgmma). With accumulate, the
+// output is read before it is written.
 // CHECK-LABEL: func.func @warpgroups
 // CHECK-SAME: (%[[A:.*]]: memref<?x?xbf16>, %[[B:.*]]: memref<?x?xbf16>, %[[C:.*]]: memref<?x?xbf16>)
 // CHECK-DAG: %[[KMAJOR:.*]] = arith.constant 4611686293305360384 : i64
 // CHECK-DAG: %[[ATOMS:.*]] = arith.constant 4611686293338849280 : i64
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.*}} = %c256, %{{.*}} = %c1, %{{.*}} = %c1) dynamic_shared_memory_size %c197632_i32
-// CHECK: scf.for {{.*}} -> (!llvm.struct<(f32, {{.*}})>, !nvgpu.device.async.token)
+// CHECK: %[[TILES:.*]] = arith.maxui %{{.*}}, %c1 : index
+// CHECK: scf.for %{{.*}} = %c0 to %[[TILES]] {{.*}} -> (!llvm.struct<(f32, {{.*}})>, !nvgpu.device.async.token)
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
@@ -253,5 +255,74 @@ func.func @tf32_along_n(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 func.func @mma_tf32(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 0 output_m = 0 tiling <instruction = mma_sync_tf32, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3>
+  return
+}
+
+// -----
+
+// staged_rows = 64 of 128: two passes. In each, after a barrier, the warps
+// whose rows it holds write their sums as pairs of columns into lines of
+// 128 f32 padded to 136 (the ring's bytes); after another, every thread
+// takes 16-byte chunks of the lines: the sums as one vector, the bias at
+// each element, the region, one 16-byte store where the chunk is inside
+// an aligned output, else a guarded store an element.
+// CHECK-LABEL: func.func @staged_rows
+// CHECK-SAME: (%[[A:.*]]: memref<?x?xf16>, %[[B:.*]]: memref<?x?xf16>, %[[BIAS:.*]]: memref<?x?xf16, strided<[0, 1]>>, %[[C:.*]]: memref<?x?xf16>)
+// CHECK: gpu.launch
+// CHECK: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: %[[LINES:.*]] = memref.view %{{.*}} to memref<8704xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: arith.muli %{{.*}}, %c136
+// CHECK: vector.store %{{.*}}, %[[LINES]][%{{.*}}] {alignment = 8 : i64} : memref<8704xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c0 to %c8 step %c1 {
+// CHECK: vector.load %[[LINES]][%{{.*}}] {alignment = 16 : i64} : memref<8704xf32, #gpu.address_space<workgroup>>, vector<8xf32>
+// CHECK: memref.load %[[BIAS]]
+// CHECK: arith.truncf
+// CHECK: scf.if
+// CHECK-NEXT: vector.from_elements
+// CHECK-NEXT: vector.store %{{.*}}, %[[C]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf16>, vector<8xf16>
+// CHECK-NEXT: } else {
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}}, %[[LINES]]{{.*}} vector<2xf32>
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: vector.store %{{.*}}, %[[C]]{{.*}} vector<8xf16>
+func.func @staged_rows(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?x?xf16, strided<[0, 1]>>, %c: memref<?x?xf16>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) with(%bias : memref<?x?xf16, strided<[0, 1]>>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, staged_rows = 64> epilogue {
+  ^bb0(%sum: f32, %c16: f16):
+    %cw = arith.extf %c16 : f16 to f32
+    %p = arith.addf %sum, %cw : f32
+    gpumap.yield %p : f32
+  }
+  return
+}
+
+// -----
+
+// An output whose unit stride is along m: lines along m (256 columns of
+// 128 rows padded to 132), each accumulator stored alone; the output read
+// through its transposed view, 4 f32 a chunk, its old values added.
+// CHECK-LABEL: func.func @staged_along_m
+// CHECK-SAME: %[[C:[^:]*]]: memref<?x?xf32, strided<[1, ?]>>)
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: %[[LINES:.*]] = memref.view %{{.*}} to memref<33792xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[T:.*]] = memref.transpose %[[C]] (d0, d1) -> (d1, d0) : memref<?x?xf32, strided<[1, ?]>> to memref<?x?xf32, strided<[?, 1]>>
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[LINES]][%{{.*}}] : memref<33792xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c1 {
+// CHECK: vector.load %[[LINES]][%{{.*}}] {alignment = 16 : i64} : memref<33792xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: memref.load %[[C]]
+// CHECK: arith.addf
+// CHECK: vector.store %{{.*}}, %[[T]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?xf32, strided<[?, 1]>>, vector<4xf32>
+// CHECK: } else {
+// CHECK: memref.store %{{.*}}, %[[C]]
+func.func @staged_along_m(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32, strided<[1, ?]>>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xf32, strided<[1, ?]>>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128> accumulate
   return
 }

@@ -277,3 +277,76 @@ tdim.kernel @scan_producers(%x: !tdim.tensor<[t: ?, b: ?, k: ?], f16>, %w: !tdim
   }
   tdim.return
 }
+
+// -----
+
+func.func @staged_fma(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  // expected-error @below {{invalid contract tiling: staged_rows is for tensor-core tilings (fma lanes store from registers)}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = fma, tile_m = 128, tile_n = 128, tile_k = 16, warps_m = 4, warps_n = 2, stages = 3, staged_rows = 128>
+  return
+}
+
+// -----
+
+func.func @staged_with_producers(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: staged_rows takes no producer warps (every thread stores)}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, producer_warps = 4, staged_rows = 128>
+  return
+}
+
+// -----
+
+func.func @staged_part_of_a_warp(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: staged_rows must divide tile_m and hold whole warps' rows (tile_m / warps_m)}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, staged_rows = 32>
+  return
+}
+
+// -----
+
+func.func @staged_not_dividing(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: staged_rows must divide tile_m and hold whole warps' rows (tile_m / warps_m)}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 48>
+  return
+}
+
+// -----
+
+func.func @staged_negative(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  // expected-error @below {{invalid contract tiling: staged_rows must not be negative}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = -64>
+  return
+}
+
+// -----
+
+func.func @staged_without_unit_stride(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16, strided<[?, ?]>>) {
+  // expected-error @below {{staged_rows needs an output with a dimension of unit stride}}
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16, strided<[?, ?]>>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128>
+  return
+}
+
+// -----
+
+func.func @scan_with_staged_rows(%x: memref<?x?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x?x?xf16>) {
+  // expected-error @below {{a scan's tiling takes no staged_rows (it stages its own tile)}}
+  gpumap.tiled_contract ins(%x, %w : memref<?x?x?xf16>, memref<?x?xf16>) outs(%s : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128> scan carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    gpumap.yield %sum, %v : f32, f32
+  }
+  return
+}
+
+// -----
+
+// On a tdim.contract too.
+tdim.kernel @scan_staged(%x: !tdim.tensor<[t: ?, b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%s: !tdim.tensor<[t: ?, b: ?, j: ?], f16>) {
+  // expected-error @below {{a scan's tiling takes no staged_rows (it stages its own tile)}}
+  tdim.contract ins(%x, %w : !tdim.tensor<[t: ?, b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%s : !tdim.tensor<[t: ?, b: ?, j: ?], f16>) scan t carry [0.0 : f32] {gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128>} epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    %h = arith.addf %v, %sum : f32
+    %o = arith.truncf %h : f32 to f16
+    tdim.yield %o, %h : f16, f32
+  }
+  tdim.return
+}

@@ -65,3 +65,13 @@ func.func @producers(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf1
   gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, producer_warps = 4>
   return
 }
+
+// -----
+
+// staged_rows prints where it is not 0.
+// CHECK-LABEL: func.func @staged
+// CHECK: tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, staged_rows = 64>
+func.func @staged(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %c: memref<?x?xf16>) {
+  gpumap.tiled_contract ins(%a, %b : memref<?x?xf16>, memref<?x?xf16>) outs(%c : memref<?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, staged_rows = 64>
+  return
+}

@@ -6,13 +6,15 @@
 
 // 16-bit products of matrices take tensor cores: wgmma on sm_90 (any unit
 // strides), mma.sync elsewhere, four stages where two blocks' rings fit an
-// SM (sm_80's 164 KiB), three where they do not (sm_89's 100 KiB).
+// SM (sm_80's 164 KiB), three where they do not (sm_89's 100 KiB). Their
+// output rows go through the ring as f32 as many at once as it holds:
+// wgmma's 128 (132 KiB of 192), mma.sync's 64 (34 KiB; 128 would take 68).
 // SM90-LABEL: tdim.kernel @linear
-// SM90: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>
+// SM90: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128>
 // SM80-LABEL: tdim.kernel @linear
-// SM80: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+// SM80: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4, staged_rows = 64>
 // SM89-LABEL: tdim.kernel @linear
-// SM89: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3>
+// SM89: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, staged_rows = 64>
 tdim.kernel @linear(%x: !tdim.tensor<[b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>) -> (%y: !tdim.tensor<[b: ?, j: ?], f16>) {
   tdim.contract ins(%x, %w : !tdim.tensor<[b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[b: ?, j: ?], f16>)
   tdim.return
@@ -23,9 +25,9 @@ tdim.kernel @linear(%x: !tdim.tensor<[b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?,
 // Operands contiguous along their rows or columns alike; a few static rows
 // take 64-row blocks.
 // SM90-LABEL: tdim.kernel @few_rows
-// SM90: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 64, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4>
+// SM90: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = wgmma, tile_m = 64, tile_n = 256, tile_k = 64, warps_m = 4, warps_n = 1, stages = 4, staged_rows = 64>
 // SM80-LABEL: tdim.kernel @few_rows
-// SM80: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 2, stages = 4>
+// SM80: gpumap.contract_tiling = #gpumap.contract_tiling<instruction = mma_sync, tile_m = 64, tile_n = 128, tile_k = 32, warps_m = 1, warps_n = 2, stages = 4, staged_rows = 64>
 tdim.kernel @few_rows(%a: !tdim.tensor<[k: ?, i: 48], bf16>, %b: !tdim.tensor<[k: ?, j: ?], bf16>) -> (%c: !tdim.tensor<[i: 48, j: ?], bf16>) {
   tdim.contract ins(%a, %b : !tdim.tensor<[k: ?, i: 48], bf16>, !tdim.tensor<[k: ?, j: ?], bf16>) outs(%c : !tdim.tensor<[i: 48, j: ?], bf16>)
   tdim.return
@@ -57,12 +59,12 @@ tdim.kernel @rows_merge(%x: !tdim.tensor<[t: 4, b: 8, k: ?], f16>, %w: !tdim.ten
 // layout (rhs read along j too); sm_80 (no wgmma) on mma.sync, three
 // stages of 32 KiB (two blocks' four would not fit its 164 KiB).
 // TF32-LABEL: tdim.kernel @fma
-// TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
+// TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128>
 // TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 64, tile_n = 256, tile_k = 32, warps_m = 4
 // TF32: scan t carry {{.*}}#gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
-// TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4>
+// TF32: #gpumap.contract_tiling<instruction = wgmma_tf32, tile_m = 128, tile_n = 256, tile_k = 32, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128>
 // TF32-SM80-LABEL: tdim.kernel @fma
-// TF32-SM80: #gpumap.contract_tiling<instruction = mma_sync_tf32, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3>
+// TF32-SM80: #gpumap.contract_tiling<instruction = mma_sync_tf32, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 3, staged_rows = 128>
 // TF32-SM80: #gpumap.contract_tiling<instruction = mma_sync_tf32, tile_m = 64
 // TF32-SM80: scan t carry {{.*}}#gpumap.contract_tiling<instruction = mma_sync_tf32, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
 !x = !tdim.tensor<[t: ?, b: ?, k: ?], f32>
@@ -78,6 +80,19 @@ tdim.kernel @fma(%a: !tdim.tensor<[i: ?, k: ?], f32>, %b: !tdim.tensor<[k: ?, j:
     tdim.yield %sum, %v : f32, f32
   }
   tdim.contract ins(%a, %w : !tdim.tensor<[i: ?, k: ?], f32>, !tdim.tensor<[j: ?, k: ?], f32>) outs(%l : !tdim.tensor<[i: ?, j: ?], f32>)
+  tdim.return
+}
+
+// -----
+
+// An output with no unit stride is stored from registers (no staged rows).
+// SM90-LABEL: tdim.kernel @strided_output
+// SM90: #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4>
+// SM80-LABEL: tdim.kernel @strided_output
+// SM80: #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
+tdim.kernel @strided_output(%x: !tdim.tensor<[b: ?, k: ?], f16>, %w: !tdim.tensor<[j: ?, k: ?], f16>,
+                            %y: !tdim.tensor<[b: ?, j: ?], f16, strides = [?, ?]>) {
+  tdim.contract ins(%x, %w : !tdim.tensor<[b: ?, k: ?], f16>, !tdim.tensor<[j: ?, k: ?], f16>) outs(%y : !tdim.tensor<[b: ?, j: ?], f16, strides = [?, ?]>)
   tdim.return
 }
 

@@ -16,6 +16,9 @@
 // multiply-adds), k in steps of 16, three stages of 33 KiB. Where the
 // user allows tf32, they take tensor cores instead: the 16-bit tilings
 // with 128-byte rows of 32 f32 (wgmma on sm_90, mma.sync elsewhere).
+// Where the output has a unit stride, the tensor-core tilings' epilogues
+// stage as many output rows at once as the ring holds in f32 (wgmma's
+// 128; mma.sync's 64 of 128) and store 16 bytes a thread along a row.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +39,12 @@ constexpr int64_t kBlocksPerSM = 2;
 constexpr int64_t kSwizzlePeriod = 1024;
 } // namespace
 
+int64_t contractStagingBytes(const ContractTiling &t) {
+  int64_t alongN = t.stagedRows * (t.tileN + kStagedPadAlongN);
+  int64_t alongM = t.tileN * (t.stagedRows + kStagedPadAlongM);
+  return t.stagedRows > 0 ? std::max(alongN, alongM) * kF32Bytes : 0;
+}
+
 int64_t contractSharedBytes(const ContractTiling &t) {
   if (t.instruction == MmaFamily::fma)
     return t.stages * (t.tileM + t.tileN + 2 * kFmaPad) * t.tileK * kF32Bytes;
@@ -43,6 +52,7 @@ int64_t contractSharedBytes(const ContractTiling &t) {
   int64_t ring = t.stages * (t.tileM + t.tileN) * t.tileK * bytes;
   if (t.producerWarps > 0)
     ring += 2 * t.stages * kBarrierBytes;
+  ring = std::max(ring, contractStagingBytes(t));
   return isWarpgroup(t.instruction) ? ring + kSwizzlePeriod : ring;
 }
 
@@ -93,7 +103,21 @@ static const char *fmaTilingProblem(const ContractTiling &t) {
   return "";
 }
 
-const char *contractTilingProblem(const ContractTiling &t) {
+static const char *stagedRowsProblem(const ContractTiling &t) {
+  if (t.stagedRows < 0)
+    return "staged_rows must not be negative";
+  if (t.stagedRows == 0)
+    return "";
+  if (t.instruction == MmaFamily::fma)
+    return "staged_rows is for tensor-core tilings (fma lanes store from registers)";
+  if (t.producerWarps != 0)
+    return "staged_rows takes no producer warps (every thread stores)";
+  if (t.warpsM <= 0 || t.stagedRows % (t.tileM / t.warpsM) != 0 || t.tileM % t.stagedRows != 0)
+    return "staged_rows must divide tile_m and hold whole warps' rows (tile_m / warps_m)";
+  return "";
+}
+
+static const char *instructionTilingProblem(const ContractTiling &t) {
   if (isWarpgroup(t.instruction))
     return wgmmaTilingProblem(t);
   if (t.producerWarps != 0)
@@ -118,6 +142,12 @@ const char *contractTilingProblem(const ContractTiling &t) {
   if (t.stages < 2)
     return "at least two stages";
   return "";
+}
+
+const char *contractTilingProblem(const ContractTiling &t) {
+  if (const char *problem = instructionTilingProblem(t); *problem)
+    return problem;
+  return stagedRowsProblem(t);
 }
 
 /// A scanning epilogue's tiling: the products' (wgmma on sm_90), with lhs
@@ -146,6 +176,23 @@ static std::optional<ContractTiling> chooseScanTiling(const ContractShape &s,
   return std::nullopt;
 }
 
+/// The most rows of `t`'s output tile whose f32 sums fit the ring at
+/// once (halving down to one warp's rows), where the output has a unit
+/// stride; 0 where it has none or not even a warp's rows fit. Stored from
+/// registers, a warp's store writes 8 bytes into each of eight rows; from
+/// the staged rows, 16 bytes a lane along one row.
+static int64_t stagedRowsFor(ContractTiling t, const ContractShape &s) {
+  if (!s.outputUnitStride)
+    return 0;
+  int64_t ring = contractSharedBytes(t);
+  int64_t warpRows = t.tileM / t.warpsM;
+  for (t.stagedRows = t.tileM; t.stagedRows >= warpRows; t.stagedRows /= 2)
+    if (t.tileM % t.stagedRows == 0 && t.stagedRows % warpRows == 0 &&
+        contractSharedBytes(t) <= ring)
+      return t.stagedRows;
+  return 0;
+}
+
 /// Four warps of 64 x 64 over a 128 x 128 tile (few static rows: 64 x 128),
 /// k 32 at a time, four stages where two blocks' rings fit an SM, else
 /// three.
@@ -160,6 +207,7 @@ static std::optional<ContractTiling> warpTiling(const ContractShape &s, const Ch
     --t.stages;
   if (contractSharedBytes(t) > chip.sharedBytesPerBlockOptIn)
     return std::nullopt;
+  t.stagedRows = stagedRowsFor(t, s);
   return t;
 }
 
@@ -177,6 +225,7 @@ static std::optional<ContractTiling> warpgroupTiling(const ContractShape &s,
   }
   if (contractSharedBytes(w) > chip.sharedBytesPerBlockOptIn)
     return std::nullopt;
+  w.stagedRows = stagedRowsFor(w, s);
   return w;
 }
 

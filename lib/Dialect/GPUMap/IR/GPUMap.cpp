@@ -129,7 +129,8 @@ static MmaFamily familyOf(ContractInstruction instruction) {
 
 ContractTiling nerve::gpumap::tilingOf(ContractTilingAttr t) {
   return {familyOf(t.getInstruction()), t.getTileM(), t.getTileN(), t.getTileK(),
-          t.getWarpsM(),  t.getWarpsN(), t.getStages(),   t.getProducerWarps()};
+          t.getWarpsM(),  t.getWarpsN(), t.getStages(),   t.getProducerWarps(),
+          t.getStagedRows()};
 }
 
 ContractTilingAttr nerve::gpumap::attrOf(MLIRContext *context, const ContractTiling &t) {
@@ -143,15 +144,16 @@ ContractTilingAttr nerve::gpumap::attrOf(MLIRContext *context, const ContractTil
   else if (t.instruction == MmaFamily::fma)
     instruction = ContractInstruction::fma;
   return ContractTilingAttr::get(context, instruction, t.tileM, t.tileN, t.tileK, t.warpsM,
-                                 t.warpsN, t.stages, t.producerWarps);
+                                 t.warpsN, t.stages, t.producerWarps, t.stagedRows);
 }
 
 LogicalResult ContractTilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                          ContractInstruction instruction, int64_t tileM,
                                          int64_t tileN, int64_t tileK, int64_t warpsM,
-                                         int64_t warpsN, int64_t stages, int64_t producerWarps) {
+                                         int64_t warpsN, int64_t stages, int64_t producerWarps,
+                                         int64_t stagedRows) {
   ContractTiling tiling{familyOf(instruction), tileM, tileN, tileK, warpsM, warpsN, stages,
-                        producerWarps};
+                        producerWarps, stagedRows};
   StringRef problem = contractTilingProblem(tiling);
   if (!problem.empty())
     return emitError() << "invalid contract tiling: " << problem;
@@ -171,6 +173,16 @@ std::optional<unsigned> nerve::gpumap::unitStrideDim(MemRefType type) {
     if (stride == 1)
       return i;
   return std::nullopt;
+}
+
+/// Why a scan cannot take `tiling`, or an empty string: every thread
+/// scans, and the scan stages its own tile.
+static StringRef scanTilingProblem(ContractTilingAttr tiling) {
+  if (tiling.getProducerWarps() != 0)
+    return "a scan's tiling takes no producer warps (every thread scans)";
+  if (tiling.getStagedRows() != 0)
+    return "a scan's tiling takes no staged_rows (it stages its own tile)";
+  return "";
 }
 
 LogicalResult TiledContractOp::verify() {
@@ -209,8 +221,10 @@ LogicalResult TiledContractOp::verify() {
     return emitOpError("has `with` inputs but no epilogue to use them");
   if (isScan() && (getEpilogue().empty() || getAccumulate()))
     return emitOpError("a scan needs an epilogue, and does not accumulate");
-  if (isScan() && getTiling().getProducerWarps() != 0)
-    return emitOpError("a scan's tiling takes no producer warps (every thread scans)");
+  if (StringRef problem = isScan() ? scanTilingProblem(getTiling()) : ""; !problem.empty())
+    return emitOpError(problem);
+  if (getTiling().getStagedRows() != 0 && !unitStrideDim(out))
+    return emitOpError("staged_rows needs an output with a dimension of unit stride");
   return success();
 }
 
@@ -256,8 +270,10 @@ LogicalResult GPUMapDialect::verifyOperationAttribute(Operation *op, NamedAttrib
                              << "' must be a #gpumap.contract_tiling";
     if (op->getName().getStringRef() != "tdim.contract")
       return op->emitError() << "'" << kContractTilingAttrName << "' is only for a tdim.contract";
-    if (op->getAttr("scan") && cast<ContractTilingAttr>(attr.getValue()).getProducerWarps() != 0)
-      return op->emitError("a scan's tiling takes no producer warps (every thread scans)");
+    StringRef problem =
+        op->getAttr("scan") ? scanTilingProblem(cast<ContractTilingAttr>(attr.getValue())) : "";
+    if (!problem.empty())
+      return op->emitError(problem);
     return success();
   }
   if (attr.getName() != kStrategyAttrName)

@@ -90,6 +90,7 @@ ContractShape contractShapeOf(ContractOp op) {
   s.output = elementOf(out.getElementType());
   s.lhsUnitStride = hasUnitStride(lhs);
   s.rhsUnitStride = hasUnitStride(rhs);
+  s.outputUnitStride = hasUnitStride(out);
   SmallVector<DimAttr> rowDims;
   for (DimAttr d : lhs.getDims()) {
     if (out.hasDim(d) && !rhs.hasDim(d))

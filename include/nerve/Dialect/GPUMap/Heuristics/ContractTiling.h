@@ -55,8 +55,9 @@ struct ContractShape {
   /// over [t, b, k] is one over [t * b, k]).
   bool rowsMerge = false;
   /// Whether each operand has a unit-stride dimension (either of its two:
-  /// the tile is staged along it).
-  bool lhsUnitStride = false, rhsUnitStride = false;
+  /// the tile is staged along it), and whether the output has one (its
+  /// tile can then be stored in 16-byte chunks along it).
+  bool lhsUnitStride = false, rhsUnitStride = false, outputUnitStride = false;
   /// Static extents where the types give them (0: bound at launch).
   int64_t rows = 0, columns = 0, contracted = 0;
   /// An epilogue scanning a row dimension in order (a neuron over time):
@@ -85,7 +86,18 @@ struct ContractTiling {
   /// Warps that only copy the operand tiles (a warpgroup, wgmma only), the
   /// others only multiplying: 0 where every warp does both.
   int64_t producerWarps = 0;
+  /// Output rows whose f32 sums pass through shared memory at once after
+  /// the products (the ring's bytes), so that each thread then stores
+  /// whole 16-byte chunks along the output's unit stride: 0 where each
+  /// thread stores its accumulators from registers.
+  int64_t stagedRows = 0;
 };
+
+/// f32 elements that pad a line of the staged output tile: 8 where lines
+/// run along n (each thread writes pairs of columns; a warp's eight rows
+/// then fill the banks twice, no more), 4 where they run along m (single
+/// elements, eight rows by four column pairs a warp's store).
+constexpr int64_t kStagedPadAlongN = 8, kStagedPadAlongM = 4;
 
 /// A warp-specialized wgmma block: two multiplying warpgroups and one that
 /// copies the operand tiles (cp.async, signalling each stage's mbarrier
@@ -118,11 +130,17 @@ std::optional<ContractTiling> chooseContractTiling(const ContractShape &shape,
                                                    const ChipProfile &chip,
                                                    const ContractPermissions &allowed = {});
 
-/// Bytes of shared memory the operand tiles of `tiling` take (16-bit
-/// elements on tensor cores, f32 in padded rows with fma), with wgmma's
-/// the 1024 bytes that align the ring to its swizzle's period and, with
-/// producer warps, each stage's two mbarriers after the ring.
+/// Bytes of shared memory a block of `tiling` takes: its operand tiles'
+/// ring (16-bit elements on tensor cores, f32 in padded rows with fma),
+/// with producer warps each stage's two mbarriers after it, or its staged
+/// output rows where they take more; with wgmma's the 1024 bytes that
+/// align the ring to its swizzle's period.
 int64_t contractSharedBytes(const ContractTiling &tiling);
+
+/// Bytes of `tiling`'s staged output rows in f32 with their padding,
+/// whichever of the output's dimensions has the unit stride (0 without
+/// staged rows).
+int64_t contractStagingBytes(const ContractTiling &tiling);
 
 /// Bytes of shared memory a block of `tiling` takes when its epilogue
 /// scans with `carried` states: the larger of its ring and its f32 output
@@ -141,7 +159,9 @@ int64_t contractScanSharedBytes(const ContractTiling &tiling, int64_t carried);
 /// of 4 for each lane (rows a multiple of 16, columns of 32), at most 128
 /// accumulators a lane, tileK 8, 16 or 32, the operand tiles whole
 /// elements and 16-byte groups for every thread, at least two stages.
-/// Producer warps are wgmma's only.
+/// Producer warps are wgmma's only. Staged rows: tensor cores only, not
+/// with producer warps, whole warps' rows (a multiple of tile_m / warps_m)
+/// dividing tile_m.
 const char *contractTilingProblem(const ContractTiling &tiling);
 
 } // namespace nerve::gpumap

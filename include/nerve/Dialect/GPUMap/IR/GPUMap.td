@@ -167,9 +167,22 @@ def GPUMap_ContractTilingAttr : AttrDef<GPUMap_Dialect, "ContractTiling"> {
     copies: docs/decisions.md, "Producer warps"); it is there to be
     written.
 
+    `staged_rows` (tensor cores; 0 where omitted) is how many of the
+    tile's output rows the epilogue stages at once: after the products,
+    those rows' f32 sums go to shared memory (the ring's bytes, lines
+    along the output's unit stride, padded against bank conflicts), and
+    each thread then takes whole 16-byte chunks of a line: the output's
+    old values (`accumulate`), the `with` inputs and the epilogue region
+    at each element, one 16-byte store where the chunk lies inside an
+    aligned output. With 0, each thread stores its accumulators from
+    registers, an element at a time. A multiple of a warp's rows
+    (`tile_m / warps_m`) dividing `tile_m`; not with producer warps or a
+    scan (which stages its own tile).
+
     ```mlir
     #gpumap.contract_tiling<instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4>
     #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, producer_warps = 4>
+    #gpumap.contract_tiling<instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128>
     ```
     The verifier checks what the lowering relies on
     (nerve/Dialect/GPUMap/Heuristics/ContractTiling.h).
@@ -177,7 +190,8 @@ def GPUMap_ContractTilingAttr : AttrDef<GPUMap_Dialect, "ContractTiling"> {
   let parameters = (ins EnumParameter<GPUMap_ContractInstruction>:$instruction,
                         "int64_t":$tile_m, "int64_t":$tile_n, "int64_t":$tile_k,
                         "int64_t":$warps_m, "int64_t":$warps_n, "int64_t":$stages,
-                        DefaultValuedParameter<"int64_t", "0">:$producer_warps);
+                        DefaultValuedParameter<"int64_t", "0">:$producer_warps,
+                        DefaultValuedParameter<"int64_t", "0">:$staged_rows);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
