@@ -230,7 +230,9 @@ private:
   bool loopCopies = false; ///< see forEachCopy
   OperandStaging lhs, rhs;
   Value sizeM, sizeN, sizeK, aligned;
-  Value outputAligned; ///< staged_rows: whether the output's lines are 16-byte aligned
+  /// staged_rows, or a scan storing chunks: whether the output's rows are
+  /// 16-byte aligned
+  Value outputAligned;
   // A scan's: its steps, the steps a tile gathers (a chunk), the rows of
   // each step a tile takes, the chunks.
   Value sizeT, chunkSteps, perStep, chunks;
@@ -307,6 +309,10 @@ private:
   void placeScanRows(const Ix &x, Value t0);
   void stageTile(OpBuilder &b, ValueRange acc, Value staged);
   void scanTile(OpBuilder &b, Value chunk, Value t0, Value staged, Value states);
+  int64_t scanChunkElements();
+  void storeScanPoints(OpBuilder &b, ArrayRef<Value> values,
+                       function_ref<SmallVector<Value, 3>(Value, Value)> indices, Value m,
+                       Value n, Value whole);
   /// The local (row, column) of each of this thread's accumulators.
   SmallVector<std::pair<Value, Value>> accumulatorPlaces(const Ix &x);
   int64_t carried() { return op.isScan() ? op.getCarryAttr().size() : 0; }

@@ -2,8 +2,9 @@
 //
 // A gpumap.tiled_contract with `scan`: a block's tile gathers a few rows of
 // every step (a chunk of steps), its f32 products are staged through
-// shared memory, and each thread walks its points through the steps with
-// the carried states (a neuron over a linear layer's product).
+// shared memory, and each thread walks its points (16 bytes of a row of
+// the output where it can) through the steps with the carried states (a
+// neuron over a linear layer's product).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <algorithm>
 
@@ -87,15 +89,54 @@ void ContractKernel::stageTile(OpBuilder &b, ValueRange acc, Value staged) {
   gpu::BarrierOp::create(b, loc);
 }
 
-/// The chunk's steps from `t0` at each of this thread's points (row ml of
-/// each step, column c of the tile): the epilogue on the staged sum, the
-/// `with` values and the states, its value stored.
+/// Output elements a scanning thread takes side by side: a 16-byte chunk
+/// of a row where the output's unit stride is along n (its last
+/// dimension), else one.
+int64_t ContractKernel::scanChunkElements() {
+  auto out = cast<MemRefType>(op.getOutput().getType());
+  std::optional<unsigned> unit = nerve::gpumap::unitStrideDim(out);
+  if (op.getOutputM() != 0 || !unit || *unit != out.getRank() - 1)
+    return 1;
+  return 16 / (out.getElementTypeBitWidth() / 8);
+}
+
+/// The staged f32 sums of row `r`, columns c0 .. c0 + count - 1 of the
+/// tile (c0 a multiple of count): columns swizzled by row in groups of 4
+/// (`c ^ (r % 8) * 4`), each group read as one vector.
+static SmallVector<Value> stagedSums(const Ix &x, Value staged, int64_t tileN, Value r,
+                                     Value c0, int64_t count) {
+  Value rowStart = x.mul(r, tileN), key = x.mul(x.rem(r, 8), 4);
+  SmallVector<Value> sums;
+  if (count < 4) {
+    for (int64_t e = 0; e < count; ++e)
+      sums.push_back(memref::LoadOp::create(
+          x.b, x.loc, staged, ValueRange{x.add(rowStart, x.xorI(x.add(c0, e), key))}));
+    return sums;
+  }
+  auto group = VectorType::get({4}, x.b.getF32Type());
+  for (int64_t g = 0; g < count; g += 4) {
+    Value at = x.add(rowStart, x.xorI(x.add(c0, g), key));
+    Value v = vector::LoadOp::create(x.b, x.loc, group, staged, ValueRange{at}, false,
+                                     llvm::MaybeAlign(16));
+    for (int64_t e = 0; e < 4; ++e)
+      sums.push_back(vector::ExtractOp::create(x.b, x.loc, v, ArrayRef<int64_t>{e}));
+  }
+  return sums;
+}
+
+/// The chunk's steps from `t0` at each of this thread's points: row ml of
+/// each step, columns c0 .. c0 + E - 1 of the tile (E =
+/// scanChunkElements()): at each step the epilogue on each staged sum, its
+/// `with` values and its states, the values stored as one 16-byte store
+/// where the chunk is inside an aligned output, else one guarded store an
+/// element.
 void ContractKernel::scanTile(OpBuilder &b, Value chunk, Value t0, Value staged, Value states) {
   Location loc = op.getLoc();
   Ix x{b, loc};
-  int64_t tileN = t.getTileN(), numStates = carried();
-  Value points = x.mul(perStep, tileN);
-  Value mine = x.ceilDiv(x.clampedRest(tid, points, t.getTileM() * tileN), threads);
+  int64_t tileN = t.getTileN(), numStates = carried(), width = scanChunkElements();
+  int64_t perRow = tileN / width;
+  Value points = x.mul(perStep, perRow);
+  Value mine = x.ceilDiv(x.clampedRest(tid, points, t.getTileM() * perRow), threads);
   Value steps = x.min(chunkSteps, x.sub(sizeT, t0));
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunk, x.c(0));
   Value lastM = x.sub(sizeM, x.c(1)), lastN = x.sub(sizeN, x.c(1));
@@ -104,41 +145,56 @@ void ContractKernel::scanTile(OpBuilder &b, Value chunk, Value t0, Value staged,
   OpBuilder pb = OpBuilder::atBlockBegin(pointLoop.getBody());
   Ix px{pb, loc};
   Value p = px.add(tid, px.mul(pointLoop.getInductionVar(), threads));
-  Value ml = px.div(p, tileN), c = px.rem(p, tileN);
-  Value m = px.add(m0, ml), n = px.add(n0, c);
-  Value inside = px.andI(px.lt(m, sizeM), px.lt(n, sizeN));
-  Value mc = px.min(m, lastM), nc = px.min(n, lastN);
+  Value ml = px.div(p, perRow), c0 = px.mul(px.rem(p, perRow), width);
+  Value m = px.add(m0, ml), n0c = px.add(n0, c0);
+  Value mc = px.min(m, lastM);
+  Value whole = px.andI(px.lt(m, sizeM), px.lt(px.add(n0c, width - 1), sizeN));
+  if (width > 1)
+    whole = px.andI(whole, outputAligned);
+  // State i of element e is init[i * width + e].
   SmallVector<Value> init;
   for (int64_t i = 0; i < numStates; ++i) {
     Value start = arith::ConstantOp::create(pb, loc, cast<FloatAttr>(op.getCarryAttr()[i]));
-    Value kept = memref::LoadOp::create(pb, loc, states, ValueRange{px.add(c, i * tileN)});
-    init.push_back(arith::SelectOp::create(pb, loc, first, start, kept));
+    for (int64_t e = 0; e < width; ++e) {
+      Value kept =
+          memref::LoadOp::create(pb, loc, states, ValueRange{px.add(c0, i * tileN + e)});
+      init.push_back(arith::SelectOp::create(pb, loc, first, start, kept));
+    }
   }
   auto stepLoop = scf::ForOp::create(pb, loc, px.c(0), steps, px.c(1), init);
   OpBuilder sb = OpBuilder::atBlockBegin(stepLoop.getBody());
   Ix sx{sb, loc};
   Value step = stepLoop.getInductionVar();
   Value tIndex = sx.add(t0, step);
-  Value r = sx.add(sx.mul(step, perStep), ml);
-  Value at = sx.add(sx.mul(r, tileN), sx.xorI(c, sx.mul(sx.rem(r, 8), 4)));
   auto indices = [&](Value mi, Value ni) {
     return op.getOutputM() == 0 ? SmallVector<Value, 3>{tIndex, mi, ni}
                                 : SmallVector<Value, 3>{tIndex, ni, mi};
   };
-  SmallVector<Value> args{memref::LoadOp::create(sb, loc, staged, ValueRange{at})};
-  for (Value in : op.getWith())
-    args.push_back(isa<MemRefType>(in.getType())
-                       ? memref::LoadOp::create(sb, loc, in, indices(mc, nc)).getResult()
-                       : in);
-  args.append(stepLoop.getRegionIterArgs().begin(), stepLoop.getRegionIterArgs().end());
-  SmallVector<Value> results = applyEpilogue(sb, args);
-  Value v = results[0];
-  if (outElement != v.getType())
-    v = arith::TruncFOp::create(sb, loc, outElement, v);
-  auto guard = scf::IfOp::create(sb, loc, inside, false);
-  OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-  memref::StoreOp::create(gb, loc, v, op.getOutput(), indices(m, n));
-  scf::YieldOp::create(sb, loc, ArrayRef<Value>(results).drop_front());
+  SmallVector<Value> sums =
+      stagedSums(sx, staged, tileN, sx.add(sx.mul(step, perStep), ml), c0, width);
+  // Every element's `with` values loaded before the first region runs.
+  SmallVector<SmallVector<Value>> args;
+  for (int64_t e = 0; e < width; ++e) {
+    SmallVector<Value> &a = args.emplace_back(SmallVector<Value>{sums[e]});
+    Value nc = sx.min(sx.add(n0c, e), lastN);
+    for (Value in : op.getWith())
+      a.push_back(isa<MemRefType>(in.getType())
+                      ? memref::LoadOp::create(sb, loc, in, indices(mc, nc)).getResult()
+                      : in);
+  }
+  SmallVector<Value> values, next(numStates * width);
+  for (int64_t e = 0; e < width; ++e) {
+    for (int64_t i = 0; i < numStates; ++i)
+      args[e].push_back(stepLoop.getRegionIterArgs()[i * width + e]);
+    SmallVector<Value> results = applyEpilogue(sb, args[e]);
+    Value v = results[0];
+    values.push_back(v.getType() == outElement ? v
+                                               : arith::TruncFOp::create(sb, loc, outElement, v));
+    for (int64_t i = 0; i < numStates; ++i)
+      next[i * width + e] = results[1 + i];
+  }
+  storeScanPoints(sb, values, indices, m, n0c, whole);
+  scf::YieldOp::create(sb, loc, next);
   // Kept for the next chunk, which exists only with one row a step (one
   // point a column).
   if (numStates > 0) {
@@ -146,10 +202,42 @@ void ContractKernel::scanTile(OpBuilder &b, Value chunk, Value t0, Value staged,
     OpBuilder kb = OpBuilder::atBlockBegin(&keep.getThenRegion().front());
     Ix kx{kb, loc};
     for (int64_t i = 0; i < numStates; ++i)
-      memref::StoreOp::create(kb, loc, stepLoop.getResult(i), states,
-                              ValueRange{kx.add(c, i * tileN)});
+      for (int64_t e = 0; e < width; ++e)
+        memref::StoreOp::create(kb, loc, stepLoop.getResult(i * width + e), states,
+                                ValueRange{kx.add(c0, i * tileN + e)});
   }
   gpu::BarrierOp::create(b, loc);
+}
+
+/// A scanning thread's values of one step at (m, n .. n + E - 1): one
+/// vector store where `whole`, else one guarded store an element.
+void ContractKernel::storeScanPoints(
+    OpBuilder &b, ArrayRef<Value> values,
+    function_ref<SmallVector<Value, 3>(Value, Value)> indices, Value m, Value n, Value whole) {
+  Location loc = op.getLoc();
+  Value out = op.getOutput();
+  auto elementwise = [&](OpBuilder &eb) {
+    Ix ex{eb, loc};
+    for (auto [e, v] : llvm::enumerate(values)) {
+      Value ne = ex.add(n, static_cast<int64_t>(e));
+      auto guard =
+          scf::IfOp::create(eb, loc, ex.andI(ex.lt(m, sizeM), ex.lt(ne, sizeN)), false);
+      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+      memref::StoreOp::create(gb, loc, v, out, indices(m, ne));
+    }
+  };
+  if (values.size() == 1) {
+    elementwise(b);
+    return;
+  }
+  auto store = scf::IfOp::create(b, loc, whole, true);
+  OpBuilder vb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
+  Value chunk = vector::FromElementsOp::create(
+      vb, loc, VectorType::get({static_cast<int64_t>(values.size())}, values.front().getType()),
+      values);
+  vector::StoreOp::create(vb, loc, chunk, out, indices(m, n), false, llvm::MaybeAlign(16));
+  OpBuilder eb = OpBuilder::atBlockBegin(&store.getElseRegion().front());
+  elementwise(eb);
 }
 
 } // namespace nerve::gpumap_to_gpu

@@ -689,7 +689,7 @@ void ContractKernel::build(OpBuilder &b) {
   for (const OperandStaging *s : {&lhs, &rhs})
     if (s->sixteenByteCopies())
       aligned = x.andI(aligned, rowsAligned(x, s->global));
-  if (t.getStagedRows() > 0)
+  if (t.getStagedRows() > 0 || (op.isScan() && scanChunkElements() > 1))
     outputAligned = rowsAligned(x, op.getOutput());
   rowsPerTile = x.c(t.getTileM());
   Value active = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));

@@ -147,8 +147,10 @@ func.func @epilogue(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?x?x
 // A scan: two launches, one for at most tile_m steps (one chunk) and one
 // walking chunks of them; a tile gathers tile_m / steps rows of each step
 // (lhs copied at (t, m, k)); the products staged in f32 through shared
-// memory between barriers, then each point walks its steps with the
-// carried state, storing the epilogue's first value.
+// memory between barriers, then each thread walks 8 columns of a row (16
+// bytes of the output, which has its unit stride along n) through the
+// steps with their carried states, storing the epilogue's first values as
+// one vector (one element at a time where the chunk is not whole).
 // CHECK-LABEL: func.func @scan
 // CHECK-SAME: (%[[X:.*]]: memref<?x?x?xf16>, %[[W:.*]]: memref<?x?xf16>, %[[S:.*]]: memref<?x?x?xf16>)
 // CHECK: %[[T:.*]] = memref.dim %[[S]], %c0
@@ -160,9 +162,12 @@ func.func @epilogue(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?x?x
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<16384xf32, #gpu.address_space<workgroup>>
 // CHECK: gpu.barrier
 // CHECK: scf.for
-// CHECK: scf.for {{.*}} iter_args(%[[V:.*]] = %{{.*}}) -> (f32)
-// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<16384xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for {{.*}} iter_args(%[[V:[^ ]*]] = %{{.*}}, {{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<16384xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<16384xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: arith.addf %[[V]]
+// CHECK: vector.store %{{.*}}, %[[S]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x?x?xf16>, vector<8xf16>
+// CHECK-NEXT: } else {
 // CHECK: memref.store %{{.*}}, %[[S]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf16>
 // CHECK: gpu.launch
 // CHECK: scf.for
@@ -324,5 +329,23 @@ func.func @staged_rows(%a: memref<?x?xf16>, %b: memref<?x?xf16>, %bias: memref<?
 // CHECK: memref.store %{{.*}}, %[[C]]
 func.func @staged_along_m(%a: memref<?x?xbf16>, %b: memref<?x?xbf16>, %c: memref<?x?xf32, strided<[1, ?]>>) {
   gpumap.tiled_contract ins(%a, %b : memref<?x?xbf16>, memref<?x?xbf16>) outs(%c : memref<?x?xf32, strided<[1, ?]>>) lhs_k = 1 rhs_k = 1 output_m = 0 tiling <instruction = wgmma, tile_m = 128, tile_n = 256, tile_k = 64, warps_m = 8, warps_n = 1, stages = 4, staged_rows = 128> accumulate
+  return
+}
+
+// -----
+
+// A scan whose output has its unit stride along m: one column a thread,
+// stored an element at a time.
+// CHECK-LABEL: func.func @scan_along_m
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32)
+// CHECK-NOT: vector.store %{{.*}}, %arg2
+// CHECK: memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}, %{{.*}}] : memref<?x?x?xf16>
+func.func @scan_along_m(%x: memref<?x?x?xf16>, %w: memref<?x?xf16>, %s: memref<?x?x?xf16>) {
+  gpumap.tiled_contract ins(%x, %w : memref<?x?x?xf16>, memref<?x?xf16>) outs(%s : memref<?x?x?xf16>) lhs_k = 1 rhs_k = 1 output_m = 1 tiling <instruction = mma_sync, tile_m = 128, tile_n = 128, tile_k = 32, warps_m = 2, warps_n = 2, stages = 4> scan carry [0.0 : f32] epilogue {
+  ^bb0(%sum: f32, %v: f32):
+    %h = arith.addf %v, %sum : f32
+    %o = arith.truncf %h : f32 to f16
+    gpumap.yield %o, %h : f16, f32
+  }
   return
 }
