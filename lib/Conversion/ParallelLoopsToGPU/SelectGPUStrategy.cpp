@@ -13,6 +13,7 @@
 
 #include "LoopMapping.h"
 #include "nerve/Dialect/GPUMap/Heuristics/RowProgram.h"
+#include "nerve/Target/ChipOption.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -147,12 +148,9 @@ struct SelectGPUStrategyPass : nerve::impl::SelectGPUStrategyBase<SelectGPUStrat
   void runOnOperation() override {
     const nerve::ChipProfile *profile = nullptr;
     if (!chip.empty()) {
-      std::optional<nerve::GpuChip> parsed = nerve::parseChip(chip);
-      if (!parsed) {
-        getOperation().emitError() << nerve::unknownChipMessage(chip);
+      profile = nerve::chipOption(getOperation(), chip);
+      if (!profile)
         return signalPassFailure();
-      }
-      profile = &nerve::chipProfile(*parsed);
     }
     SelectionFacts facts{blockSize, nerve::gpumap::rowProgramLimits(profile)};
     for (auto func : getOperation().getOps<func::FuncOp>())

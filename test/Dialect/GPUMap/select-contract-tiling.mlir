@@ -3,6 +3,9 @@
 // RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling=chip=sm_89 | FileCheck %s --check-prefix=SM89
 // RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling="chip=sm_90 tf32=true" | FileCheck %s --check-prefix=TF32
 // RUN: nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling="chip=sm_80 tf32=true" | FileCheck %s --check-prefix=TF32-SM80
+// RUN: not nerve-opt %s --split-input-file --nerve-gpu-select-contract-tiling=chip=sm_91 2>&1 | FileCheck %s --check-prefix=BAD_CHIP
+
+// BAD_CHIP: error: unknown chip 'sm_91'; nerve compiles for sm_80, sm_89, sm_90 and sm_100
 
 // 16-bit products of matrices take tensor cores: wgmma on sm_90 (any unit
 // strides), mma.sync elsewhere, four stages where two blocks' rings fit an

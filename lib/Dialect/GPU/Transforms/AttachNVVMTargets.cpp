@@ -8,7 +8,7 @@
 
 #include "nerve/Dialect/GPU/Transforms/Passes.h"
 
-#include "nerve/Target/ChipProfile.h"
+#include "nerve/Target/ChipOption.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -35,12 +35,10 @@ struct AttachNVVMTargets : nerve::impl::AttachNVVMTargetsBase<AttachNVVMTargets>
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<nerve::GpuChip> parsed = nerve::parseChip(chip);
-    if (!parsed) {
-      getOperation().emitError() << nerve::unknownChipMessage(chip);
+    const nerve::ChipProfile *chipProfile = nerve::chipOption(getOperation(), chip);
+    if (!chipProfile)
       return signalPassFailure();
-    }
-    const nerve::ChipProfile &profile = nerve::chipProfile(*parsed);
+    const nerve::ChipProfile &profile = *chipProfile;
     MLIRContext *ctx = &getContext();
     DictionaryAttr flags;
     if (fastFlag)

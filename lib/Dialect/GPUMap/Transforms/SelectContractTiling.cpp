@@ -12,6 +12,7 @@
 #include "nerve/Dialect/GPUMap/Heuristics/ContractTiling.h"
 #include "nerve/Dialect/GPUMap/IR/GPUMap.h"
 #include "nerve/Dialect/Tdim/IR/TdimOps.h"
+#include "nerve/Target/ChipOption.h"
 
 namespace nerve {
 #define GEN_PASS_DEF_SELECTCONTRACTTILING
@@ -131,12 +132,10 @@ struct SelectContractTiling
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<nerve::GpuChip> parsed = nerve::parseChip(chip);
-    if (!parsed) {
-      getOperation().emitError() << nerve::unknownChipMessage(chip);
+    const nerve::ChipProfile *chipProfile = nerve::chipOption(getOperation(), chip);
+    if (!chipProfile)
       return signalPassFailure();
-    }
-    const nerve::ChipProfile &profile = nerve::chipProfile(*parsed);
+    const nerve::ChipProfile &profile = *chipProfile;
     getOperation().walk([&](ContractOp op) {
       if (op->hasAttr(GPUMapDialect::kContractTilingAttrName))
         return;
