@@ -338,6 +338,46 @@ def test_staged_rows_in_every_output_order(cuda, chip, dtype):
                     (order, out is None, (i, k, j), err)
 
 
+def two_products_spec(dtype: str) -> str:
+    """c = a b^T, then c += d e^T: the second product accumulates onto what
+    the first stored (no map to fold into its epilogue)."""
+    t = lambda dims: f"!tdim.tensor<{dims}, {dtype}>"
+    a, b, d, e, c = (t("[i: ?, k: ?]"), t("[j: ?, k: ?]"), t("[i: ?, l: ?]"), t("[j: ?, l: ?]"),
+                     t("[i: ?, j: ?]"))
+    return f"""
+tdim.kernel @two(%a: {a}, %b: {b}, %d: {d}, %e: {e}) -> (%c: {c}) {{
+  tdim.contract ins(%a, %b : {a}, {b}) outs(%c : {c})
+  tdim.contract ins(%d, %e : {d}, {e}) outs(%c : {c}) accumulate
+  tdim.return
+}}
+"""
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_accumulating_onto_a_product(device, dtype):
+    """accumulate reads the output's values (the staged epilogue's chunks
+    on tensor cores: their old values loaded beside the sums), into an
+    output the kernel allocates and into views whose rows are not 16-byte
+    aligned."""
+    dt = DTYPES[dtype]
+    options = {"tf32": True} if dtype == "f32" else {}
+    mod = nerve.compile(two_products_spec(dtype), target=device, **options)
+    g = torch.Generator().manual_seed(5)
+    for i, k, l, j in ((257, 65, 40, 129), (1, 33, 16, 300), (128, 64, 64, 256)):
+        a, d = torch.randn(i, k, generator=g).to(dt), torch.randn(i, l, generator=g).to(dt)
+        b, e = torch.randn(j, k, generator=g).to(dt), torch.randn(j, l, generator=g).to(dt)
+        first = (a.double() @ b.double().t()).to(dt).double()
+        want = first + d.double() @ e.double().t()
+        args = {n: v.to(device) for n, v in (("a", a), ("b", b), ("d", d), ("e", e))}
+        wide = torch.zeros(i, j + 3, dtype=dt, device=device)
+        for out in (None, wide[:, 1:1 + j]):
+            got = mod.two(**args) if out is None else mod.two(**args, c=out)
+            err = (got.double().cpu() - want).abs().max().item()
+            within = "f16" if dtype == "f32" and device == "cuda" else dtype
+            assert err <= tolerance(within, k + l) * (want.abs().max().item() + 1), \
+                ((i, k, l, j), out is None, err)
+
+
 def neuron_spec(neuron: str, dtype: str) -> str:
     """A linear layer over [t, b, k] whose product a neuron alone reads: one
     contraction scanning time, the neuron's step its epilogue."""
