@@ -293,10 +293,18 @@ private:
                      Value outerStart, int64_t kStart, bool pairOfN);
   void storeOutput(OpBuilder &b, ValueRange acc);
   /// The output's indices of element (m, n) (a plain product's).
-  SmallVector<Value, 2> outputIndices(Value m, Value n) {
-    return op.getOutputM() == 0 ? SmallVector<Value, 2>{m, n} : SmallVector<Value, 2>{n, m};
+  SmallVector<Value, 3> outputIndices(Value m, Value n) {
+    return op.getOutputM() == 0 ? SmallVector<Value, 3>{m, n} : SmallVector<Value, 3>{n, m};
   }
+  using OutputIndices = function_ref<SmallVector<Value, 3>(Value, Value)>;
   void finishPoints(OpBuilder &b, MutableArrayRef<OutputPoint> points);
+  /// Each point stored at `indices(m, n)` where it lies inside the output.
+  void storeGuarded(OpBuilder &b, ArrayRef<OutputPoint> points, OutputIndices indices);
+  /// Points adjacent along the output's unit stride: one 16-byte store
+  /// into `into` at `at` where `whole`, else storeGuarded (always, for one
+  /// point).
+  void storeChunk(OpBuilder &b, ArrayRef<OutputPoint> points, OutputIndices indices, Value whole,
+                  Value into, ValueRange at);
   // staged_rows (StagedEpilogue.cpp): each pass's rows through shared
   // memory, then stored 16 bytes a thread.
   StagedLines stagedLines();
@@ -310,9 +318,6 @@ private:
   void stageTile(OpBuilder &b, ValueRange acc, Value staged);
   void scanTile(OpBuilder &b, Value chunk, Value t0, Value staged, Value states);
   int64_t scanChunkElements();
-  void storeScanPoints(OpBuilder &b, ArrayRef<Value> values,
-                       function_ref<SmallVector<Value, 3>(Value, Value)> indices, Value m,
-                       Value n, Value whole);
   /// The local (row, column) of each of this thread's accumulators.
   SmallVector<std::pair<Value, Value>> accumulatorPlaces(const Ix &x);
   int64_t carried() { return op.isScan() ? op.getCarryAttr().size() : 0; }

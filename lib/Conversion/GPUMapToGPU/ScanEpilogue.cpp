@@ -182,18 +182,20 @@ void ContractKernel::scanTile(OpBuilder &b, Value chunk, Value t0, Value staged,
                       ? memref::LoadOp::create(sb, loc, in, indices(mc, nc)).getResult()
                       : in);
   }
-  SmallVector<Value> values, next(numStates * width);
+  SmallVector<OutputPoint> stored;
+  SmallVector<Value> next(numStates * width);
   for (int64_t e = 0; e < width; ++e) {
     for (int64_t i = 0; i < numStates; ++i)
       args[e].push_back(stepLoop.getRegionIterArgs()[i * width + e]);
     SmallVector<Value> results = applyEpilogue(sb, args[e]);
     Value v = results[0];
-    values.push_back(v.getType() == outElement ? v
-                                               : arith::TruncFOp::create(sb, loc, outElement, v));
+    if (v.getType() != outElement)
+      v = arith::TruncFOp::create(sb, loc, outElement, v);
+    stored.push_back({m, sx.add(n0c, e), v});
     for (int64_t i = 0; i < numStates; ++i)
       next[i * width + e] = results[1 + i];
   }
-  storeScanPoints(sb, values, indices, m, n0c, whole);
+  storeChunk(sb, stored, indices, whole, op.getOutput(), indices(m, n0c));
   scf::YieldOp::create(sb, loc, next);
   // Kept for the next chunk, which exists only with one row a step (one
   // point a column).
@@ -207,37 +209,6 @@ void ContractKernel::scanTile(OpBuilder &b, Value chunk, Value t0, Value staged,
                                 ValueRange{kx.add(c0, i * tileN + e)});
   }
   gpu::BarrierOp::create(b, loc);
-}
-
-/// A scanning thread's values of one step at (m, n .. n + E - 1): one
-/// vector store where `whole`, else one guarded store an element.
-void ContractKernel::storeScanPoints(
-    OpBuilder &b, ArrayRef<Value> values,
-    function_ref<SmallVector<Value, 3>(Value, Value)> indices, Value m, Value n, Value whole) {
-  Location loc = op.getLoc();
-  Value out = op.getOutput();
-  auto elementwise = [&](OpBuilder &eb) {
-    Ix ex{eb, loc};
-    for (auto [e, v] : llvm::enumerate(values)) {
-      Value ne = ex.add(n, static_cast<int64_t>(e));
-      auto guard =
-          scf::IfOp::create(eb, loc, ex.andI(ex.lt(m, sizeM), ex.lt(ne, sizeN)), false);
-      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-      memref::StoreOp::create(gb, loc, v, out, indices(m, ne));
-    }
-  };
-  if (values.size() == 1) {
-    elementwise(b);
-    return;
-  }
-  auto store = scf::IfOp::create(b, loc, whole, true);
-  OpBuilder vb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
-  Value chunk = vector::FromElementsOp::create(
-      vb, loc, VectorType::get({static_cast<int64_t>(values.size())}, values.front().getType()),
-      values);
-  vector::StoreOp::create(vb, loc, chunk, out, indices(m, n), false, llvm::MaybeAlign(16));
-  OpBuilder eb = OpBuilder::atBlockBegin(&store.getElseRegion().front());
-  elementwise(eb);
 }
 
 } // namespace nerve::gpumap_to_gpu

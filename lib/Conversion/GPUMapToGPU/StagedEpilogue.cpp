@@ -100,12 +100,12 @@ void ContractKernel::storeStagedRows(OpBuilder &b, Value staged, Value lineView,
   int64_t perThread = (total + threads - 1) / threads;
   auto loop = scf::ForOp::create(b, loc, x.c(0), x.c(perThread), x.c(1));
   OpBuilder cb = OpBuilder::atBlockBegin(loop.getBody());
-  Value c = Ix{cb, loc}.add(tid, Ix{cb, loc}.mul(loop.getInductionVar(), threads));
-  if (total % threads != 0) {
-    auto inside = scf::IfOp::create(cb, loc, Ix{cb, loc}.lt(c, Ix{cb, loc}.c(total)), false);
-    cb = OpBuilder::atBlockBegin(&inside.getThenRegion().front());
-  }
   Ix cx{cb, loc};
+  Value c = cx.add(tid, cx.mul(loop.getInductionVar(), threads));
+  if (total % threads != 0) {
+    auto inside = scf::IfOp::create(cb, loc, cx.lt(c, cx.c(total)), false);
+    cb.setInsertionPointToStart(&inside.getThenRegion().front());
+  }
   Value line = cx.div(c, chunksPerLine), along = cx.mul(cx.rem(c, chunksPerLine), l.chunk);
   Value sums = vector::LoadOp::create(cb, loc, VectorType::get({l.chunk}, cb.getF32Type()), staged,
                                       ValueRange{cx.add(cx.mul(line, l.stride), along)}, false,
@@ -124,22 +124,8 @@ void ContractKernel::storeStagedRows(OpBuilder &b, Value staged, Value lineView,
   Value whole = cx.andI(cx.andI(cx.lt(lineAt, lineSize),
                                 cx.lt(cx.add(alongAt, l.chunk - 1), alongSize)),
                         outputAligned);
-  auto store = scf::IfOp::create(cb, loc, whole, true);
-  OpBuilder vb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
-  SmallVector<Value> values;
-  for (const OutputPoint &p : points)
-    values.push_back(p.v);
-  Value chunk = vector::FromElementsOp::create(
-      vb, loc, VectorType::get({l.chunk}, values.front().getType()), values);
-  vector::StoreOp::create(vb, loc, chunk, lineView, ValueRange{lineAt, alongAt}, false,
-                          llvm::MaybeAlign(16));
-  OpBuilder eb = OpBuilder::atBlockBegin(&store.getElseRegion().front());
-  Ix ex{eb, loc};
-  for (const OutputPoint &p : points) {
-    auto guard = scf::IfOp::create(eb, loc, ex.andI(ex.lt(p.m, sizeM), ex.lt(p.n, sizeN)), false);
-    OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-    memref::StoreOp::create(gb, loc, p.v, op.getOutput(), outputIndices(p.m, p.n));
-  }
+  storeChunk(cb, points, [&](Value m, Value n) { return outputIndices(m, n); }, whole, lineView,
+             ValueRange{lineAt, alongAt});
 }
 
 } // namespace nerve::gpumap_to_gpu

@@ -413,12 +413,39 @@ void ContractKernel::storeOutput(OpBuilder &b, ValueRange acc) {
     MutableArrayRef<OutputPoint> batch = MutableArrayRef<OutputPoint>(points).slice(
         first, std::min<size_t>(kEpilogueBatch, points.size() - first));
     finishPoints(b, batch);
-    for (const OutputPoint &p : batch) {
-      auto guard = scf::IfOp::create(b, loc, x.andI(x.lt(p.m, sizeM), x.lt(p.n, sizeN)), false);
-      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
-      memref::StoreOp::create(gb, loc, p.v, op.getOutput(), outputIndices(p.m, p.n));
-    }
+    storeGuarded(b, batch, [&](Value m, Value n) { return outputIndices(m, n); });
   }
+}
+
+void ContractKernel::storeGuarded(OpBuilder &b, ArrayRef<OutputPoint> points,
+                                  OutputIndices indices) {
+  Location loc = op.getLoc();
+  Ix x{b, loc};
+  for (const OutputPoint &p : points) {
+    auto guard = scf::IfOp::create(b, loc, x.andI(x.lt(p.m, sizeM), x.lt(p.n, sizeN)), false);
+    OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+    memref::StoreOp::create(gb, loc, p.v, op.getOutput(), indices(p.m, p.n));
+  }
+}
+
+void ContractKernel::storeChunk(OpBuilder &b, ArrayRef<OutputPoint> points,
+                                OutputIndices indices, Value whole, Value into, ValueRange at) {
+  if (points.size() == 1) {
+    storeGuarded(b, points, indices);
+    return;
+  }
+  Location loc = op.getLoc();
+  auto store = scf::IfOp::create(b, loc, whole, true);
+  OpBuilder vb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
+  SmallVector<Value> values;
+  for (const OutputPoint &p : points)
+    values.push_back(p.v);
+  Value chunk = vector::FromElementsOp::create(
+      vb, loc, VectorType::get({static_cast<int64_t>(values.size())}, values.front().getType()),
+      values);
+  vector::StoreOp::create(vb, loc, chunk, into, at, false, llvm::MaybeAlign(16));
+  OpBuilder eb = OpBuilder::atBlockBegin(&store.getElseRegion().front());
+  storeGuarded(eb, points, indices);
 }
 
 /// Accumulator c0, c1 at row g, columns 2t and 2t + 1 of an instruction
